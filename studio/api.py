@@ -1,0 +1,206 @@
+"""API views of the organisation and identity (CONTRACT §2). Thin: parse, authorize, call a service, render."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from studio import auth, services
+from studio.filtersets import (
+    AuditEventFilterSet,
+    ClusterFilterSet,
+    DepartmentFilterSet,
+    MemberFilterSet,
+    ProjectFilterSet,
+)
+from studio.models import AccessKey, AuditEvent, Cluster, Department, Membership, Project
+from studio.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
+from studio.serializers import (
+    AccessKeySerializer,
+    AuditEventSerializer,
+    ClusterSerializer,
+    DepartmentSerializer,
+    MemberSerializer,
+    MeSerializer,
+    ProjectSerializer,
+    TokenRequestSerializer,
+    TokenResponseSerializer,
+)
+
+
+class ServiceViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    """CRUD whose writes go through services (audited); subclasses may override `perform_*`."""
+
+    def check_permissions(self, request):
+        # A write to an object the caller cannot see is a 404 (no leak); a role that may not write, a 403.
+        lookup = self.lookup_url_kwarg or self.lookup_field
+        if request.method not in ("GET", "HEAD", "OPTIONS") and lookup in self.kwargs and request.user.is_authenticated:
+            get_object_or_404(self.get_queryset(), **{self.lookup_field: self.kwargs[lookup]})
+        super().check_permissions(request)
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        instance = self.perform_create(serializer)
+        return Response(self.get_serializer(instance).data, status=status.HTTP_201_CREATED)
+
+    def update(self, request, *args, partial=False, **kwargs):
+        instance = self.get_object()
+        serializer = self.get_serializer(instance, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        instance = self.perform_update(serializer)
+        return Response(self.get_serializer(instance).data)
+
+    def partial_update(self, request, *args, **kwargs):
+        return self.update(request, *args, partial=True, **kwargs)
+
+    def perform_create(self, serializer):
+        return services.model_create(self.queryset.model, actor=self.request.user, **serializer.validated_data)
+
+    def perform_update(self, serializer):
+        return services.model_update(serializer.instance, actor=self.request.user, **serializer.validated_data)
+
+    def perform_destroy(self, instance):
+        services.model_delete(instance, actor=self.request.user)
+
+
+class ClusterViewSet(ServiceViewSet):
+    queryset = Cluster.objects.all()
+    serializer_class = ClusterSerializer
+    filterset_class = ClusterFilterSet
+    permission_classes = [IsPlatformAdminOrReadOnly]
+    results_key = "clusters"
+    lookup_url_kwarg = "clusterId"
+
+    def get_queryset(self):
+        return Cluster.objects.visible_to(self.request.user)
+
+
+class DepartmentViewSet(ServiceViewSet):
+    queryset = Department.objects.all()
+    serializer_class = DepartmentSerializer
+    filterset_class = DepartmentFilterSet
+    permission_classes = [IsPlatformAdminOrReadOnly]
+    results_key = "departments"
+
+    def get_queryset(self):
+        return Department.objects.visible_to(self.request.user)
+
+
+class ProjectViewSet(ServiceViewSet):
+    queryset = Project.objects.all()
+    serializer_class = ProjectSerializer
+    filterset_class = ProjectFilterSet
+    permission_classes = [IsPlatformAdminOrReadOnly]
+    results_key = "projects"
+
+    def get_queryset(self):
+        return Project.objects.visible_to(self.request.user)
+
+    def perform_create(self, serializer):
+        return services.project_create(actor=self.request.user, **serializer.service_fields())
+
+    def perform_update(self, serializer):
+        return services.project_update(serializer.instance, actor=self.request.user, **serializer.service_fields())
+
+
+class MemberViewSet(ServiceViewSet):
+    """Members of one project: read by its members, changed by platform admins and project admins."""
+
+    serializer_class = MemberSerializer
+    filterset_class = MemberFilterSet
+    queryset = Membership.objects.all()
+    results_key = "members"
+    lookup_field = "user_id"
+    lookup_url_kwarg = "userId"
+
+    def project(self) -> Project:
+        if not hasattr(self, "_project"):
+            self._project = get_object_or_404(Project.objects.visible_to(self.request.user), pk=self.kwargs["projectId"])
+        return self._project
+
+    def get_queryset(self):
+        return Membership.objects.filter(project=self.project()).select_related("user")
+
+    def check_permissions(self, request):
+        super().check_permissions(request)
+        if request.method not in ("GET", "HEAD", "OPTIONS") and not has_project_role(
+            request.user, self.project(), Membership.Role.ADMIN
+        ):
+            raise PermissionDenied("Only project admins and platform admins may manage members.")
+
+    def perform_create(self, serializer):
+        return services.membership_set(actor=self.request.user, project=self.project(), **serializer.validated_data)
+
+    def perform_update(self, serializer):
+        return services.model_update(serializer.instance, actor=self.request.user, role=serializer.validated_data["role"])
+
+
+class AccessKeyViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
+    queryset = AccessKey.objects.all()
+    serializer_class = AccessKeySerializer
+    results_key = "accessKeys"
+    filterset_class = None
+
+    def get_queryset(self):
+        return AccessKey.objects.filter(user=self.request.user)  # another user's key is a 404
+
+    def create(self, request):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        key, secret = AccessKey.issue(user=request.user, name=serializer.validated_data["name"])
+        from studio.audit import audit_record
+
+        audit_record(actor=request.user, action=AuditEvent.Action.CREATE, instance=key)
+        return Response({**self.get_serializer(key).data, "clientSecret": secret}, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance):
+        services.model_delete(instance, actor=self.request.user)
+
+
+class AuditEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = AuditEvent.objects.all()
+    serializer_class = AuditEventSerializer
+    filterset_class = AuditEventFilterSet
+    permission_classes = [IsPlatformAdmin]
+    results_key = "auditEvents"
+
+
+class MeView(APIView):
+    @extend_schema(responses=MeSerializer)
+    def get(self, request):
+        return Response(MeSerializer(request.user).data)
+
+
+class TokenView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    def get_authenticate_header(self, request):
+        return 'Bearer realm="api"'  # bad credentials are a 401, not a 403
+
+    @extend_schema(request=TokenRequestSerializer, responses=TokenResponseSerializer, auth=[])
+    def post(self, request):
+        serializer = TokenRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if data["grantType"] == "password":
+            return Response(auth.grant_password(username=data["username"], password=data["password"]))
+        return Response(auth.grant_client_credentials(client_id=data["clientId"], client_secret=data["clientSecret"]))
+
+
+class TokenRevokeView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request):
+        if request.auth is not None:
+            auth.revoke(str(request.auth))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,47 @@
+"""The audit trail: every create, update and delete through the API or the pages is recorded here."""
+
+from django.db import models
+
+from studio.logs import current_request_id
+from studio.models import AuditEvent
+
+SECRET_FIELDS = {"token", "kubeconfig", "secret_hash", "password", "ca_cert"}
+
+
+def snapshot(instance: models.Model) -> dict:
+    """The concrete field values of a row, secrets masked, as JSON-safe values."""
+    values = {}
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        if field.name in SECRET_FIELDS:
+            value = "***" if value else ""
+        elif not isinstance(value, (str, int, float, bool, type(None), list, dict)):
+            value = str(value)
+        values[field.name] = value
+    return values
+
+
+def diff(before: dict, after: dict) -> dict:
+    return {k: [before.get(k), after.get(k)] for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)}
+
+
+def audit_record(*, actor, action: str, instance: models.Model, before: dict | None = None) -> AuditEvent:
+    """Record `action` on `instance`; `before` is the snapshot taken before an update or delete."""
+    after = {} if action == AuditEvent.Action.DELETE else snapshot(instance)
+    if action == AuditEvent.Action.CREATE:
+        changes = {k: [None, v] for k, v in after.items()}
+    elif action == AuditEvent.Action.DELETE:
+        changes = {k: [v, None] for k, v in (before or {}).items()}
+    else:
+        changes = diff(before or {}, after)
+    authenticated = actor is not None and getattr(actor, "is_authenticated", False)
+    return AuditEvent.objects.create(
+        actor=actor if authenticated else None,
+        actor_name=actor.get_username() if authenticated else "system",
+        action=action,
+        object_type=instance._meta.label_lower,
+        object_id=str((before or {}).get("id", instance.pk)),
+        object_repr=str(instance)[:200],
+        changes=changes,
+        request_id=current_request_id() or "",
+    )
