@@ -1,0 +1,70 @@
+"""Request validation of the Run:ai workload spec (CONTRACT §3, seeds 001 and 003). Pure: no models, no DB.
+
+`validate_workload_request` raises DRF's ValidationError with a nested `.detail` (dicts for objects, lists per
+index for arrays) that studio.errors flattens to `spec.compute.gpuPortionRequest`, `spec.storage.pvc[0].claimInfo.size`.
+Every problem is reported at once: unknown keys, each field, and the cross-field rules, which name the field they
+fault. The normalised spec holds the caller's own values (2 stays 2, "10M" stays "10M"), in the caller's key
+order, plus the few defaults Run:ai fills for absent fields. `null` for an optional field means absent, as Run:ai's
+schema marks them nullable.
+"""
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+from rest_framework.exceptions import ValidationError
+from rest_framework.settings import api_settings
+
+from workloads.quantities import parse_quantity_strict
+from workloads.specs.kinds import SPECS, WorkloadRequest
+from workloads.specs.rules import KINDS, MIG_SLICES_RE, NAME_RULE_MESSAGE, is_valid_name
+
+__all__ = [
+    "NAME_RULE_MESSAGE",
+    "gpu_request_of",
+    "is_valid_name",
+    "parse_quantity_strict",
+    "validate_spec",
+    "validate_workload_request",
+]
+
+
+def validate_workload_request(kind: str, data) -> dict:
+    """The create body of a training, workspace or inference, normalised; ValidationError lists every problem."""
+    return _run(WorkloadRequest(kind=_checked(kind)), data)
+
+
+def validate_spec(kind: str, spec) -> dict:
+    """A spec alone (profile launches, pages); error paths are relative to the spec (`compute.migProfile`)."""
+    return _run(SPECS[_checked(kind)](), spec)
+
+
+def _checked(kind):
+    if kind not in SPECS:
+        raise ValueError(f"Unknown workload kind {kind!r}; expected one of {', '.join(KINDS)}.")
+    return kind
+
+
+def _run(serializer, data) -> dict:
+    if not isinstance(data, Mapping):  # DRF would answer a bare list for null
+        raise ValidationError({api_settings.NON_FIELD_ERRORS_KEY: ["Must be a JSON object."]})
+    return dict(serializer.run_validation(data))
+
+
+def gpu_request_of(spec: Mapping) -> Decimal:
+    """GPUs a validated spec asks for, for quotas.
+
+    Whole devices without a request type; portion: devices x portion; memory: whole devices, since the size of
+    the GPU it lands on is unknown when the quota is checked (charging a full device never overcommits);
+    migProfile: devices x (compute slices of the profile / 7).
+    """
+    compute = spec.get("compute") or {}
+    devices = Decimal(compute.get("gpuDevicesRequest", 0))
+    kind = compute.get("gpuRequestType")
+    if kind is not None and "gpuDevicesRequest" not in compute:
+        devices = Decimal(1)
+    if kind == "portion":
+        return devices * Decimal(str(compute.get("gpuPortionRequest", 1)))
+    if kind == "migProfile":
+        slices = MIG_SLICES_RE.match(compute.get("migProfile", "7g."))
+        return devices * Decimal(slices.group(1)) / 7
+    return devices

@@ -1,0 +1,369 @@
+"""The objects a spec is made of: probes, environment, scheduling, ports, compute, storage, security, serving."""
+
+from decimal import Decimal
+
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from workloads.quantities import parse_quantity_strict
+from workloads.specs.fields import (
+    Boolean,
+    Choice,
+    Integer,
+    Number,
+    Port,
+    Quantity,
+    StrictSerializer,
+    Text,
+    texts,
+)
+from workloads.specs.rules import (
+    ABSOLUTE,
+    CAPABILITIES,
+    CONFIG_KEY,
+    DNS_SUBDOMAIN,
+    ENV_NAME,
+    GROUPS,
+    LABEL_VALUE,
+    MIG_PROFILES,
+    NO_SPACES,
+    QUALIFIED,
+    UUID,
+)
+
+
+class HttpGet(StrictSerializer):
+    path = Text()
+    port = Port()
+    host = Text()
+    scheme = Choice(["HTTP", "HTTPS"])
+
+
+class ProbeHandler(StrictSerializer):
+    httpGet = HttpGet()
+
+
+class Probe(StrictSerializer):
+    initialDelaySeconds = Integer(required=False, min_value=0)
+    periodSeconds = Integer(required=False, min_value=1)
+    timeoutSeconds = Integer(required=False, min_value=1)
+    successThreshold = Integer(required=False, min_value=1)
+    failureThreshold = Integer(required=False, min_value=1)
+    handler = ProbeHandler()
+
+
+class Probes(StrictSerializer):
+    readiness = Probe(required=False)
+
+
+class PodAffinity(StrictSerializer):
+    type = Choice(["Required", "Preferred"], required=False)
+    key = Text(required=False, validators=[QUALIFIED])
+
+
+class SecretRef(StrictSerializer):
+    # The seed's secret name "postgress_secret" is no DNS name, yet it is a valid request: only non-empty here.
+    name = Text()
+    key = Text(validators=[CONFIG_KEY])
+
+
+class EnvironmentVariable(StrictSerializer):
+    # A value and a secret may come together (the seeds send both): both are kept and the secret wins later.
+    name = Text(validators=[ENV_NAME])
+    value = Text(required=False, allow_blank=True)
+    secret = SecretRef(required=False)
+    exclude = Boolean(required=False)
+
+
+class Annotation(StrictSerializer):
+    name = Text(validators=[QUALIFIED])
+    value = Text(required=False, allow_blank=True)
+    exclude = Boolean(required=False)
+
+
+class Label(Annotation):
+    value = Text(required=False, allow_blank=True, validators=[LABEL_VALUE])
+
+
+class Toleration(StrictSerializer):
+    name = Text(required=False)
+    operator = Choice(["Equal", "Exists"], required=False)
+    key = Text(required=False, validators=[QUALIFIED])
+    value = Text(required=False, allow_blank=True, validators=[LABEL_VALUE])
+    effect = Choice(["NoSchedule", "PreferNoSchedule", "NoExecute", "Any"], required=False)
+    # `seconds` is accepted with any effect (the seed sends it with NoSchedule); manifests use it for NoExecute.
+    seconds = Integer(required=False, min_value=0)
+
+    def cross_field_errors(self, values):
+        problems = {}
+        exists = values.get("operator") == "Exists"
+        if exists and values.get("value"):
+            problems["value"] = "Must be empty when operator is Exists."
+        if not exists and not values.get("key") and "operator" in values:
+            problems["key"] = "Is required when operator is Equal."
+        return problems
+
+
+class ServicePort(StrictSerializer):
+    container = Port()
+    serviceType = Choice(["LoadBalancer", "NodePort", "ClusterIP", "ExternalName"], required=False)
+    external = Port(required=False)
+    toolType = Text(required=False)
+    toolName = Text(required=False)
+    name = Text(required=False)
+
+
+class ExposedUrl(StrictSerializer):
+    container = Port()
+    authorizedUsers = texts(required=False)
+    authorizedGroups = texts(required=False)
+    toolType = Text(required=False)
+    toolName = Text(required=False)
+    name = Text(required=False)
+
+
+class ExtendedResource(StrictSerializer):
+    resource = Text(validators=[QUALIFIED])
+    quantity = Quantity(numbers=True)
+    exclude = Boolean(required=False)
+
+
+class Compute(StrictSerializer):
+    """GPU fields of every request type may come together (the seeds send them all with type portion): each is
+    checked for form, but only the ones the request type uses take part in the cross-field rules."""
+
+    gpuDevicesRequest = Integer(required=False, min_value=0)
+    gpuRequestType = Choice(["portion", "memory", "migProfile"], required=False)
+    gpuPortionRequest = Number(required=False)
+    gpuPortionLimit = Number(required=False)
+    gpuMemoryRequest = Quantity(required=False)
+    gpuMemoryLimit = Quantity(required=False)
+    migProfile = Choice(MIG_PROFILES, required=False)
+    cpuCoreRequest = Number(required=False)
+    cpuCoreLimit = Number(required=False)
+    cpuMemoryRequest = Quantity(required=False)
+    cpuMemoryLimit = Quantity(required=False)
+    largeShmRequest = Boolean(required=False)
+    extendedResources = ExtendedResource(many=True, required=False)
+
+    TYPE_FIELDS = {"portion": "gpuPortionRequest", "memory": "gpuMemoryRequest", "migProfile": "migProfile"}
+
+    def validate_gpuPortionRequest(self, value):
+        return _portion(value)
+
+    def validate_gpuPortionLimit(self, value):
+        return _portion(value)
+
+    def validate_cpuCoreRequest(self, value):
+        return _positive(value)
+
+    def validate_cpuCoreLimit(self, value):
+        return _positive(value)
+
+    def cross_field_errors(self, values):
+        problems = {}
+        kind = values.get("gpuRequestType")
+        given = [k for k, field in self.TYPE_FIELDS.items() if field in values]
+        if kind is None and len(given) > 1:
+            problems["gpuRequestType"] = (
+                "Is required when more than one of gpuPortionRequest, gpuMemoryRequest and migProfile is given."
+            )
+        kind = kind or (given[0] if len(given) == 1 else None)
+        devices = values.get("gpuDevicesRequest")
+        if kind is not None:
+            if kind not in given:
+                problems[self.TYPE_FIELDS[kind]] = f"Is required when gpuRequestType is {kind}."
+            if devices == 0:
+                problems["gpuDevicesRequest"] = "Must be at least 1 when a GPU request type is given."
+            elif devices is not None and devices > 1 and kind != "portion":
+                problems["gpuRequestType"] = "Must be portion when more than one GPU device is requested."
+        if kind == "portion":
+            _at_least(problems, values, "gpuPortionLimit", "gpuPortionRequest", Decimal)
+        if kind == "memory":
+            _at_least(problems, values, "gpuMemoryLimit", "gpuMemoryRequest", parse_quantity_strict)
+            if "gpuMemoryRequest" in values and parse_quantity_strict(values["gpuMemoryRequest"]) == 0:
+                problems["gpuMemoryRequest"] = "Must be more than 0."
+        _at_least(problems, values, "cpuCoreLimit", "cpuCoreRequest", Decimal)
+        _at_least(problems, values, "cpuMemoryLimit", "cpuMemoryRequest", parse_quantity_strict)
+        return problems
+
+    def validate(self, attrs):
+        # Run:ai infers the request type from the one fractional field given, and a fraction is of one device.
+        given = [k for k, field in self.TYPE_FIELDS.items() if field in attrs]
+        if "gpuRequestType" not in attrs and len(given) == 1:
+            attrs["gpuRequestType"] = given[0]
+        if "gpuRequestType" in attrs and "gpuDevicesRequest" not in attrs:
+            attrs["gpuDevicesRequest"] = 1
+        return attrs
+
+
+def _portion(value):
+    if not 0 < value <= 1:
+        raise ValidationError("Must be more than 0 and at most 1.")
+    return value
+
+
+def _positive(value):
+    if value <= 0:
+        raise ValidationError("Must be more than 0.")
+    return value
+
+
+def _at_least(problems, values, limit, request, convert):
+    if limit in values and request in values:
+        if convert(str(values[limit])) < convert(str(values[request])):
+            problems[limit] = f"Must be at least {request} ({values[request]})."
+
+
+# Storage. Mount paths must be absolute wherever the seeds' own examples are; configMapVolume and secretVolume
+# send "string" as mountPath, so those are only non-empty.
+
+
+class DataVolume(StrictSerializer):
+    id = Text(validators=[UUID])
+    mountPath = Text(validators=[ABSOLUTE])
+
+
+class AccessModes(StrictSerializer):
+    readWriteOnce = Boolean(required=False)
+    readOnlyMany = Boolean(required=False)
+    readWriteMany = Boolean(required=False)
+
+
+class ClaimInfo(StrictSerializer):
+    size = Quantity(required=False)
+    storageClass = Text(required=False)
+    accessModes = AccessModes(required=False)
+    volumeMode = Choice(["Filesystem", "Block"], required=False)
+
+
+class Pvc(StrictSerializer):
+    name = Text(required=False)
+    existingPvc = Boolean(required=False)
+    claimName = Text(required=False, validators=[DNS_SUBDOMAIN])
+    path = Text(validators=[ABSOLUTE])
+    readOnly = Boolean(required=False)
+    ephemeral = Boolean(required=False)
+    claimInfo = ClaimInfo(required=False)
+
+    def cross_field_errors(self, values):
+        if values.get("existingPvc"):
+            return {} if "claimName" in values else {"claimName": "Is required when existingPvc is true."}
+        if "claimInfo" not in values:
+            return {"claimInfo": "Is required to create a new claim (existingPvc is false)."}
+        if "size" not in values["claimInfo"]:
+            return {"claimInfo": {"size": "Is required to create a new claim (existingPvc is false)."}}
+        return {}
+
+
+class Git(StrictSerializer):
+    name = Text(required=False)
+    # Run:ai's git fields include the repository URL, which the seed's example leaves out.
+    repository = Text(required=False, validators=[NO_SPACES])
+    branch = Text(required=False, validators=[NO_SPACES])
+    revision = Text(required=False, validators=[NO_SPACES])
+    path = Text(validators=[ABSOLUTE])
+    passwordSecret = Text(required=False)
+    secretKeyOfUser = Text(required=False, validators=[CONFIG_KEY])
+    secretKeyOfPassword = Text(required=False, validators=[CONFIG_KEY])
+
+
+class ConfigMapVolume(StrictSerializer):
+    name = Text(required=False)
+    configMap = Text()
+    mountPath = Text()
+
+
+class SecretVolume(StrictSerializer):
+    name = Text(required=False)
+    secret = Text()
+    mountPath = Text()
+
+
+class HostPath(StrictSerializer):
+    name = Text(required=False)
+    path = Text(validators=[ABSOLUTE])
+    readOnly = Boolean(required=False)
+    mountPath = Text(validators=[ABSOLUTE])
+    mountPropagation = Choice(["None", "HostToContainer", "Bidirectional"], required=False)
+
+
+class Nfs(StrictSerializer):
+    name = Text(required=False)
+    path = Text(validators=[ABSOLUTE])
+    readOnly = Boolean(required=False)
+    server = Text(validators=[NO_SPACES])
+    mountPath = Text(validators=[ABSOLUTE])
+
+
+class S3(StrictSerializer):
+    name = Text(required=False)
+    bucket = Text(validators=[NO_SPACES])
+    url = Text(required=False, validators=[NO_SPACES])  # Run:ai's endpoint; the seed's example leaves it out
+    path = Text(validators=[ABSOLUTE])
+    accessKeySecret = Text(required=False)
+    secretKeyOfAccessKeyId = Text(required=False, validators=[CONFIG_KEY])
+    secretKeyOfSecretKey = Text(required=False, validators=[CONFIG_KEY])
+
+
+class InferenceStorage(StrictSerializer):  # seed 001 offers no hostPath, nfs or s3 to inferences
+    dataVolume = DataVolume(many=True, required=False)
+    pvc = Pvc(many=True, required=False)
+    git = Git(many=True, required=False)
+    configMapVolume = ConfigMapVolume(many=True, required=False)
+    secretVolume = SecretVolume(many=True, required=False)
+
+
+class Storage(InferenceStorage):
+    hostPath = HostPath(many=True, required=False)
+    nfs = Nfs(many=True, required=False)
+    s3 = S3(many=True, required=False)
+
+
+class InferenceSecurity(StrictSerializer):
+    uidGidSource = Choice(["fromTheImage", "fromIdpToken", "custom"], required=False)
+    capabilities = serializers.ListField(child=Choice(CAPABILITIES), required=False)
+    seccompProfileType = Choice(["RuntimeDefault", "Unconfined", "Localhost"], required=False)
+    runAsNonRoot = Boolean(required=False)
+    readOnlyRootFilesystem = Boolean(required=False)
+    runAsUid = Integer(required=False, min_value=0)
+    runAsGid = Integer(required=False, min_value=0)
+    supplementalGroups = Text(required=False, allow_blank=True, validators=[GROUPS])
+
+
+class Security(InferenceSecurity):
+    allowPrivilegeEscalation = Boolean(required=False)
+    hostIpc = Boolean(required=False)
+    hostNetwork = Boolean(required=False)
+
+
+class ServingPort(StrictSerializer):
+    container = Port()
+    protocol = Choice(["http", "grpc"], required=False)
+
+
+class Autoscaling(StrictSerializer):
+    # Absent bounds mean a fixed size of one replica: no scale to zero unless asked for.
+    minReplicas = Integer(required=False, min_value=0, default=1)
+    maxReplicas = Integer(required=False, min_value=1)
+    metric = Choice(["throughput", "concurrency", "latency"], required=False)
+    metricThreshold = Number(required=False, min_value=0)
+    scaleToZeroRetentionSeconds = Integer(required=False, min_value=0, max_value=3600)
+
+    def cross_field_errors(self, values):
+        problems = {}
+        low, high = values.get("minReplicas"), values.get("maxReplicas")
+        if low is not None and high is not None:
+            if high < max(1, low):
+                problems["maxReplicas"] = f"Must be at least minReplicas ({low}) and at least 1."
+            elif low < high and "metric" not in values:
+                problems["metric"] = "Is required when minReplicas is less than maxReplicas."
+        if "metric" in values and "metricThreshold" not in values:
+            problems["metricThreshold"] = "Is required when metric is given."
+        if "scaleToZeroRetentionSeconds" in values and low is not None and low != 0:
+            problems["scaleToZeroRetentionSeconds"] = "Is allowed only when minReplicas is 0."
+        return problems
+
+    def validate(self, attrs):
+        attrs.setdefault("maxReplicas", max(1, attrs["minReplicas"]))
+        return attrs

@@ -1,0 +1,82 @@
+"""Name and format rules of Kubernetes and the CONTRACT, as predicates and as DRF validators."""
+
+import re
+
+from rest_framework.exceptions import ValidationError
+
+KINDS = ("training", "workspace", "inference")
+NAME_MAX = 63
+NAME_RULE_MESSAGE = "Must be 1 to 63 characters of lowercase letters, digits and '-', starting with a letter and not ending with '-'."
+PREFIX_SUFFIX = 6  # useGivenNameAsPrefix appends "-" and 5 random characters
+MIG_PROFILES = tuple("1g.5gb 1g.10gb 2g.10gb 2g.20gb 3g.20gb 3g.40gb 4g.20gb 4g.40gb 7g.40gb 7g.80gb".split())
+CAPABILITIES = tuple(  # Linux capabilities as Kubernetes spells them, without CAP_
+    "AUDIT_CONTROL AUDIT_READ AUDIT_WRITE BLOCK_SUSPEND BPF CHECKPOINT_RESTORE CHOWN DAC_OVERRIDE DAC_READ_SEARCH "
+    "FOWNER FSETID IPC_LOCK IPC_OWNER KILL LEASE LINUX_IMMUTABLE MAC_ADMIN MAC_OVERRIDE MKNOD NET_ADMIN "
+    "NET_BIND_SERVICE NET_BROADCAST NET_RAW PERFMON SETFCAP SETGID SETPCAP SETUID SYS_ADMIN SYS_BOOT SYS_CHROOT "
+    "SYS_MODULE SYS_NICE SYS_PACCT SYS_PTRACE SYS_RAWIO SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG SYSLOG WAKE_ALARM".split()
+)
+INT32_MAX = 2**31 - 1
+
+_NAME_RE = re.compile(r"[a-z](?:[-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE_RE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
+_ENV_NAME_RE = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+_CONFIG_KEY_RE = re.compile(r"[-._a-zA-Z0-9]+")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_GROUPS_RE = re.compile(r"[0-9]+(?: *, *[0-9]+)*")
+MIG_SLICES_RE = re.compile(r"([0-9]+)g\.")
+
+
+def is_valid_name(name) -> bool:
+    """CONTRACT name rule for workloads, projects and profiles (a DNS-1123 label that starts with a letter)."""
+    return isinstance(name, str) and len(name) <= NAME_MAX and _NAME_RE.fullmatch(name) is not None
+
+
+def is_dns_subdomain(text: str) -> bool:
+    return len(text) <= 253 and _DNS_SUBDOMAIN_RE.fullmatch(text) is not None
+
+
+def is_label_value(text: str) -> bool:
+    return len(text) <= 63 and _LABEL_VALUE_RE.fullmatch(text) is not None
+
+
+def is_qualified_name(text: str) -> bool:
+    """Label, annotation and resource keys: an optional DNS subdomain prefix and '/', then a 1-63 char name."""
+    prefix, slash, name = text.rpartition("/")
+    if slash and not is_dns_subdomain(prefix):
+        return False
+    return name != "" and is_label_value(name)
+
+
+def _rule(predicate, message):
+    def check(value):
+        if not predicate(value):
+            raise ValidationError(message)
+
+    return check
+
+
+NAME = _rule(is_valid_name, NAME_RULE_MESSAGE)
+QUALIFIED = _rule(
+    is_qualified_name, "Must be a Kubernetes qualified name such as 'app' or 'example.com/app'."
+)
+LABEL_VALUE = _rule(
+    is_label_value,
+    "Must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit.",
+)
+DNS_SUBDOMAIN = _rule(
+    is_dns_subdomain, "Must be lowercase letters, digits, '-' and '.', such as 'high-priority'."
+)
+ENV_NAME = _rule(
+    lambda v: _ENV_NAME_RE.fullmatch(v),
+    "Must be letters, digits, '_', '-' or '.', not starting with a digit.",
+)
+CONFIG_KEY = _rule(
+    lambda v: len(v) <= 253 and _CONFIG_KEY_RE.fullmatch(v), "Must be letters, digits, '-', '_' or '.'."
+)
+UUID = _rule(
+    lambda v: _UUID_RE.fullmatch(v), "Must be a UUID such as '71f69d83-ba66-4822-adf5-55ce55efd210'."
+)
+ABSOLUTE = _rule(lambda v: v.startswith("/"), "Must be an absolute path (starting with '/').")
+NO_SPACES = _rule(lambda v: not any(c.isspace() for c in v), "Must not contain spaces.")
+GROUPS = _rule(lambda v: _GROUPS_RE.fullmatch(v), "Must be comma-separated group ids, such as '2,3,5,8'.")
