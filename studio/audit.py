@@ -25,9 +25,11 @@ def diff(before: dict, after: dict) -> dict:
     return {k: [before.get(k), after.get(k)] for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)}
 
 
-def audit_record(*, actor, action: str, instance: models.Model, before: dict | None = None) -> AuditEvent:
-    """Record `action` on `instance`; `before` is the snapshot taken before an update or delete."""
-    after = {} if action == AuditEvent.Action.DELETE else snapshot(instance)
+def audit_record(*, actor, action: str, instance: models.Model, before: dict | None = None,
+                 extra: dict | None = None) -> AuditEvent:
+    """Record `action` on `instance`; `before` is the snapshot taken before an update or delete, `extra`
+    adds values that are not columns (e.g. many-to-many ids) to the snapshot after."""
+    after = {} if action == AuditEvent.Action.DELETE else {**snapshot(instance), **(extra or {})}
     if action == AuditEvent.Action.CREATE:
         changes = {k: [None, v] for k, v in after.items()}
     elif action == AuditEvent.Action.DELETE:

@@ -4,7 +4,7 @@ import re
 
 from django.core.exceptions import ValidationError
 
-NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+NAME_PATTERN = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?\Z")  # \Z: no trailing newline
 NAME_RULE = "Use 1–63 lowercase letters, digits and '-', starting with a letter and not ending with '-'."
 
 

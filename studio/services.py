@@ -8,6 +8,7 @@ from django.db.models import Model, ProtectedError
 
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
+from studio.queue import enqueue_on_commit
 from studio.models import AuditEvent, Cluster, Department, Membership, Project
 
 
@@ -50,14 +51,12 @@ def _check_gpu(deserved: Decimal, limit: Decimal | None) -> None:
 
 def project_create(*, actor, name: str, department: Department, cluster: Cluster,
                    gpu_deserved: Decimal = Decimal(0), gpu_limit: Decimal | None = None) -> Project:
-    from studio.tasks import project_namespace_ensure
-
     _check_gpu(gpu_deserved, gpu_limit)
     project = model_create(
         Project, actor=actor, name=name, department=department, cluster=cluster,
         namespace=Project.namespace_for(name), gpu_deserved=gpu_deserved, gpu_limit=gpu_limit,
     )
-    transaction.on_commit(lambda: project_namespace_ensure.delay(project.pk))
+    enqueue_on_commit("studio.tasks.project_namespace_ensure", project.pk)
     return project
 
 

@@ -4,17 +4,9 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.routers import SimpleRouter
 
 from studio import api, ops, views
-
-
-class Router(SimpleRouter):
-    """Routes without trailing slashes, as the Run:ai API spells them."""
-
-    def __init__(self):
-        super().__init__(trailing_slash="")
-
+from studio.urls_router import Router
 
 router = Router()
 router.register("clusters", api.ClusterViewSet, basename="cluster")

@@ -1,0 +1,12 @@
+"""Enqueue Celery tasks by name once the surrounding transaction commits.
+
+By name, so that web processes do not import worker code (the cluster client); on commit, so that a
+worker never looks for a row that a rolled-back transaction never wrote."""
+
+from django.db import transaction
+
+from studio.celery import app
+
+
+def enqueue_on_commit(task_name: str, *args) -> None:
+    transaction.on_commit(lambda: app.send_task(task_name, args=list(args)))
