@@ -1,1 +1,11 @@
-urlpatterns: list = []
+from studio.urls_router import Router
+from workloads import api
+
+router = Router()
+# Kinds first: "workloads/trainings" must not be read as a workload id.
+router.register("workloads/trainings", api.TrainingViewSet, basename="training")
+router.register("workloads/workspaces", api.WorkspaceViewSet, basename="workspace")
+router.register("workloads/inferences", api.InferenceViewSet, basename="inference")
+router.register("workloads", api.WorkloadViewSet, basename="workload")
+
+urlpatterns = router.urls

@@ -1,0 +1,21 @@
+"""Metric types of the workloads API and where each comes from (CONTRACT §3)."""
+
+WORKLOAD_TYPES = (
+    "GPU_UTILIZATION",
+    "GPU_MEMORY_USAGE_BYTES",
+    "GPU_MEMORY_REQUEST_BYTES",
+    "CPU_USAGE_CORES",
+    "CPU_REQUEST_CORES",
+    "CPU_LIMIT_CORES",
+    "CPU_MEMORY_USAGE_BYTES",
+    "CPU_MEMORY_REQUEST_BYTES",
+    "CPU_MEMORY_LIMIT_BYTES",
+    "POD_COUNT",
+    "RUNNING_POD_COUNT",
+    "GPU_ALLOCATION",
+)
+INFERENCE_TYPES = (*WORKLOAD_TYPES, "THROUGHPUT", "LATENCY")
+# The seed spells GPU_ALLOCATION as ALLOCATED_GPU: both are accepted, and the answer uses the caller's spelling.
+ALIASES = {"ALLOCATED_GPU": "GPU_ALLOCATION"}
+# Types read from the cluster's Prometheus (DCGM exporter, Knative): without a prometheus_url they have no source.
+PROMETHEUS_TYPES = frozenset({"GPU_UTILIZATION", "GPU_MEMORY_USAGE_BYTES", "THROUGHPUT", "LATENCY"})

@@ -1,0 +1,170 @@
+"""Workloads of every kind, their events, pods and metric samples.
+
+The database holds intent (`desired_phase`); the cluster holds what is happening (`actual_phase`, pods,
+metrics), which the sync copies here."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from studio.models import Cluster, Department, Project, is_platform_admin
+
+
+class WorkloadQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        if is_platform_admin(user):
+            return self
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(project__memberships__user=user)
+
+    def live(self):
+        return self.filter(deleted_at__isnull=True)
+
+
+class Workload(models.Model):
+    class Kind(models.TextChoices):
+        TRAINING = "training"
+        INFERENCE = "inference"
+        WORKSPACE = "workspace"
+        STREAM = "stream"
+
+    class Desired(models.TextChoices):
+        RUNNING = "Running"
+        STOPPED = "Stopped"
+        DELETED = "Deleted"
+
+    class Phase(models.TextChoices):
+        CREATING = "Creating"
+        INITIALIZING = "Initializing"
+        RESUMING = "Resuming"
+        PENDING = "Pending"
+        DELETING = "Deleting"
+        RUNNING = "Running"
+        UPDATING = "Updating"
+        STOPPED = "Stopped"
+        STOPPING = "Stopping"
+        DEGRADED = "Degraded"
+        FAILED = "Failed"
+        COMPLETED = "Completed"
+        TERMINATING = "Terminating"
+        UNKNOWN = "Unknown"
+        DELETED = "Deleted"
+
+    class Source(models.TextChoices):
+        API = "api"
+        CATALOG = "catalog"
+        STREAM = "stream"
+
+    FINISHED = (Phase.COMPLETED, Phase.FAILED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=63)
+    requested_name = models.CharField(max_length=63)
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="workloads")
+    department = models.ForeignKey(Department, on_delete=models.PROTECT, related_name="+")
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="workloads")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_by_name = models.CharField(max_length=254)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    desired_phase = models.CharField(max_length=8, choices=Desired.choices, default=Desired.RUNNING)
+    actual_phase = models.CharField(max_length=12, choices=Phase.choices, default=Phase.CREATING, db_index=True)
+    phase_message = models.TextField(blank=True, default="")
+    phase_updated_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    running_pods = models.PositiveIntegerField(default=0)
+    requested_pods = models.PositiveIntegerField(default=1)
+
+    request = models.JSONField(default=dict, help_text="The create body as submitted (secrets masked).")
+    spec = models.JSONField(default=dict, help_text="The validated, normalised spec (defaults filled).")
+    gpu_request = models.DecimalField(max_digits=10, decimal_places=3, default=0)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.API)
+
+    # Provenance of a catalog or stream launch: what it was launched from, frozen at launch.
+    profile_id = models.BigIntegerField(null=True, blank=True)
+    profile_name = models.CharField(max_length=63, blank=True, default="")
+    profile_revision = models.PositiveIntegerField(null=True, blank=True)
+    launch_inputs = models.JSONField(default=dict, blank=True)
+    outputs = models.JSONField(default=list, blank=True)
+
+    submitted_at = models.DateTimeField(null=True, blank=True)  # first seen accepted by the cluster
+    deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    objects = WorkloadQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name"], condition=Q(deleted_at__isnull=True), name="one_live_workload_per_name"
+            )
+        ]
+        indexes = [models.Index(fields=["cluster", "deleted_at"]), models.Index(fields=["project", "-created_at"])]
+
+    def __str__(self):
+        return f"{self.kind} {self.name}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.actual_phase in self.FINISHED
+
+
+class WorkloadEvent(models.Model):
+    class Type(models.TextChoices):
+        NORMAL = "Normal"
+        WARNING = "Warning"
+
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(db_index=True)
+    type = models.CharField(max_length=8, choices=Type.choices, default=Type.NORMAL)
+    reason = models.CharField(max_length=64)
+    message = models.TextField(blank=True, default="")
+    phase = models.CharField(max_length=12, blank=True, default="")
+    source = models.CharField(max_length=16, default="studio")  # studio | cluster
+    # A cluster event's uid + count, so a sync round that sees it again does not record it twice.
+    dedup_key = models.CharField(max_length=128, blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["workload", "-at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workload", "dedup_key"], condition=~Q(dedup_key=""), name="one_event_per_cluster_event"
+            )
+        ]
+
+
+class Pod(models.Model):
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="pods")
+    uid = models.CharField(max_length=64)
+    name = models.CharField(max_length=253)
+    phase = models.CharField(max_length=16)
+    node_name = models.CharField(max_length=253, blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "name"]
+        constraints = [models.UniqueConstraint(fields=["workload", "uid"], name="one_row_per_pod")]
+
+
+class MetricSample(models.Model):
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="samples")
+    pod_name = models.CharField(max_length=253, blank=True, default="")
+    type = models.CharField(max_length=32)
+    labels = models.JSONField(default=dict, blank=True)
+    value = models.FloatField()
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workload", "type", "timestamp"]),
+            models.Index(fields=["timestamp"]),
+        ]
