@@ -92,6 +92,9 @@ class Workload(models.Model):
     profile_revision = models.PositiveIntegerField(null=True, blank=True)
     launch_inputs = models.JSONField(default=dict, blank=True)
     outputs = models.JSONField(default=list, blank=True)
+    # Where the running workload can be reached, as the sync last saw it (workloads.endpoints.endpoints_of):
+    # {"url": "...", "serviceAddress": "host", "ports": [{"name", "port", "nodePort"}], "serviceType": "..."}
+    endpoints = models.JSONField(default=dict, blank=True)
 
     submitted_at = models.DateTimeField(null=True, blank=True)  # first seen accepted by the cluster
     deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
