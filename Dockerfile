@@ -1,0 +1,9 @@
+FROM python:3.11-slim
+ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 STUDIO_VAR_DIR=/app/var
+WORKDIR /app
+COPY pyproject.toml ./
+RUN pip install --upgrade pip && mkdir -p studio && pip install -e . && rm -rf studio
+COPY . .
+RUN pip install -e . && DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.py collectstatic --noinput
+EXPOSE 8000
+CMD ["gunicorn", "studio.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
