@@ -96,7 +96,8 @@ class StudioFilterSet(django_filters.FilterSet):
         meta = self._meta
         api_fields = getattr(self.Meta, "api_fields", {})
         errors = []
-        for expression in self.data.getlist("filterBy") if hasattr(self.data, "getlist") else []:
+        expressions = self.data.getlist("filterBy") if hasattr(self.data, "getlist") else []
+        for expression in filter(None, expressions):  # a blank one is "no filter" (e.g. "Any type" in a form)
             match = FILTER_PATTERN.match(expression)
             if not match or match["field"] not in api_fields:
                 known = ", ".join(sorted(api_fields))
