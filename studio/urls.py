@@ -2,10 +2,10 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from studio import api, ops, views
+from studio import api, ops, org_views, views
 from studio.urls_router import Router
 
 router = Router()
@@ -30,6 +30,12 @@ urlpatterns = [
     path("login", auth_views.LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("switch-project", views.switch_project, name="switch-project"),
+    path("org/audit", org_views.audit_trail, name="audit-trail"),
+    path("org/projects/<int:pk>/members", org_views.project_members, name="project-members"),
+    path("org/projects/<int:pk>/members/<int:user_id>/remove", org_views.member_remove, name="member-remove"),
+    re_path(r"^org/(?P<kind>clusters|departments|projects)$", org_views.org_list, name="org-list"),
+    re_path(r"^org/(?P<kind>clusters|departments|projects)/(?P<pk>[-\w]+)/delete$", org_views.org_delete,
+            name="org-delete"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -1,0 +1,53 @@
+import pytest
+
+from studio.models import AuditEvent, Membership, Project
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, org):
+    client.force_login(org.users.platform_admin)
+    return client
+
+
+def test_admin_creates_a_project_from_the_page_and_sees_errors_inline(admin_client, org):
+    page = admin_client.get("/org/projects")
+    assert page.status_code == 200 and b"alpha" in page.content
+    bad = admin_client.post("/org/projects", {"name": "Bad Name", "department": org.department.pk,
+                                              "cluster": org.cluster.pk, "gpu_deserved": 1})
+    assert bad.status_code == 200 and b'id="id_name-error"' in bad.content
+    good = admin_client.post("/org/projects", {"name": "gamma", "department": org.department.pk,
+                                               "cluster": org.cluster.pk, "gpu_deserved": 1, "gpu_limit": 2})
+    assert good.status_code == 302
+    assert Project.objects.get(name="gamma").namespace == "studio-gamma"
+    assert AuditEvent.objects.filter(object_type="studio.project", action="create", actor_name="root").exists()
+    limit = admin_client.post("/org/projects", {"name": "delta", "department": org.department.pk,
+                                                "cluster": org.cluster.pk, "gpu_deserved": 5, "gpu_limit": 2})
+    assert b"Must be at least" in limit.content
+
+
+def test_delete_in_use_department_shows_a_message(admin_client, org):
+    response = admin_client.post(f"/org/departments/{org.department.pk}/delete", follow=True)
+    assert b"still in use" in response.content
+
+
+def test_audit_page_and_org_pages_are_for_platform_admins_only(client, admin_client, org):
+    assert admin_client.get("/org/audit").status_code == 200
+    assert admin_client.get("/org/clusters").status_code == 200
+    client.force_login(org.users.member)
+    assert client.get("/org/audit").status_code == 403
+    assert client.get("/org/clusters").status_code == 403
+    assert client.get("/org/nothing").status_code == 404
+
+
+def test_project_admin_manages_members_on_the_page_viewer_cannot(client, org):
+    client.force_login(org.users.admin)
+    response = client.post(f"/org/projects/{org.a.pk}/members", {"username": "dave", "role": "viewer"})
+    assert response.status_code == 302
+    assert Membership.objects.get(project=org.a, user=org.users.other).role == "viewer"
+    client.force_login(org.users.viewer)
+    assert client.get(f"/org/projects/{org.a.pk}/members").status_code == 200
+    assert client.post(f"/org/projects/{org.a.pk}/members", {"username": "dave", "role": "admin"}).status_code == 403
+    client.force_login(org.users.other)
+    assert client.get(f"/org/projects/{org.b.pk}/members").status_code == 200
