@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio import auth, services
+from studio.concurrency import ETagMixin
 from studio.filtersets import (
     AuditEventFilterSet,
     ClusterFilterSet,
@@ -32,6 +33,7 @@ from studio.serializers import (
 
 
 class ServiceViewSet(
+    ETagMixin,
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
 ):
     """CRUD whose writes go through services (audited); subclasses may override `perform_*`."""
@@ -53,7 +55,7 @@ class ServiceViewSet(
         instance = self.get_object()
         serializer = self.get_serializer(instance, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
-        instance = self.perform_update(serializer)
+        instance = self.updated_instance = self.perform_update(serializer)
         return Response(self.get_serializer(instance).data)
 
     def partial_update(self, request, *args, **kwargs):

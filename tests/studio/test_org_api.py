@@ -189,3 +189,19 @@ def test_members_list_query_count_is_flat(client_for, org, django_assert_num_que
         MembershipFactory(project=org.b)
     with django_assert_num_queries(len(one_row.captured_queries)):
         assert len(api.get(f"/api/v1/org-unit/projects/{org.b.id}/members?limit=100").json()["members"]) == 51
+
+
+def test_etag_and_if_match_on_project_updates(client_for, org):
+    api = client_for(org.users.platform_admin)
+    url = f"/api/v1/org-unit/projects/{org.a.id}"
+    etag = api.get(url)["ETag"]
+    assert etag
+    first = api.patch(url, {"resources": {"gpu": {"deserved": 2, "limit": 8}}}, format="json", HTTP_IF_MATCH=etag)
+    assert first.status_code == 200 and first["ETag"] != etag
+    stale = api.patch(url, {"resources": {"gpu": {"deserved": 3, "limit": 8}}}, format="json", HTTP_IF_MATCH=etag)
+    assert stale.status_code == 412
+    assert stale.json()["code"] == 412
+    assert api.get(url).json()["resources"]["gpu"]["deserved"] == 2.0
+    assert api.patch(url, {"resources": {"gpu": {"deserved": 3, "limit": 8}}}, format="json",
+                     HTTP_IF_MATCH=first["ETag"]).status_code == 200
+    assert api.delete(url, HTTP_IF_MATCH=etag).status_code == 412
