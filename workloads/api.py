@@ -8,6 +8,8 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from profiles.selectors import workload_outputs
+from profiles.serializers import OutputsSerializer
 from workloads import services
 from workloads.filtersets import WorkloadFilterSet
 from workloads.metric_types import INFERENCE_TYPES, WORKLOAD_TYPES
@@ -25,6 +27,7 @@ from workloads.serializers import (
 from workloads.specs import validate_workload_request
 
 UUID_REGEX = "[0-9a-fA-F-]{36}"
+LIST_DEFERRED = ("spec", "request", "launch_inputs", "outputs", "endpoints")
 ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 METRICS_PARAMETERS = [
     OpenApiParameter("metricType", OpenApiTypes.STR, many=True, required=True),
@@ -118,7 +121,10 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     lookup_value_regex = UUID_REGEX
 
     def get_queryset(self):
-        return Workload.objects.visible_to(self.request.user).select_related("project")
+        queryset = Workload.objects.visible_to(self.request.user).select_related("project")
+        if self.action in ("list", "count"):
+            queryset = queryset.defer(*LIST_DEFERRED)  # big JSON the list never shows
+        return queryset
 
     def get_object(self):
         # A single workload is found whether live or deleted only through the list's `deleted=true`.
@@ -152,3 +158,10 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         workload = self.get_object()
         allowed = INFERENCE_TYPES if workload.kind == Workload.Kind.INFERENCE else WORKLOAD_TYPES
         return _metrics_response(request, workload, allowed)
+
+    @extend_schema(responses=OutputsSerializer)
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def outputs(self, request, workloadId=None):
+        """What a catalog launch shows its users (URL, address, token…), from the outputs frozen at launch;
+        `{"outputs": []}` for a workload not launched from a profile."""
+        return Response({"outputs": workload_outputs(workload=self.get_object(), user=request.user)})

@@ -1,6 +1,13 @@
 """API shapes of workloads: the Run:ai create/get body (seeds 001, 003) and the generic workload view."""
 
 from rest_framework import serializers
+from rest_framework.fields import DateTimeField
+
+_datetime = DateTimeField()
+
+
+def _iso(value):
+    return None if value is None else _datetime.to_representation(value)
 
 from workloads.models import Pod, Workload, WorkloadEvent
 
@@ -47,6 +54,20 @@ class WorkloadSerializer(serializers.Serializer):
     requestedGpus = serializers.DecimalField(source="gpu_request", max_digits=10, decimal_places=3, coerce_to_string=False)
     source = serializers.CharField()
     profile = serializers.SerializerMethodField()
+
+    def to_representation(self, w) -> dict:
+        # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
+        # The declared fields above still describe the shape in the OpenAPI schema.
+        return {
+            "id": str(w.id), "name": w.name, "requestedName": w.requested_name, "type": w.kind,
+            "projectId": w.project_id, "projectName": w.project.name, "departmentId": w.department_id,
+            "clusterId": str(w.cluster_id), "phase": w.actual_phase, "phaseMessage": w.phase_message,
+            "desiredPhase": w.desired_phase, "createdAt": _iso(w.created_at), "updatedAt": _iso(w.updated_at),
+            "phaseUpdatedAt": _iso(w.phase_updated_at), "startedAt": _iso(w.started_at),
+            "completedAt": _iso(w.completed_at), "deletedAt": _iso(w.deleted_at), "submittedBy": w.created_by_name,
+            "runningPods": w.running_pods, "requestedPods": w.requested_pods, "requestedGpus": float(w.gpu_request),
+            "source": w.source, "profile": self.get_profile(w),
+        }
 
     def get_profile(self, workload) -> dict | None:
         if workload.profile_id is None and not workload.profile_name:
