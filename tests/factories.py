@@ -60,3 +60,47 @@ class MembershipFactory(factory.django.DjangoModelFactory):
     user = factory.SubFactory(UserFactory)
     project = factory.SubFactory(ProjectFactory)
     role = Membership.Role.MEMBER
+
+
+# --- Kit App Streaming (kit) ---------------------------------------------------------------------------
+
+from kit.models import Application, ApplicationProfile, ApplicationVersion  # noqa: E402
+
+
+class ApplicationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Application
+
+    id = factory.Sequence(lambda n: f"kit-app{n}")
+    name = factory.LazyAttribute(lambda a: f"{a.id} application")
+    description = "A Kit application."
+    tags = factory.LazyFunction(lambda: ["kit"])
+
+
+class ApplicationVersionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ApplicationVersion
+
+    application = factory.SubFactory(ApplicationFactory)
+    version = factory.Sequence(lambda n: f"1.0.{n}")
+    container = factory.LazyAttribute(lambda v: f"nvcr.io/nvidia/omniverse/{v.application.id}")
+    container_version = factory.LazyAttribute(lambda v: v.version)
+
+
+class ApplicationProfileFactory(factory.django.DjangoModelFactory):
+    """Serves every application and version (`*`), owned by no project and shared with none unless told."""
+
+    class Meta:
+        model = ApplicationProfile
+        skip_postgeneration_save = True
+
+    slug = factory.Sequence(lambda n: f"profile{n}")
+    name = factory.LazyAttribute(lambda p: f"{p.slug} profile")
+    description = "An application profile."
+    supported_applications = factory.LazyFunction(lambda: [{"name": "*", "versions": ["*"]}])
+    ports = factory.LazyFunction(lambda: [{"name": "signaling", "port": 49100}, {"name": "media", "port": 47998}])
+
+    @factory.post_generation
+    def shared_with(profile, create, extracted, **kwargs):
+        if create and extracted:
+            profile.shared_with.set(extracted)

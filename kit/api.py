@@ -1,0 +1,273 @@
+"""The `/cfg` and `/streaming` APIs of Kit App Streaming (seed 000, CONTRACT §5). Thin views: parse, authorize,
+call one selector or service, render. Errors carry Kit's messages and `detail` (kit.errors)."""
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kit import errors, selectors, services
+from kit.filtersets import ApplicationFilterSet, ProfileFilterSet
+from kit.serializers import (
+    ApplicationIn,
+    ApplicationUpdateIn,
+    ProfileIn,
+    ProfileUpdateIn,
+    SessionIn,
+    SessionRef,
+    VersionIn,
+    VersionRef,
+    application_data,
+    profile_data,
+    profile_fields,
+    profile_summary,
+    version_data,
+)
+from kit.streams import session_view
+from studio.listing import DEFAULT_LIMIT, MAX_LIMIT
+from studio.models import is_platform_admin
+from workloads.models import Workload
+
+PAGE = [OpenApiParameter("offset", OpenApiTypes.INT, required=False),
+        OpenApiParameter("limit", OpenApiTypes.INT, required=False, description="1-500, default 50")]
+LISTED = [*PAGE, *(OpenApiParameter(name, OpenApiTypes.STR, required=False)
+                   for name in ("search", "sortBy", "sortOrder", "filterBy"))]
+
+
+def _int(request, name: str, default: int, low: int, high: int | None) -> int:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ValidationError({name: [f"Must be an integer {bound}."]})
+    return value
+
+
+def page(request, rows, *, keys=("count", "limit", "offset", "items")) -> dict:
+    """CONTRACT §1 offset/limit over a queryset or a list, with the total `count`; `keys` picks and orders
+    the keys of the answer (seed 000 answers only count and items)."""
+    offset = _int(request, "offset", 0, 0, None)
+    limit = _int(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    count = rows.count() if isinstance(rows, QuerySet) else len(rows)
+    body = {"count": count, "limit": limit, "offset": offset, "items": list(rows[offset : offset + limit])}
+    return {key: body[key] for key in keys}
+
+
+def filtered(filterset_class, request, queryset):
+    filterset = filterset_class(request.query_params, queryset=queryset, request=request)
+    if not filterset.is_valid():
+        raise ValidationError(filterset.errors)
+    return filterset.qs
+
+
+def valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def require_platform_admin(request, message: str = errors.RESOURCE_FORBIDDEN) -> None:
+    if not is_platform_admin(request.user):
+        raise errors.forbidden(message)
+
+
+def _same_id(data: dict, current: str) -> None:
+    if "id" in data and data.pop("id") != current:
+        raise ValidationError({"id": ["The id cannot be changed."]})
+
+
+class KitView(APIView):
+    pagination_class = None
+    filter_backends: list = []
+
+    def get_exception_handler(self):
+        return errors.kit_exception_handler
+
+
+# --- /cfg/apps ---------------------------------------------------------------------------------------
+
+class ApplicationListView(KitView):
+    @extend_schema(parameters=LISTED, responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        apps = filtered(ApplicationFilterSet, request, selectors.applications())
+        body = page(request, apps)
+        body["items"] = [application_data(app) for app in body["items"]]
+        return Response(body)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request):
+        require_platform_admin(request)
+        data = valid(ApplicationIn, request.data)
+        app = services.application_create(actor=request.user, app_id=data.pop("id"), **data)
+        return Response(application_data(app), status=status.HTTP_201_CREATED)
+
+
+class ApplicationDetailView(KitView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, app_id):
+        return Response(application_data(selectors.application_get(app_id=app_id)))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def put(self, request, app_id):
+        app = selectors.application_get(app_id=app_id)
+        require_platform_admin(request)
+        data = valid(ApplicationUpdateIn, request.data)
+        _same_id(data, app.id)
+        return Response(application_data(services.application_update(actor=request.user, application=app, **data)))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, app_id):
+        app = selectors.application_get(app_id=app_id)
+        require_platform_admin(request)
+        services.application_delete(actor=request.user, application=app)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class VersionListView(KitView):
+    @extend_schema(parameters=PAGE, responses=OpenApiTypes.OBJECT)
+    def get(self, request, app_id):
+        app = selectors.application_get(app_id=app_id)
+        body = page(request, selectors.versions_newest_first(app=app))
+        body["items"] = [{"version": row.version} for row in body["items"]]
+        return Response(body)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request, app_id):
+        app = selectors.application_get(app_id=app_id)
+        require_platform_admin(request)
+        data = valid(VersionIn, request.data)
+        version = services.version_create(actor=request.user, application=app, **data)
+        return Response(version_data(version), status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={204: None})
+    def delete(self, request, app_id):
+        app = selectors.application_get(app_id=app_id)
+        require_platform_admin(request)
+        data = valid(VersionRef, request.data)
+        services.version_delete(actor=request.user, version=selectors.version_get(app=app, version=data["version"]))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class VersionDetailView(KitView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, app_id, version):
+        app = selectors.application_get(app_id=app_id)
+        return Response(version_data(selectors.version_get(app=app, version=version)))
+
+
+class VersionProfileListView(KitView):
+    """Seed 000: profiles for an app version; `*` for the app id, the version or both."""
+
+    @extend_schema(parameters=PAGE, responses=OpenApiTypes.OBJECT)
+    def get(self, request, app_id, version):
+        profiles = selectors.profiles_for_path(user=request.user, app_id=app_id, version=version)
+        body = page(request, profiles, keys=("count", "items"))
+        body["items"] = [profile_summary(p) for p in body["items"]]
+        return Response(body)
+
+
+class VersionProfileDetailView(KitView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, app_id, version, profile_id):
+        profile = selectors.profile_for_path(user=request.user, app_id=app_id, version=version, profile_id=profile_id)
+        return Response(profile_summary(profile))
+
+
+# --- /cfg/profiles -----------------------------------------------------------------------------------
+
+class ProfileListView(KitView):
+    @extend_schema(parameters=LISTED, responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        if not selectors.may_see_profiles(request.user):
+            raise errors.forbidden(errors.RESOURCE_FORBIDDEN)
+        queryset = selectors.profiles_visible(user=request.user).prefetch_related("shared_with")
+        body = page(request, filtered(ProfileFilterSet, request, queryset))
+        body["items"] = [profile_data(p) for p in body["items"]]
+        return Response(body)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request):
+        require_platform_admin(request)
+        data = valid(ProfileIn, request.data)
+        profile = services.profile_create(
+            actor=request.user, profile_id=data["id"], fields=profile_fields(data),
+            owner_project_id=data.get("projectId"), sharing=data.get("sharing"),
+        )
+        return Response(profile_data(profile), status=status.HTTP_201_CREATED)
+
+
+class ProfileDetailView(KitView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, profile_id):
+        return Response(profile_data(selectors.profile_get(user=request.user, profile_id=profile_id)))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def put(self, request, profile_id):
+        profile = selectors.profile_get(user=request.user, profile_id=profile_id)
+        require_platform_admin(request, errors.PROFILE_FORBIDDEN)
+        data = valid(ProfileUpdateIn, request.data)
+        _same_id(data, profile.slug)
+        profile = services.profile_update(
+            actor=request.user, profile=profile, fields=profile_fields(data),
+            owner_project_id=data.get("projectId"), sharing=data.get("sharing"),
+        )
+        return Response(profile_data(selectors.profile_get(user=request.user, profile_id=profile.slug)))
+
+    patch = put  # absent fields keep their values either way
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, profile_id):
+        profile = selectors.profile_get(user=request.user, profile_id=profile_id)
+        require_platform_admin(request, errors.PROFILE_FORBIDDEN)
+        services.profile_delete(actor=request.user, profile=profile)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- /streaming/stream -------------------------------------------------------------------------------
+
+def session_data(session: Workload) -> dict:
+    return session_view(session_id=str(session.pk), phase=session.actual_phase, phase_message=session.phase_message,
+                        endpoints=session.endpoints, spec=session.spec)
+
+
+class StreamView(KitView):
+    @extend_schema(parameters=PAGE, responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        body = page(request, selectors.sessions_visible(user=request.user), keys=("offset", "limit", "count", "items"))
+        body["items"] = [session_data(s) for s in body["items"]]
+        return Response(body)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
+    def post(self, request):
+        data = valid(SessionIn, request.data)
+        session = services.session_launch(
+            user=request.user, app_id=data["id"], profile_id=data["profile"], version=data.get("version"),
+            arguments=data.get("arguments"), project_id=data.get("projectId"),
+        )
+        return Response(session_data(session), status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": f"/streaming/stream/{session.pk}"})
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={204: None})
+    def delete(self, request):
+        data = valid(SessionRef, request.data)
+        services.session_end(user=request.user, session=selectors.session_get(user=request.user, session_id=data["id"]))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class StreamDetailView(KitView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, session_id):
+        return Response(session_data(selectors.session_get(user=request.user, session_id=session_id)))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, session_id):
+        services.session_end(user=request.user, session=selectors.session_get(user=request.user, session_id=session_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,105 @@
+"""Kit App Streaming (seed 000, CONTRACT §5): applications, their versions, and application profiles.
+
+An application profile says how a Kit app is deployed onto a GPU node (compute, node selection, load
+balancing, encryption, authorization, environment) and which application versions it serves, with `*`
+wildcards (kit.matching). Profiles belong to a project and are shared through `sharing`. A streaming session
+is a workload of kind "stream" (workloads.Workload) whose spec is a snapshot of the version and profile at
+launch, so editing or deleting either leaves running sessions alone.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from kit.matching import is_version
+from sharing.models import Shareable
+from studio.names import validate_name
+
+VERSION_RULE = "Must be a semantic version such as 1.2.3 or 2.0.0-rc.1."
+
+
+def validate_version(value: str) -> None:
+    if not is_version(value):
+        raise ValidationError(VERSION_RULE, code="invalid_version")
+
+
+class Application(models.Model):
+    # The Kit app id ("usd-viewer") is the key: immutable, and the prefix of its sessions' workload names.
+    id = models.CharField(primary_key=True, max_length=63, validators=[validate_name])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    tags = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return self.name  # not the id: Django clears the primary key of a deleted row, and the audit names it after
+
+
+class ApplicationVersion(models.Model):
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="versions")
+    version = models.CharField(max_length=128, validators=[validate_version])
+    container = models.CharField(max_length=255)  # image repository, e.g. nvcr.io/nvidia/omniverse/usd-viewer
+    container_version = models.CharField(max_length=128)  # image tag
+    helm_chart = models.CharField(max_length=255, blank=True, default="")
+    helm_chart_version = models.CharField(max_length=128, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["application_id", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["application", "version"], name="one_row_per_application_version")
+        ]
+
+    def __str__(self):
+        return f"{self.application_id} {self.version}"
+
+    @property
+    def image(self) -> str:
+        return f"{self.container}:{self.container_version}"
+
+
+class ApplicationProfile(Shareable):
+    class ServiceType(models.TextChoices):
+        LOAD_BALANCER = "LoadBalancer"
+        NODE_PORT = "NodePort"
+        CLUSTER_IP = "ClusterIP"
+
+    class Encryption(models.TextChoices):
+        NONE = "none", "None"
+        LOAD_BALANCER = "loadBalancer", "At the load balancer"  # configured by the Service's annotations
+        POD = "pod", "In the pod"  # with the certificate of `tls_secret`, mounted at /etc/tls
+
+    slug = models.CharField("id", max_length=63, unique=True, validators=[validate_name])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    supported_applications = models.JSONField(default=list, blank=True)
+
+    # Deployment settings, in the workload spec's own shapes (validated by workloads.specs parts).
+    compute = models.JSONField(default=dict, blank=True)
+    node_selector = models.JSONField(default=dict, blank=True)
+    tolerations = models.JSONField(default=list, blank=True)
+    runtime_class_name = models.CharField(max_length=253, blank=True, default="")
+    authorization = models.BooleanField(default=True)
+    service_type = models.CharField(max_length=16, choices=ServiceType.choices, default=ServiceType.LOAD_BALANCER)
+    service_annotations = models.JSONField(default=dict, blank=True)
+    encryption = models.CharField(max_length=16, choices=Encryption.choices, default=Encryption.NONE)
+    tls_secret = models.CharField(max_length=253, blank=True, default="")
+    environment = models.JSONField(default=list, blank=True)
+    ports = models.JSONField(default=list, blank=True)
+
+    # Bumped on every change, and recorded on each session launched from the profile.
+    revision = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.slug

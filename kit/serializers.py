@@ -1,0 +1,266 @@
+"""Shapes of `/cfg` and `/streaming` (seed 000, CONTRACT §5): strict input serializers, plain output dicts.
+
+Inputs reuse the field rules of workloads.specs (strict JSON types, quantities, tolerations, environment
+variables, compute), so a profile accepts exactly what a workload spec would. Application and profile ids
+follow the CONTRACT name rule; versions are semantic versions; `*` is allowed only inside
+`supportedApplications`."""
+
+import math
+import re
+
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from kit.matching import LATEST, WILDCARD, is_version
+from kit.models import VERSION_RULE, Application, ApplicationProfile, ApplicationVersion
+from sharing.models import SharingMode
+from workloads.specs.fields import Boolean, Choice, Integer, Port, StrictSerializer, Text, texts
+from workloads.specs.parts import Compute, EnvironmentVariable, Toleration
+from workloads.specs.rules import (
+    DNS_SUBDOMAIN,
+    NAME,
+    NO_SPACES,
+    UUID,
+    is_label_value,
+    is_qualified_name,
+    is_valid_name,
+)
+
+IMAGE_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+PORT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?")  # IANA service name, as Kubernetes port names
+ARGUMENT_KEY = re.compile(r"/?[A-Za-z_][A-Za-z0-9_.\-/]*")
+
+
+def _rule(predicate, message):
+    def check(value):
+        if not predicate(value):
+            raise ValidationError(message)
+
+    return check
+
+
+VERSION = _rule(is_version, VERSION_RULE)
+APP_OR_WILDCARD = _rule(lambda v: v == WILDCARD or is_valid_name(v), "Must be an application id or '*'.")
+VERSION_OR_WILDCARD = _rule(lambda v: v == WILDCARD or is_version(v), "Must be a semantic version or '*'.")
+VERSION_OR_LATEST = _rule(lambda v: v == LATEST or is_version(v), f"{VERSION_RULE[:-1]}, or 'latest'.")
+TAG = _rule(IMAGE_TAG.fullmatch, "Must be an image tag: letters, digits, '_', '.' and '-', at most 128.")
+PORT_NAME_RULE = _rule(PORT_NAME.fullmatch, "Must be 1 to 15 lowercase letters, digits and '-'.")
+
+
+class StringMap(serializers.Field):
+    """A JSON object of string values; keys are Kubernetes qualified names, values optionally label values."""
+
+    def __init__(self, *, label_values=False, **kwargs):
+        self.label_values = label_values
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise ValidationError("Must be a JSON object of strings.")
+        problems = {}
+        for key, value in data.items():
+            if not is_qualified_name(key):
+                problems[key] = ["Key must be a Kubernetes qualified name such as 'app' or 'example.com/app'."]
+            elif not isinstance(value, str):
+                problems[key] = ["Must be a string."]
+            elif self.label_values and not is_label_value(value):
+                problems[key] = ["Must be a label value: at most 63 letters, digits, '-', '_' or '.'."]
+        if problems:
+            raise ValidationError(problems)
+        return dict(data)
+
+    def to_representation(self, value):
+        return value
+
+
+class Arguments(serializers.Field):
+    """Kit arguments: `{"<setting>": <string, number or boolean>}`, passed as `--<setting>=<value>`."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise ValidationError("Must be a JSON object.")
+        problems = {}
+        for key, value in data.items():
+            if not ARGUMENT_KEY.fullmatch(key):
+                problems[key] = ["Must be a setting name such as 'usd_stage_uri' or '/app/auto_load_usd'."]
+            elif not isinstance(value, (str, int, float, bool)) or (isinstance(value, float) and not math.isfinite(value)):
+                problems[key] = ["Must be a string, a number or a boolean."]
+        if problems:
+            raise ValidationError(problems)
+        return dict(data)
+
+    def to_representation(self, value):
+        return value
+
+
+# --- inputs ------------------------------------------------------------------------------------------
+
+class ApplicationIn(StrictSerializer):
+    id = Text(validators=[NAME])
+    name = Text(max_length=200)
+    description = Text(required=False, allow_blank=True, max_length=10_000)
+    tags = texts(required=False, max_length=50)
+
+
+class ApplicationUpdateIn(ApplicationIn):
+    """PUT: `id` may be repeated but not changed (the view compares it); absent fields keep their values."""
+
+    id = Text(required=False)
+    name = Text(required=False, max_length=200)
+
+
+class VersionIn(StrictSerializer):
+    version = Text(validators=[VERSION], max_length=128)
+    container = Text(validators=[NO_SPACES], max_length=255)
+    container_version = Text(validators=[TAG])
+    helm_chart = Text(required=False, allow_blank=True, validators=[NO_SPACES], max_length=255)
+    helm_chart_version = Text(required=False, allow_blank=True, validators=[NO_SPACES], max_length=128)
+
+
+class VersionRef(StrictSerializer):
+    version = Text(validators=[VERSION])
+
+
+class SupportedApplication(StrictSerializer):
+    name = Text(validators=[APP_OR_WILDCARD])
+    versions = texts(VERSION_OR_WILDCARD, min_length=1)
+
+
+class LoadBalancing(StrictSerializer):
+    serviceType = Choice(ApplicationProfile.ServiceType.values, required=False)
+    annotations = StringMap(required=False)
+
+
+class Encryption(StrictSerializer):
+    mode = Choice(ApplicationProfile.Encryption.values)
+    tlsSecret = Text(required=False, validators=[DNS_SUBDOMAIN])
+
+    def cross_field_errors(self, values):
+        if values.get("mode") == ApplicationProfile.Encryption.POD and not values.get("tlsSecret"):
+            return {"tlsSecret": "Is required when mode is pod: the pod serves TLS with this certificate."}
+        if values.get("mode") in ("none", "loadBalancer") and values.get("tlsSecret"):
+            return {"tlsSecret": "Give a TLS secret only when mode is pod."}
+        return {}
+
+
+class StreamPort(StrictSerializer):
+    name = Text(validators=[PORT_NAME_RULE])
+    port = Port()
+
+
+class Sharing(StrictSerializer):
+    mode = Choice(SharingMode.values)
+    projectIds = serializers.ListField(child=Integer(min_value=1), required=False)
+
+
+class ProfileIn(StrictSerializer):
+    id = Text(validators=[NAME])
+    name = Text(max_length=200)
+    description = Text(required=False, allow_blank=True, max_length=10_000)
+    supportedApplications = SupportedApplication(many=True)
+    projectId = Integer(required=False, min_value=1)
+    sharing = Sharing(required=False)
+    compute = Compute(required=False)
+    nodeSelector = StringMap(required=False, label_values=True)
+    tolerations = Toleration(many=True, required=False)
+    runtimeClassName = Text(required=False, allow_blank=True, validators=[DNS_SUBDOMAIN])
+    authorization = Boolean(required=False)
+    loadBalancing = LoadBalancing(required=False)
+    encryption = Encryption(required=False)
+    environmentVariables = EnvironmentVariable(many=True, required=False)
+    ports = StreamPort(many=True, required=False)
+
+    def cross_field_errors(self, values):
+        ports = values.get("ports") or []
+        problems = {}
+        for key in ("name", "port"):
+            seen = [p[key] for p in ports]
+            if len(seen) != len(set(seen)):
+                problems.setdefault("ports", f"Each port needs its own {key}.")
+        return problems
+
+
+class ProfileUpdateIn(ProfileIn):
+    """PUT/PATCH: `id` may be repeated but not changed; absent fields keep their values."""
+
+    id = Text(required=False)
+    name = Text(required=False, max_length=200)
+    supportedApplications = SupportedApplication(many=True, required=False)
+
+
+class SessionIn(StrictSerializer):
+    id = Text(allow_blank=False)
+    version = Text(required=False, validators=[VERSION_OR_LATEST])
+    profile = Text(allow_blank=False)
+    arguments = Arguments(required=False)
+    projectId = Integer(required=False, min_value=1)
+
+
+class SessionRef(StrictSerializer):
+    id = Text(validators=[UUID])
+
+
+# Model field <- API field, for the profile's plain settings (the nested ones are unpacked in profile_fields).
+PROFILE_FIELDS = {
+    "name": "name", "description": "description", "supportedApplications": "supported_applications",
+    "compute": "compute", "nodeSelector": "node_selector", "tolerations": "tolerations",
+    "runtimeClassName": "runtime_class_name", "authorization": "authorization",
+    "environmentVariables": "environment", "ports": "ports",
+}
+
+
+def profile_fields(data: dict) -> dict:
+    """Validated ProfileIn data -> model field values (only those given)."""
+    fields = {model: data[api] for api, model in PROFILE_FIELDS.items() if api in data}
+    if "loadBalancing" in data:
+        fields["service_type"] = data["loadBalancing"].get("serviceType", ApplicationProfile.ServiceType.LOAD_BALANCER)
+        fields["service_annotations"] = data["loadBalancing"].get("annotations", {})
+    if "encryption" in data:
+        fields["encryption"] = data["encryption"]["mode"]
+        fields["tls_secret"] = data["encryption"].get("tlsSecret", "")
+    return fields
+
+
+# --- outputs -----------------------------------------------------------------------------------------
+
+def application_data(app: Application) -> dict:
+    return {"id": app.id, "name": app.name, "description": app.description, "tags": list(app.tags or [])}
+
+
+def version_data(version: ApplicationVersion) -> dict:
+    return {
+        "version": version.version,
+        "container": version.container,
+        "container_version": version.container_version,
+        "helm_chart": version.helm_chart,
+        "helm_chart_version": version.helm_chart_version,
+    }
+
+
+def profile_summary(profile: ApplicationProfile) -> dict:
+    """Seed 000: what `/cfg/apps/{id}/versions/{version}/profiles[/{profile}]` answers."""
+    return {"id": profile.slug, "name": profile.name, "description": profile.description}
+
+
+def profile_data(profile: ApplicationProfile) -> dict:
+    encryption = {"mode": profile.encryption}
+    if profile.tls_secret:
+        encryption["tlsSecret"] = profile.tls_secret
+    return {
+        **profile_summary(profile),
+        "supportedApplications": profile.supported_applications,
+        "projectId": profile.owner_project_id,
+        "sharing": profile.sharing(),
+        "compute": profile.compute,
+        "nodeSelector": profile.node_selector,
+        "tolerations": profile.tolerations,
+        "runtimeClassName": profile.runtime_class_name,
+        "authorization": profile.authorization,
+        "loadBalancing": {"serviceType": profile.service_type, "annotations": profile.service_annotations},
+        "encryption": encryption,
+        "environmentVariables": profile.environment,
+        "ports": profile.ports,
+        "revision": profile.revision,
+        "createdAt": serializers.DateTimeField().to_representation(profile.created_at),
+        "updatedAt": serializers.DateTimeField().to_representation(profile.updated_at),
+    }

@@ -1,0 +1,84 @@
+"""Portal pages of Kit App Streaming through Django's test client: status, content, visibility."""
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from kit.matching import is_version
+from workloads.models import Workload
+
+pytestmark = pytest.mark.django_db
+
+
+def browser(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def page(client, name, *args, status=200) -> str:
+    response = client.get(reverse(name, args=args))
+    assert response.status_code == status
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("name,args", [("kit-apps", ()), ("kit-app", ("usd-viewer",)), ("kit-profiles", ()),
+                                       ("kit-profile", ("default",)), ("kit-sessions", ())])
+def test_pages_need_a_login(kit, name, args):
+    response = Client().get(reverse(name, args=args))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_apps_list_and_search(org, kit):
+    client = browser(org.users.member)
+    html = page(client, "kit-apps")
+    assert "USD Viewer" in html and "USD Composer" in html and reverse("kit-app", args=["usd-viewer"]) in html
+    assert "1.1.0" in html  # the newest version of usd-viewer
+    html = client.get(reverse("kit-apps") + "?search=composer").content.decode()
+    assert "USD Composer" in html and "USD Viewer" not in html
+
+
+def test_app_detail_lists_versions_newest_first_and_visible_profiles(org, kit):
+    html = page(browser(org.users.member), "kit-app", "usd-viewer")
+    cells = [c for c in re.findall(r"<td>([^ <]+)", html) if is_version(c)]
+    assert cells == ["1.1.0", "1.1.0-rc.1", "1.0.0"]
+    assert "nvcr.io/nvidia/omniverse/usd-viewer:1.1.0" in html
+    assert "High memory profile" in html and "composer-only" not in html
+    assert "composer-only" in page(browser(org.users.other), "kit-app", "composer")
+    page(browser(org.users.member), "kit-app", "nope", status=404)
+
+
+def test_profiles_follow_sharing(org, kit):
+    html = page(browser(org.users.member), "kit-profiles")
+    assert "high-mem" in html and "composer-only" not in html
+    html = page(browser(org.users.other), "kit-profiles")
+    assert "composer-only" in html and "high-mem" not in html
+    page(browser(org.users.other), "kit-profile", "high-mem", status=404)
+    assert "No application profiles" in page(browser(kit.loner), "kit-profiles")
+
+
+def test_profile_detail_shows_the_deployment(org, kit):
+    kit.profiles.high_mem.node_selector = {"nvidia.com/gpu.product": "NVIDIA-L40S"}
+    kit.profiles.high_mem.encryption, kit.profiles.high_mem.tls_secret = "pod", "stream-tls"
+    kit.profiles.high_mem.save()
+    html = page(browser(org.users.member), "kit-profile", "high-mem")
+    for text in ("High memory profile", "cpuMemoryRequest: 64Gi", "nvidia.com/gpu.product=NVIDIA-L40S", "stream-tls",
+                 "LoadBalancer", "signaling: 49100", "usd-viewer"):
+        assert text in html, text
+
+
+def test_sessions_page_shows_status_and_routes(client_for, org, kit):
+    api = client_for(org.users.member)
+    first = api.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json").json()["id"]
+    second = api.post("/streaming/stream", {"id": "composer", "profile": "default"}, format="json").json()["id"]
+    Workload.objects.filter(pk=first).update(actual_phase="Running", endpoints={
+        "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
+        "ports": [{"name": "port-49100", "port": 49100, "nodePort": 32452}]})
+    html = page(browser(org.users.member), "kit-sessions")
+    assert first in html and second in html
+    assert '<span class="badge Running">Running</span>' in html and "Session is active" in html
+    assert "25.124.78.14:49100</code> signaling" in html
+    assert '<span class="badge Creating">Creating</span>' in html
+    assert first not in page(browser(org.users.other), "kit-sessions")
