@@ -95,7 +95,7 @@ class KitView(APIView):
 # --- /cfg/apps ---------------------------------------------------------------------------------------
 
 class ApplicationListView(KitView):
-    @extend_schema(parameters=LISTED, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="cfg_apps_list", parameters=LISTED, responses=OpenApiTypes.OBJECT)
     def get(self, request):
         apps = filtered(ApplicationFilterSet, request, selectors.applications())
         body = page(request, apps)
@@ -132,7 +132,7 @@ class ApplicationDetailView(KitView):
 
 
 class VersionListView(KitView):
-    @extend_schema(parameters=PAGE, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="cfg_apps_versions_list", parameters=PAGE, responses=OpenApiTypes.OBJECT)
     def get(self, request, app_id):
         app = selectors.application_get(app_id=app_id)
         body = page(request, selectors.versions_newest_first(app=app))
@@ -166,7 +166,7 @@ class VersionDetailView(KitView):
 class VersionProfileListView(KitView):
     """Seed 000: profiles for an app version; `*` for the app id, the version or both."""
 
-    @extend_schema(parameters=PAGE, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="cfg_apps_versions_profiles_list", parameters=PAGE, responses=OpenApiTypes.OBJECT)
     def get(self, request, app_id, version):
         profiles = selectors.profiles_for_path(user=request.user, app_id=app_id, version=version)
         body = page(request, profiles, keys=("count", "items"))
@@ -184,7 +184,7 @@ class VersionProfileDetailView(KitView):
 # --- /cfg/profiles -----------------------------------------------------------------------------------
 
 class ProfileListView(KitView):
-    @extend_schema(parameters=LISTED, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="cfg_profiles_list", parameters=LISTED, responses=OpenApiTypes.OBJECT)
     def get(self, request):
         if not selectors.may_see_profiles(request.user):
             raise errors.forbidden(errors.RESOURCE_FORBIDDEN)
@@ -239,7 +239,7 @@ def session_data(session: Workload) -> dict:
 
 
 class StreamView(KitView):
-    @extend_schema(parameters=PAGE, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="streaming_stream_list", parameters=PAGE, responses=OpenApiTypes.OBJECT)
     def get(self, request):
         body = page(request, selectors.sessions_visible(user=request.user), keys=("offset", "limit", "count", "items"))
         body["items"] = [session_data(s) for s in body["items"]]
@@ -255,7 +255,7 @@ class StreamView(KitView):
         return Response(session_data(session), status=status.HTTP_202_ACCEPTED,
                         headers={"Location": f"/streaming/stream/{session.pk}"})
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={204: None})
+    @extend_schema(operation_id="streaming_stream_destroy_by_body", request=OpenApiTypes.OBJECT, responses={204: None})
     def delete(self, request):
         data = valid(SessionRef, request.data)
         services.session_end(user=request.user, session=selectors.session_get(user=request.user, session_id=data["id"]))
