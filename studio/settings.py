@@ -177,9 +177,13 @@ if not REDIS_URL:
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # How often an idle (or fully prefetched) worker looks for messages: kombu's 1s default caps a worker
+        # at about `concurrency` tasks a second.
+        "polling_interval": env.float("CELERY_BROKER_POLLING_INTERVAL", default=0.1),
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # A task a killed worker held comes back after this long; keep it above the longest retry backoff.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -192,7 +196,31 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 SYNC_INTERVAL_SECONDS = env.float("SYNC_INTERVAL_SECONDS", default=5.0)
 METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
 METRICS_RETENTION_DAYS = env.int("METRICS_RETENTION_DAYS", default=7)
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+# Cluster tasks: retries of transient cluster errors (exponential backoff with jitter, capped).
+KUBE_RETRY_BACKOFF = env.int("KUBE_RETRY_BACKOFF", default=1)
+KUBE_RETRY_BACKOFF_MAX = env.int("KUBE_RETRY_BACKOFF_MAX", default=60)
+KUBE_MAX_RETRIES = env.int("KUBE_MAX_RETRIES", default=10)
+# The sync: a cluster that misses this many rounds in a row is Disconnected and its workloads Unknown;
+# a task that should have pushed, suspended or removed gets this long before the sync does it again.
+SYNC_DISCONNECTED_AFTER_ROUNDS = env.int("SYNC_DISCONNECTED_AFTER_ROUNDS", default=3)
+SYNC_REPAIR_GRACE_SECONDS = env.float("SYNC_REPAIR_GRACE_SECONDS", default=60.0)
+SYNC_LEASE_SECONDS = env.float("SYNC_LEASE_SECONDS", default=120.0)
+SYNC_MAX_REPAIRS = env.int("SYNC_MAX_REPAIRS", default=200)  # orphan deletions per round
+GPU_SCHEDULER_NAME = env.str("GPU_SCHEDULER_NAME", default="runai-scheduler")
+# Beat messages expire after two intervals: a worker that was down does not replay a backlog of rounds.
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    "clusters-sync": {
+        "task": "workloads.tasks.clusters_sync",
+        "schedule": SYNC_INTERVAL_SECONDS,
+        "options": {"expires": SYNC_INTERVAL_SECONDS * 2},
+    },
+    "clusters-collect-metrics": {
+        "task": "workloads.tasks.clusters_collect_metrics",
+        "schedule": METRICS_INTERVAL_SECONDS,
+        "options": {"expires": METRICS_INTERVAL_SECONDS * 2},
+    },
+    "metrics-purge": {"task": "workloads.tasks.metrics_purge", "schedule": 3600.0, "options": {"expires": 3600.0}},
+}
 
 # The simulated cluster that `make run` starts and registers as the demo cluster.
 KUBESIM_URL = env.str("KUBESIM_URL", default="")

@@ -1,21 +1,34 @@
 """Cluster work of the organisation, run by Celery workers. Tasks take ids and are idempotent."""
 
+import logging
+
 from celery import shared_task
+from django.conf import settings
 
 from studio import kube
 from studio.models import Project
 
+log = logging.getLogger(__name__)
+
 
 @shared_task(
+    name="studio.tasks.project_namespace_ensure",
     acks_late=True,
     autoretry_for=kube.TRANSIENT_ERRORS,
-    retry_backoff=True,
-    retry_backoff_max=60,
+    retry_backoff=settings.KUBE_RETRY_BACKOFF,
+    retry_backoff_max=settings.KUBE_RETRY_BACKOFF_MAX,
     retry_jitter=True,
-    max_retries=20,
+    max_retries=settings.KUBE_MAX_RETRIES,
 )
 def project_namespace_ensure(project_id: int) -> None:
+    """Create the project's namespace unless it exists. A refusal is logged: every push of a workload of the
+    project tries again, and fails that workload with the cluster's message if it is refused again."""
     project = Project.objects.select_related("cluster").filter(pk=project_id).first()
     if project is None:
         return
-    kube.namespace_ensure(kube.connect(project.cluster), project.namespace, labels={"paas-studio/project": project.name})
+    try:
+        kube.namespace_ensure(kube.connect(project.cluster), project.namespace,
+                              labels={"paas-studio/project": project.name})
+    except kube.PermanentClusterError as exc:
+        log.error("namespace %s of project %s refused by cluster %s: %s", project.namespace, project.name,
+                  project.cluster.name, exc.message)

@@ -171,3 +171,20 @@ class MetricSample(models.Model):
             models.Index(fields=["workload", "type", "timestamp"]),
             models.Index(fields=["timestamp"]),
         ]
+
+
+class ClusterLease(models.Model):
+    """Who runs a cluster's periodic round (sync, metrics) and until when, so that two rounds of one cluster
+    never overlap. A row lock would not do: SQLite has none, and a round must not hold a transaction open
+    while it waits on the cluster."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    purpose = models.CharField(max_length=16)
+    holder = models.CharField(max_length=64, blank=True, default="")
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "purpose"], name="one_lease_per_cluster_purpose")]
+
+    def __str__(self):
+        return f"{self.purpose} lease of cluster {self.cluster_id} until {self.expires_at:%Y-%m-%d %H:%M:%S}"

@@ -1,0 +1,169 @@
+"""The sync round against kubesim: its cost in cluster calls and queries at 2,000 workloads, writes of changed
+rows only, drift repair (missing object, lost suspension, orphans) and one round per cluster at a time."""
+
+import math
+import time
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from kubernetes import client
+
+from studio import kube
+from tests.conftest import official_client
+from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
+from workloads import manifests, push, sync
+from workloads.leases import lease_acquire, lease_release
+from workloads.models import Pod, Workload
+from workloads.specs import validate_spec
+
+pytestmark = pytest.mark.django_db(transaction=True)
+MANY = 2000
+
+
+def list_calls(stats: dict) -> dict:
+    return {resource: n for (verb, resource), n in stats.items() if verb == "list"}
+
+
+def test_a_round_over_2000_workloads_lists_each_kind_by_page_and_never_gets_one(sim_org, start_kubesim):
+    sim = start_kubesim(nodes=20, run_seconds=3600)
+    sim_org.cluster.api_server_url = sim.url
+    sim_org.cluster.save()
+    conn = kube.connect(sim_org.cluster)
+    spec = validate_spec("training", {"image": "python:3.11"})
+    rows = Workload.objects.bulk_create([
+        Workload(kind="training", name=f"w{i:04d}", requested_name=f"w{i:04d}", project=sim_org.project,
+                 department=sim_org.project.department, cluster=sim_org.cluster, created_by_name="tests", spec=spec)
+        for i in range(MANY)
+    ])
+    kube.namespace_ensure(conn, sim_org.namespace)
+    jobs = [manifests.build_manifests(push.workload_ref(Workload(pk=w.pk, name=w.name, kind=w.kind,
+                                                                 project=sim_org.project)), spec)[-1] for w in rows]
+    # Straight into the simulator's API layer, as its HTTP handler would do: 2,000 requests would only time HTTP.
+    jobs_api = sim.registry.by_kind("batch/v1", "Job")
+    with sim.store.lock:
+        for job in jobs:
+            sim.api.create(jobs_api, sim_org.namespace, job)
+    k8s = client.CoreV1Api(official_client(sim))
+    running = "status.phase=Running"
+    wait_for(lambda: len(k8s.list_namespaced_pod(sim_org.namespace, field_selector=running).items) == MANY,
+             timeout=60, interval=1, what="a running pod for each Job")
+    warnings = len(k8s.list_namespaced_event(sim_org.namespace, field_selector="type=Warning").items)
+
+    sim.reset_stats()
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        report = sync.cluster_sync(sim_org.cluster.pk)
+        seconds = time.perf_counter() - started
+    print(f"\nsync of {MANY} workloads: {seconds:.2f}s, {sum(list_calls(sim.stats()).values())} list calls, "
+          f"{len(queries)} queries")
+
+    pages = math.ceil(MANY / kube.LIST_PAGE_SIZE)
+    expected = {"persistentvolumeclaims": 1, "jobs": pages, "services": 1, "ingresses": 1, "deployments": 1,
+                "horizontalpodautoscalers": 1, "services.serving.knative.dev": 1, "pods": pages,
+                "events": max(1, math.ceil(warnings / kube.LIST_PAGE_SIZE))}
+    assert list_calls(sim.stats()) == expected
+    assert sum(expected.values()) <= 30
+    assert {key for key in sim.stats() if key[0] == "get"} == {("get", "discovery")}
+    # A fixed few reads, and bulk writes of 100+ rows a statement (SQLite's 999 parameters cap a batch).
+    selects = [q["sql"] for q in queries if q["sql"].startswith("SELECT")]
+    assert len(selects) <= 12, selects
+    assert len(queries) <= 20 + 4 * math.ceil(MANY / 100), "\n".join(q["sql"][:150] for q in queries)
+    assert report.workloads == MANY and report.changed == MANY
+    assert Pod.objects.filter(workload__project=sim_org.project).count() == MANY
+    assert set(Workload.objects.values_list("actual_phase", flat=True)) == {"Running"}
+
+    with CaptureQueriesContext(connection) as again:
+        sync.cluster_sync(sim_org.cluster.pk)
+    writes = [q["sql"] for q in again if q["sql"].startswith(("UPDATE", "INSERT")) and "workloads_" in q["sql"]
+              and "clusterlease" not in q["sql"]]
+    assert writes == []  # nothing changed on the cluster: nothing is written
+
+
+def test_an_unchanged_workload_is_not_written_again(sim_org):
+    workload = make_workload(sim_org.project, "still", annotations=run_seconds(600))
+    push.workload_push(workload.pk)
+    wait_for(lambda: Workload.objects.get(pk=workload.pk).actual_phase == "Running",
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Running")
+    with CaptureQueriesContext(connection) as queries:
+        report = sync.cluster_sync(sim_org.cluster.pk)
+    assert report.changed == 0
+    assert not [q for q in queries if q["sql"].startswith("UPDATE") and '"workloads_workload"' in q["sql"]]
+    assert list(Workload.objects.get(pk=workload.pk).events.filter(reason="Running").values_list("phase", flat=True)) \
+        == ["Running"]
+
+
+def test_a_deleted_object_of_a_running_workload_is_pushed_again(worker, sim_org):
+    workload = make_workload(sim_org.project, "again", annotations=run_seconds(600))
+    push.workload_push(workload.pk)
+    name = manifests.object_name(push.workload_ref(Workload.objects.select_related("project").get(pk=workload.pk)))
+    wait_for(lambda: Workload.objects.get(pk=workload.pk).actual_phase == "Running",
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Running")
+    batch = client.BatchV1Api(sim_org.k8s)
+    first_uid = batch.read_namespaced_job(name, sim_org.namespace).metadata.uid
+    batch.delete_namespaced_job(name, sim_org.namespace, propagation_policy="Background")
+
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert report.repushed == 1
+    assert Workload.objects.get(pk=workload.pk).phase_message == "Object missing; recreating"
+
+    def recreated():
+        try:
+            return batch.read_namespaced_job(name, sim_org.namespace).metadata.uid != first_uid
+        except client.ApiException:
+            return False
+
+    wait_for(recreated, what="the Job to be recreated by the worker")
+    wait_for(lambda: Workload.objects.get(pk=workload.pk).actual_phase == "Running",
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Running again")
+
+
+def test_a_job_resumed_behind_our_back_is_suspended_again(worker, sim_org, settings):
+    settings.SYNC_REPAIR_GRACE_SECONDS = 0
+    workload = make_workload(sim_org.project, "parked", desired="Stopped")
+    push.workload_push(workload.pk)
+    name = manifests.object_name(push.workload_ref(Workload.objects.select_related("project").get(pk=workload.pk)))
+    batch = client.BatchV1Api(sim_org.k8s)
+    batch.patch_namespaced_job(name, sim_org.namespace, {"spec": {"suspend": False}})
+
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert report.resuspended == 1
+    wait_for(lambda: batch.read_namespaced_job(name, sim_org.namespace).spec.suspend is True,
+             what="the Job to be suspended again")
+    wait_for(lambda: Workload.objects.get(pk=workload.pk).actual_phase == "Stopped",
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Stopped")
+
+
+def test_objects_of_unknown_or_deleted_workloads_are_deleted_and_others_left_alone(sim_org):
+    conn = kube.connect(sim_org.cluster)
+    kept = make_workload(sim_org.project, "kept", annotations=run_seconds(600))
+    gone = make_workload(sim_org.project, "gone", annotations=run_seconds(600))
+    for workload in (kept, gone):
+        push.workload_push(workload.pk)
+    Workload.objects.filter(pk=gone.pk).delete()  # its objects are now orphans
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "elsewhere", "namespace": "default",
+        "labels": {manifests.MANAGED_BY_LABEL: manifests.MANAGED_BY, manifests.WORKLOAD_ID_LABEL: "x"}}}
+    kube.create_or_adopt(conn, foreign)
+
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert report.orphans_deleted == 1
+    jobs = client.BatchV1Api(sim_org.k8s).list_namespaced_job(sim_org.namespace).items
+    assert [j.metadata.labels[manifests.WORKLOAD_ID_LABEL] for j in jobs] == [str(kept.pk)]
+    assert kube.get(conn, "v1", "ConfigMap", "default", "elsewhere")  # another namespace: not ours to judge
+
+
+def test_a_round_is_skipped_while_another_holds_the_cluster(sim_org):
+    token = lease_acquire(sim_org.cluster.pk, "sync", seconds=60)
+    assert token and lease_acquire(sim_org.cluster.pk, "sync", seconds=60) is None
+    assert sync.cluster_sync(sim_org.cluster.pk) is None
+    assert list_calls(sim_org.sim.stats()) == {}
+    lease_release(sim_org.cluster.pk, "sync", token)
+    assert sync.cluster_sync(sim_org.cluster.pk) is not None
+
+
+def test_a_lease_whose_holder_died_lapses(sim_org):
+    assert lease_acquire(sim_org.cluster.pk, "sync", seconds=0.2)
+    assert lease_acquire(sim_org.cluster.pk, "sync", seconds=0.2) is None
+    time.sleep(0.3)
+    assert lease_acquire(sim_org.cluster.pk, "sync", seconds=0.2)

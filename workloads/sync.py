@@ -1,0 +1,247 @@
+"""One sync round of a cluster: what the cluster runs -> each workload's phase, pods and events, and repairs.
+
+A round LISTs each kind a workload may own (plus Pods and Warning Events) by the managed-by label, all
+namespaces at once, 500 a page: the cost grows with pages, never one GET per workload. Objects are grouped
+by their workload-id label and `phases.derive_phase` maps them to a phase. Only the rows that changed are
+written, in bulk, with an event per transition. Drift is repaired: a missing object of a workload that
+should run is pushed again, a suspension the cluster lost is applied again, objects of deleted or unknown
+workloads are deleted. Rounds of one cluster never overlap (a lease in the database).
+"""
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from studio import kube
+from studio.models import Cluster
+from studio.queue import enqueue_on_commit
+from workloads import manifests, phases, push, sync_writes
+from workloads.leases import lease_acquire, lease_release
+from workloads.models import Workload
+from workloads.push import SUSPENDABLE, owned_by_controller, workload_ref
+
+log = logging.getLogger(__name__)
+WARNING = "Warning"
+UNKNOWN_MESSAGE = "The cluster has not answered for {n} sync rounds."
+
+
+@dataclass
+class Seen:
+    """Everything a round read from the cluster, grouped by workload id."""
+
+    knative: bool
+    started_at: datetime
+    objects: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))  # wid -> kind -> [obj]
+    pods: dict = field(default_factory=lambda: defaultdict(list))  # wid -> [pod]
+    warnings: dict = field(default_factory=lambda: defaultdict(list))  # (namespace, object name) -> [event]
+
+
+@dataclass
+class SyncReport:
+    workloads: int = 0
+    changed: int = 0
+    repushed: int = 0
+    resuspended: int = 0
+    removed: int = 0
+    orphans_deleted: int = 0
+
+
+def listed_kinds(knative: bool) -> list[tuple[str, str]]:
+    """Every kind a workload may own, with or without Knative (objects pushed before the cluster's Knative came
+    or went are still ours), once each; Knative Services only where the cluster serves them."""
+    kinds = [k for kind in manifests.KINDS for k in push.workload_object_kinds(kind)]
+    return [k for k in dict.fromkeys(kinds) if knative or k[0] != manifests.KNATIVE_API]
+
+
+def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | None:
+    """One round for one cluster; None when another round holds the cluster or the cluster did not answer."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return None
+    token = lease_acquire(cluster.pk, "sync", seconds=settings.SYNC_LEASE_SECONDS)
+    if token is None:
+        log.info("sync of cluster %s skipped: a round is running", cluster.name)
+        return None
+    try:
+        conn = kube.connect(cluster)
+        try:
+            seen = observe(conn, cluster)
+        except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
+            round_failed(cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
+            return None
+        report = reconcile(conn, cluster, seen, now=now or timezone.now())
+        Cluster.objects.filter(pk=cluster.pk).update(
+            status=Cluster.Status.CONNECTED, status_message="", last_seen_at=timezone.now(), failed_rounds=0,
+            has_knative=seen.knative,
+        )
+        return report
+    finally:
+        lease_release(cluster.pk, "sync", token)
+
+
+def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
+    seen = Seen(knative=kube.has_api_group(conn, "serving.knative.dev"), started_at=timezone.now())
+    for api_version, kind in [*listed_kinds(seen.knative), kube.POD]:
+        for obj in kube.list_objects(conn, api_version, kind, label_selector=kube.MANAGED_BY_SELECTOR):
+            wid = (obj["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
+            if not wid:
+                continue
+            if (api_version, kind) == kube.POD:
+                seen.pods[wid].append(obj)
+            else:
+                seen.objects[wid][(api_version, kind)].append(obj)
+    # Events carry no labels: the Warning ones of each namespace that holds workloads, matched by object name.
+    namespaces = set(
+        Workload.objects.filter(cluster=cluster).filter(_in_play()).values_list("project__namespace", flat=True)
+    )
+    for namespace in sorted(namespaces):
+        for event in kube.list_objects(conn, *kube.EVENT, namespace=namespace, field_selector="type=Warning"):
+            involved = event.get("involvedObject") or {}
+            seen.warnings[(involved.get("namespace") or namespace, involved.get("name"))].append(event)
+    return seen
+
+
+def _in_play() -> Q:
+    """Workloads the sync follows: live ones, and deleted ones whose objects may remain."""
+    return Q(deleted_at__isnull=True) | ~Q(actual_phase=Workload.Phase.DELETED)
+
+
+def _primary(ref: manifests.WorkloadRef, objects: dict, knative: bool) -> dict | None:
+    """The workload's primary object by its deterministic name; an inference's Knative Service or, where the
+    cluster has no Knative (or had none at push time), its Deployment."""
+    name = manifests.object_name(ref)
+    candidates = [manifests.primary_kind(ref, knative=knative), manifests.primary_kind(ref, knative=not knative)]
+    for api_kind in dict.fromkeys(candidates):
+        for obj in objects.get(api_kind, ()):
+            if obj["metadata"]["name"] == name:
+                return obj
+    return None
+
+
+def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datetime) -> SyncReport:
+    rows = list(
+        Workload.objects.filter(cluster=cluster).filter(_in_play()).select_related("project").only(
+            "id", "name", "kind", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
+            "running_pods", "submitted_at", "started_at", "completed_at", "created_at", "updated_at", "deleted_at",
+            "project__name", "project__namespace",
+        )
+    )
+    report = SyncReport(workloads=len(rows))
+    changes = sync_writes.Changes(cluster=cluster, now=now)
+    grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
+    for workload in rows:
+        wid = str(workload.pk)
+        ref = workload_ref(workload)
+        objects = seen.objects.get(wid, {})
+        primary = _primary(ref, objects, seen.knative)
+        pods = seen.pods.get(wid, [])
+        events = _warnings_of(seen, ref.namespace, primary, pods)
+        changes.pods(workload, pods)
+        changes.cluster_events(workload, events)
+        if workload.actual_phase == Workload.Phase.FAILED and primary is None and \
+                workload.desired_phase != Workload.Desired.DELETED:
+            continue  # refused by the cluster at push time, or gone after failing: nothing to follow
+        phase, message = phases.derive_phase(workload.kind, workload.desired_phase, workload.actual_phase,
+                                             phases.Observed(primary, pods, events), now=now)
+        changes.phase(workload, phase, message, primary=primary, running=_running(pods))
+        report.repushed += _repair_missing(workload, primary, phase, seen, grace)
+        report.resuspended += _repair_suspension(workload, ref, primary, phase, grace)
+        report.removed += _repair_deleted(workload, objects, pods, grace)
+    report.changed = changes.save()
+    report.orphans_deleted = delete_orphans(conn, cluster, seen, {str(w.pk) for w in rows})
+    return report
+
+
+def _warnings_of(seen: Seen, namespace: str, primary: dict | None, pods: list[dict]) -> list[dict]:
+    names = [p["metadata"]["name"] for p in pods] + ([primary["metadata"]["name"]] if primary else [])
+    return [event for name in names for event in seen.warnings.get((namespace, name), ())]
+
+
+def _running(pods: list[dict]) -> int:
+    return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running"
+               and not p["metadata"].get("deletionTimestamp"))
+
+
+def _repair_missing(workload: Workload, primary, phase: str, seen: Seen, grace: datetime) -> int:
+    """Push again a workload that should run and has no object: one seen before (removed behind our back) at
+    once, one never seen after the grace (its push task was lost with a killed worker or gave up)."""
+    if primary is not None or workload.desired_phase != Workload.Desired.RUNNING or phase in Workload.FINISHED:
+        return 0
+    seen_before = workload.submitted_at is not None and workload.submitted_at < seen.started_at
+    if not seen_before and workload.created_at > grace:
+        return 0
+    enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
+    return 1
+
+
+def _repair_suspension(workload: Workload, ref, primary, phase: str, grace: datetime) -> int:
+    """Apply the suspension again when the object disagrees with the intent and the task that should have
+    fixed it had its time (a Job resumed by hand, a lost suspend task)."""
+    if primary is None or workload.kind not in SUSPENDABLE or phase in Workload.FINISHED:
+        return 0
+    if workload.desired_phase == Workload.Desired.DELETED or workload.updated_at > grace:
+        return 0
+    spec = primary.get("spec") or {}
+    parked = spec.get("suspend") is True if workload.kind == Workload.Kind.TRAINING else spec.get("replicas") == 0
+    if parked == ref.suspended:
+        return 0
+    task = "workload_suspend" if ref.suspended else "workload_resume"
+    enqueue_on_commit(f"workloads.tasks.{task}", str(workload.pk))
+    return 1
+
+
+def _repair_deleted(workload: Workload, objects: dict, pods: list, grace: datetime) -> int:
+    """Remove again a deleted workload whose objects outlived the grace (a lost or failed remove task)."""
+    if workload.desired_phase != Workload.Desired.DELETED or workload.updated_at > grace:
+        return 0
+    alive = [o for group in objects.values() for o in group
+             if not o["metadata"].get("deletionTimestamp") and not owned_by_controller(o)]
+    if not alive:
+        return 0
+    enqueue_on_commit("workloads.tasks.workload_remove", str(workload.pk))
+    return 1
+
+
+def delete_orphans(conn: kube.Connection, cluster: Cluster, seen: Seen, followed: set[str]) -> int:
+    """Delete objects labelled as ours whose workload is unknown here or deleted, in our projects'
+    namespaces only (another installation may share the cluster), at most SYNC_MAX_REPAIRS per round.
+    The rows are read after the lists: an object pushed during the round has its row in `followed`."""
+    unknown = [wid for wid in seen.objects if wid not in followed]
+    if not unknown:
+        return 0
+    namespaces = set(cluster.projects.values_list("namespace", flat=True))
+    deleted = 0
+    for wid in unknown:
+        for (api_version, kind), objects in seen.objects[wid].items():
+            for obj in objects:
+                meta = obj["metadata"]
+                if meta.get("namespace") not in namespaces or meta.get("deletionTimestamp") or owned_by_controller(obj):
+                    continue
+                if deleted >= settings.SYNC_MAX_REPAIRS:
+                    return deleted
+                try:
+                    deleted += kube.delete(conn, api_version, kind, meta["namespace"], meta["name"])
+                except kube.PermanentClusterError as exc:
+                    log.warning("orphan %s %s/%s not deleted: %s", kind, meta["namespace"], meta["name"], exc)
+    if deleted:
+        log.info("sync of cluster %s deleted %d orphaned object(s)", cluster.name, deleted)
+    return deleted
+
+
+def round_failed(cluster: Cluster, message: str) -> None:
+    """Count a round the cluster did not answer; after SYNC_DISCONNECTED_AFTER_ROUNDS, the cluster is
+    Disconnected and its unfinished workloads Unknown (one event each, on the transition only)."""
+    Cluster.objects.filter(pk=cluster.pk).update(failed_rounds=F("failed_rounds") + 1, status_message=message[:2000])
+    failed = Cluster.objects.filter(pk=cluster.pk).values_list("failed_rounds", flat=True).first() or 0
+    log.warning("sync of cluster %s failed (%d in a row): %s", cluster.name, failed, message)
+    if failed < settings.SYNC_DISCONNECTED_AFTER_ROUNDS:
+        return
+    Cluster.objects.filter(pk=cluster.pk).update(status=Cluster.Status.DISCONNECTED)
+    with transaction.atomic():
+        sync_writes.mark_unknown(cluster, UNKNOWN_MESSAGE.format(n=failed), now=timezone.now())

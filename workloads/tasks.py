@@ -1,0 +1,78 @@
+"""Celery tasks of the workloads: thin, by id, idempotent, acknowledged late.
+
+The names are the ones services enqueue by (studio.queue.enqueue_on_commit). Cluster-side writes retry
+transient cluster errors with exponential backoff and jitter; once retries run out the workload stays as it
+is and the sync's drift repair pushes it again. Beat tasks fan out one task per cluster; they never retry:
+the next beat is the retry.
+"""
+
+from celery import shared_task
+from celery.signals import task_retry
+from django.conf import settings
+from prometheus_client import Counter
+
+from studio import kube
+from studio.models import Cluster
+from workloads import collect, push, sync
+
+RETRIED = dict(
+    acks_late=True,
+    autoretry_for=kube.TRANSIENT_ERRORS,
+    retry_backoff=settings.KUBE_RETRY_BACKOFF,
+    retry_backoff_max=settings.KUBE_RETRY_BACKOFF_MAX,
+    retry_jitter=True,
+    max_retries=settings.KUBE_MAX_RETRIES,
+)
+TASK_RETRIES = Counter("studio_task_retries_total", "Celery task retries.", ["task"])
+
+
+@task_retry.connect
+def _count_retry(sender=None, **kwargs):
+    TASK_RETRIES.labels(getattr(sender, "name", str(sender))).inc()
+
+
+@shared_task(name="workloads.tasks.workload_push", **RETRIED)
+def workload_push(workload_id: str) -> None:
+    push.workload_push(workload_id)
+
+
+@shared_task(name="workloads.tasks.workload_suspend", **RETRIED)
+def workload_suspend(workload_id: str) -> None:
+    push.workload_apply_suspension(workload_id)
+
+
+@shared_task(name="workloads.tasks.workload_resume", **RETRIED)
+def workload_resume(workload_id: str) -> None:
+    push.workload_apply_suspension(workload_id)
+
+
+@shared_task(name="workloads.tasks.workload_remove", **RETRIED)
+def workload_remove(workload_id: str) -> None:
+    push.workload_remove(workload_id)
+
+
+@shared_task(name="workloads.tasks.clusters_sync", acks_late=True)
+def clusters_sync() -> None:
+    for cluster_id in Cluster.objects.values_list("pk", flat=True):
+        cluster_sync.apply_async(args=[str(cluster_id)], expires=settings.SYNC_INTERVAL_SECONDS * 2)
+
+
+@shared_task(name="workloads.tasks.cluster_sync", acks_late=True)
+def cluster_sync(cluster_id: str) -> None:
+    sync.cluster_sync(cluster_id)
+
+
+@shared_task(name="workloads.tasks.clusters_collect_metrics", acks_late=True)
+def clusters_collect_metrics() -> None:
+    for cluster_id in Cluster.objects.values_list("pk", flat=True):
+        cluster_collect_metrics.apply_async(args=[str(cluster_id)], expires=settings.METRICS_INTERVAL_SECONDS * 2)
+
+
+@shared_task(name="workloads.tasks.cluster_collect_metrics", acks_late=True)
+def cluster_collect_metrics(cluster_id: str) -> None:
+    collect.cluster_collect_metrics(cluster_id)
+
+
+@shared_task(name="workloads.tasks.metrics_purge", acks_late=True)
+def metrics_purge() -> None:
+    collect.metrics_purge()
