@@ -297,6 +297,15 @@ def namespace_ensure(conn: Connection, name: str, *, labels: dict | None = None)
         create(conn, body)
     except AlreadyExists:
         return False
+    except PermanentClusterError as exc:
+        # Least privilege: an account that may not create namespaces is answered 403 even when it exists.
+        if exc.status != 403:
+            raise
+        try:
+            get(conn, "v1", "Namespace", None, name)
+        except PermanentClusterError:
+            raise exc from None
+        return False
     return True
 
 

@@ -11,12 +11,14 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
+from profiles.selectors import launch_secret_manifest
 from studio import kube
 from studio.models import Cluster
 from workloads import manifests
 from workloads.models import Workload, WorkloadEvent
 
 log = logging.getLogger(__name__)
+SECRET = ("v1", "Secret")
 SUSPENDABLE = (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE)
 
 
@@ -67,6 +69,8 @@ def workload_push(workload_id) -> None:
         ref = workload_ref(workload)
         objects = manifests.build_manifests(ref, workload.spec, knative=knative,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+        secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+        objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
         kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project})
         created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
     except kube.PermanentClusterError as exc:
@@ -101,9 +105,9 @@ def workload_apply_suspension(workload_id) -> None:
 
 
 def workload_object_kinds(kind: str) -> list[tuple[str, str]]:
-    """Every kind a workload may own on any cluster, Knative or not, so that nothing is left behind when the
-    cluster's Knative came or went after the push."""
-    kinds = manifests.object_kinds(kind, knative=True) + manifests.object_kinds(kind, knative=False)
+    """Every kind a workload may own on any cluster, Knative or not (nothing is left behind when the cluster's
+    Knative came or went after the push), and the Secret of a catalog launch's secret inputs."""
+    kinds = [SECRET, *manifests.object_kinds(kind, knative=True), *manifests.object_kinds(kind, knative=False)]
     return list(dict.fromkeys(kinds))
 
 

@@ -22,6 +22,7 @@ from studio import kube
 from studio.models import Cluster
 from studio.queue import enqueue_on_commit
 from workloads import manifests, phases, push, sync_writes
+from workloads.endpoints import endpoints_of
 from workloads.leases import lease_acquire, lease_release
 from workloads.models import Workload
 from workloads.push import SUSPENDABLE, owned_by_controller, workload_ref
@@ -129,7 +130,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         Workload.objects.filter(cluster=cluster).filter(_in_play()).select_related("project").only(
             "id", "name", "kind", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
             "running_pods", "submitted_at", "started_at", "completed_at", "created_at", "updated_at", "deleted_at",
-            "project__name", "project__namespace",
+            "endpoints", "project__name", "project__namespace",
         )
     )
     report = SyncReport(workloads=len(rows))
@@ -149,7 +150,8 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
             continue  # refused by the cluster at push time, or gone after failing: nothing to follow
         phase, message = phases.derive_phase(workload.kind, workload.desired_phase, workload.actual_phase,
                                              phases.Observed(primary, pods, events), now=now)
-        changes.phase(workload, phase, message, primary=primary, running=_running(pods))
+        changes.phase(workload, phase, message, primary=primary, running=_running(pods),
+                      endpoints=endpoints_of(ref, objects, pods))
         report.repushed += _repair_missing(workload, primary, phase, seen, grace)
         report.resuspended += _repair_suspension(workload, ref, primary, phase, grace)
         report.removed += _repair_deleted(workload, objects, pods, grace)

@@ -6,6 +6,7 @@ uid). A row whose intent or phase changed while the round talked to the cluster 
 failed) is left alone: the next round sees it fresh.
 """
 
+import json
 from collections import defaultdict
 from datetime import datetime
 
@@ -41,8 +42,9 @@ class Changes:
         self.pods_now: dict = {}  # workload pk -> {uid: pod summary}
         self.warnings: dict = defaultdict(list)  # workload pk -> [v1 Event]
 
-    def phase(self, workload: Workload, phase: str, message: str, *, primary: dict | None, running: int) -> None:
-        new = {"actual_phase": phase, "phase_message": message, "running_pods": running}
+    def phase(self, workload: Workload, phase: str, message: str, *, primary: dict | None, running: int,
+              endpoints: dict) -> None:
+        new = {"actual_phase": phase, "phase_message": message, "running_pods": running, "endpoints": endpoints}
         if phase != workload.actual_phase:
             new["phase_updated_at"] = self.now
             self.transitions.append(WorkloadEvent(
@@ -143,14 +145,15 @@ def _update_grouped(pks: set, deltas: dict) -> None:
     bulk_update of them all, whose CASE per field grows with the batch."""
     groups: dict = defaultdict(list)
     for pk in pks:
-        groups[tuple(sorted(deltas[pk].items()))].append(pk)
+        groups[json.dumps(deltas[pk], sort_keys=True, default=str)].append(pk)
     singles = []
-    for delta, members in groups.items():
+    for members in groups.values():
+        delta = deltas[members[0]]
         if len(members) == 1:
-            singles.append(Workload(pk=members[0], **dict(delta)))
+            singles.append(Workload(pk=members[0], **delta))
             continue
         for chunk in _chunks(members):
-            Workload.objects.filter(pk__in=chunk).update(**dict(delta))
+            Workload.objects.filter(pk__in=chunk).update(**delta)
     by_fields: dict = defaultdict(list)  # each row writes only the fields it changed
     for row in singles:
         by_fields[tuple(sorted(deltas[row.pk]))].append(row)

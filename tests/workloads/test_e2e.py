@@ -133,6 +133,8 @@ def test_an_inference_scaling_to_zero_is_a_knative_service_with_its_autoscaling(
     assert annotations["autoscaling.knative.dev/metric"] == "concurrency"
     assert annotations["autoscaling.knative.dev/target"] == "10"
     assert annotations["autoscaling.knative.dev/scale-to-zero-pod-retention-period"] == "120s"
+    endpoints = Workload.objects.get(pk=workload_id).endpoints
+    assert endpoints["url"] == service["status"]["url"] and endpoints["serviceType"] == "Knative"
     selector = f"{manifests.WORKLOAD_ID_LABEL}={workload_id}"
     hpas = client.AutoscalingV2Api(sim_org.k8s).list_namespaced_horizontal_pod_autoscaler(
         sim_org.namespace, label_selector=selector).items
@@ -156,7 +158,10 @@ def test_without_knative_an_inference_is_a_deployment_a_service_and_an_hpa(worke
     hpa = client.AutoscalingV2Api(k8s).read_namespaced_horizontal_pod_autoscaler(name, sim_org.namespace)
     assert (hpa.spec.min_replicas, hpa.spec.max_replicas) == (1, 3)
     assert hpa.spec.scale_target_ref.name == name
-    assert Workload.objects.get(pk=workload_id).cluster.has_knative is False
+    row = Workload.objects.get(pk=workload_id)
+    assert row.cluster.has_knative is False
+    assert row.endpoints["serviceAddress"] == service.spec.cluster_ip
+    assert row.endpoints["ports"] == [{"name": "port-8080", "port": 8080}]
     assert client.CoreV1Api(k8s).list_namespaced_pod(sim_org.namespace, label_selector=selector).items
     k8s.close()
 

@@ -1,9 +1,13 @@
 """studio.kube and the cluster-side services (workloads.push) against kubesim over HTTP, in-process: create or
 adopt, conflicts, paging, watch with relist, error sorting, and what a push / suspend / remove does."""
 
+import base64
+import json
+
 import pytest
 from kubernetes import client
 
+from profiles.models import LaunchSecret
 from studio import kube
 from tests.workloads.cluster_support import make_workload
 from workloads import manifests, push
@@ -110,6 +114,21 @@ def test_remove_deletes_each_kind_found_by_label_and_nothing_while_the_workload_
     selector = f"{manifests.WORKLOAD_ID_LABEL}={workload.pk}"
     assert client.BatchV1Api(sim_org.k8s).list_namespaced_job(sim_org.namespace, label_selector=selector).items == []
     assert client.CoreV1Api(sim_org.k8s).list_namespaced_service(sim_org.namespace, label_selector=selector).items == []
+
+
+def test_a_catalog_launchs_secret_is_pushed_with_the_workload_and_removed_with_it(sim_org):
+    workload = make_workload(sim_org.project, "notebook")
+    LaunchSecret.objects.create(workload_id=workload.pk, name="notebook-secrets",
+                                data_json=json.dumps({"token": "s3cret"}))
+    push.workload_push(workload.pk)
+    secret = client.CoreV1Api(sim_org.k8s).read_namespaced_secret("notebook-secrets", sim_org.namespace)
+    assert base64.b64decode(secret.data["token"]) == b"s3cret"
+    assert secret.metadata.labels[manifests.WORKLOAD_ID_LABEL] == str(workload.pk)
+
+    Workload.objects.filter(pk=workload.pk).update(desired_phase="Deleted")
+    assert push.workload_remove(workload.pk) == 2  # the Secret and the Job
+    selector = f"{manifests.WORKLOAD_ID_LABEL}={workload.pk}"
+    assert client.CoreV1Api(sim_org.k8s).list_namespaced_secret(sim_org.namespace, label_selector=selector).items == []
 
 
 def test_list_objects_reads_page_by_page(sim_org):

@@ -59,7 +59,7 @@ def test_a_round_over_2000_workloads_lists_each_kind_by_page_and_never_gets_one(
           f"{len(queries)} queries")
 
     pages = math.ceil(MANY / kube.LIST_PAGE_SIZE)
-    expected = {"persistentvolumeclaims": 1, "jobs": pages, "services": 1, "ingresses": 1, "deployments": 1,
+    expected = {"secrets": 1, "persistentvolumeclaims": 1, "jobs": pages, "services": 1, "ingresses": 1, "deployments": 1,
                 "horizontalpodautoscalers": 1, "services.serving.knative.dev": 1, "pods": pages,
                 "events": max(1, math.ceil(warnings / kube.LIST_PAGE_SIZE))}
     assert list_calls(sim.stats()) == expected
