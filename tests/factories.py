@@ -104,3 +104,57 @@ class ApplicationProfileFactory(factory.django.DjangoModelFactory):
     def shared_with(profile, create, extracted, **kwargs):
         if create and extracted:
             profile.shared_with.set(extracted)
+
+
+# --- Service profiles and environment templates (profiles) ----------------------------------------------
+
+from profiles.models import EnvironmentTemplate, ServiceProfile, TemplateVersion  # noqa: E402
+
+
+class EnvironmentTemplateFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = EnvironmentTemplate
+
+    name = factory.Sequence(lambda n: f"template{n}")
+
+
+class TemplateVersionFactory(factory.django.DjangoModelFactory):
+    """An active training version with two variables; rows made here skip the save-time checks."""
+
+    class Meta:
+        model = TemplateVersion
+
+    template = factory.SubFactory(EnvironmentTemplateFactory)
+    version = "1.0.0"
+    kind = "training"
+    spec_template = factory.LazyFunction(
+        lambda: {"image": "{{ image }}", "compute": {"gpuDevicesRequest": "{{ gpus }}"}})
+    variables = factory.LazyFunction(lambda: [
+        {"name": "image", "type": "string", "required": False, "default": "python:3.11", "description": "",
+         "min": None, "max": None, "pattern": None, "options": None},
+        {"name": "gpus", "type": "integer", "required": False, "default": 0, "description": "",
+         "min": 0, "max": 4, "pattern": None, "options": None},
+    ])
+    outputs = factory.LazyFunction(list)
+    state = TemplateVersion.State.ACTIVE
+
+
+class ServiceProfileFactory(factory.django.DjangoModelFactory):
+    """A profile with the default setting for each variable; `shared_with=[projects]` for mode selected."""
+
+    class Meta:
+        model = ServiceProfile
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"service{n}")
+    display_name = factory.LazyAttribute(lambda p: p.name.title())
+    template_version = factory.SubFactory(TemplateVersionFactory)
+    service_type = ServiceProfile.ServiceType.JOBS
+    inputs = factory.LazyAttribute(lambda p: [
+        {"name": v["name"], "default": None, "override": "allowed", "allowedValues": None, "required": False,
+         "visible": True} for v in p.template_version.variables])
+
+    @factory.post_generation
+    def shared_with(profile, create, extracted, **kwargs):
+        if create and extracted:
+            profile.shared_with.set(extracted)

@@ -1,0 +1,78 @@
+"""A profile's input settings over its template's variables: what the end user is offered, and the values a
+launch resolves. Pure.
+
+Resolution, per variable: the profile's default over the template's; a user value only where the setting
+allows it (`allowed`, or `restricted` to `allowedValues`; never for `not-allowed` or hidden inputs), coerced
+to the variable's type and checked against its constraints; required means a value must come out."""
+
+from collections.abc import Mapping
+
+from profiles.variables import InputError, check, coerce, sample
+
+OVERRIDES = ("allowed", "not-allowed", "restricted")
+CONSTRAINTS = ("min", "max", "pattern", "options")
+
+
+def effective_inputs(variables: list[dict], settings: list[dict]) -> list[dict]:
+    """One entry per variable, in the template's order, with the profile's setting applied."""
+    by_name = {setting["name"]: setting for setting in settings}
+    merged = []
+    for variable in variables:
+        setting = by_name.get(variable["name"], {})
+        default = setting.get("default")
+        merged.append({
+            "name": variable["name"],
+            "type": variable["type"],
+            "description": variable.get("description") or "",
+            "default": variable.get("default") if default is None else default,
+            "override": setting.get("override") or "allowed",
+            "allowedValues": setting.get("allowedValues"),
+            "required": bool(variable.get("required") or setting.get("required")),
+            "visible": setting.get("visible", True),
+            **{key: variable.get(key) for key in CONSTRAINTS},
+        })
+    return merged
+
+
+def _given(value) -> bool:
+    return value is not None and value != ""
+
+
+def resolve(inputs: list[dict], given: Mapping) -> tuple[dict, dict[str, str]]:
+    """(values by name, errors by name) for a launch; every variable gets a value, None when left empty."""
+    known = [item["name"] for item in inputs]
+    errors = {name: f"Unknown input; this profile takes: {', '.join(known) or 'none'}."
+              for name in given if name not in known}
+    values = {}
+    for item in inputs:
+        name, raw = item["name"], given.get(item["name"])
+        if _given(raw):
+            if item["override"] == "not-allowed" or not item["visible"]:
+                errors[name] = "This input is set by the profile and cannot be overridden."
+                continue
+            try:
+                value = coerce(item["type"], raw, options=item.get("options"))
+                check(item, value)
+            except InputError as exc:
+                errors[name] = str(exc)
+                continue
+            allowed = item.get("allowedValues") or []
+            if item["override"] == "restricted" and value not in allowed:
+                errors[name] = f"Must be one of the allowed values: {', '.join(map(str, allowed))}."
+                continue
+        else:
+            value = item["default"]
+        if not _given(value) and item["required"]:
+            errors[name] = "This input is required."
+            continue
+        values[name] = value
+    return values, errors
+
+
+def preview_values(inputs: list[dict]) -> dict:
+    """Values to render a template with at save time: defaults, else a sample of the type."""
+    return {item["name"]: item["default"] if _given(item["default"]) else sample(item) for item in inputs}
+
+
+def secret_names(variables: list[dict]) -> set[str]:
+    return {variable["name"] for variable in variables if variable.get("type") == "secret"}

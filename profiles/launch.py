@@ -1,0 +1,106 @@
+"""Launch of a service profile from the catalog (AWX's template → launch → job, with the answers snapshotted
+on the job): inputs resolved, the spec rendered, the profile's labels, annotations and extra configuration
+applied, the body validated by the same `workloads.specs` as the workloads API, and the workload submitted
+with its provenance.
+
+Secret inputs and generated values never enter the spec: the spec's environment variables reference a
+Kubernetes Secret named per launch, whose values are kept encrypted in a LaunchSecret row; the workload's
+`launch_inputs` shows secrets as "***"."""
+
+import json
+import secrets
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import ValidationError as DRFValidationError
+
+from profiles.compose import GENERATED, MASK, blame, compose
+from profiles.inputs import effective_inputs, resolve, secret_names
+from profiles.models import LaunchSecret, ServiceProfile, TemplateVersion
+from profiles.rendering import RenderError, join, names_in, placeholders
+from studio.errors import flatten_errors
+from studio.models import Membership, Project
+from studio.permissions import has_project_role
+from workloads.models import Workload
+from workloads.services import workload_submit
+from workloads.specs import validate_workload_request
+
+GENERATORS = {"generated.token": lambda: secrets.token_urlsafe(24)}
+
+
+def output_snapshot(version: TemplateVersion, settings: list[dict]) -> list[dict]:
+    """The outputs the end user sees, with their expressions, frozen on the workload at launch."""
+    by_name = {setting["name"]: setting for setting in settings}
+    snapshot = []
+    for output in version.outputs:
+        setting = by_name.get(output["name"], {})
+        if setting.get("visible", True):
+            snapshot.append({"name": output["name"], "label": setting.get("label") or output["label"],
+                             "expression": output["expression"],
+                             "sensitive": bool(output["sensitive"] or setting.get("sensitive"))})
+    return snapshot
+
+
+def _secret_name(workload_name: str) -> str:
+    # Random per launch: a Secret left behind by a deleted workload of the same name is never adopted.
+    return f"{workload_name[:48].rstrip('-')}-in-{secrets.token_hex(4)}"
+
+
+def _generated(version: TemplateVersion) -> dict[str, str]:
+    used = set(placeholders(version.spec_template))
+    used.update(name for output in version.outputs for name in names_in(output["expression"]))
+    return {name: GENERATORS[name]() for name in GENERATED if name in used}
+
+
+def _request_errors(detail, sources, given: set[str]) -> dict:
+    detail = dict(detail)
+    spec = detail.pop("spec", None)
+    errors = blame(spec, sources, inputs=given, prefix="spec") if spec is not None else {}
+    for error in flatten_errors(detail):
+        errors.setdefault(error["field"] or "request", []).append(error["message"])
+    return errors
+
+
+def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> Workload:
+    """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`)."""
+    if not has_project_role(user, project, Membership.Role.MEMBER):
+        raise PermissionDenied("Viewers may not launch workloads.")
+    version = profile.template_version
+    if version.state != TemplateVersion.State.ACTIVE:
+        raise ValidationError({"environmentTemplateVersion": (
+            f"The profile's template version {version.version} is {version.state}; it cannot be launched.")})
+    values, errors = resolve(effective_inputs(version.variables, profile.inputs), inputs)
+    if errors:
+        raise ValidationError({f"inputs.{name}": message for name, message in errors.items()})
+
+    hidden = secret_names(version.variables)
+    secret_data = {name: values[name] for name in hidden if values.get(name) not in (None, "")}
+    secret_data.update(_generated(version))
+    secret_name = _secret_name(name) if secret_data else ""
+    try:
+        spec, sources = compose(
+            version.spec_template, values={k: v for k, v in values.items() if k not in hidden},
+            context={"workload.name": name, "project.name": project.name}, secrets={*hidden, *GENERATED},
+            secret_ref=lambda key: {"name": secret_name, "key": key} if key in secret_data else None,
+            labels=profile.labels, annotations=profile.annotations, extra_config=profile.extra_config)
+    except RenderError as exc:  # only a template saved before a rule existed gets here
+        raise ValidationError({join("specTemplate", exc.path): str(exc)}) from exc
+    body = {"name": name, "projectId": str(project.pk), "clusterId": str(project.cluster_id), "spec": spec}
+    try:
+        request = validate_workload_request(version.kind, body)
+    except DRFValidationError as exc:
+        given = {key for key, value in inputs.items() if value not in (None, "")}
+        raise ValidationError(_request_errors(exc.detail, sources, given)) from exc
+
+    provenance = {
+        "profile_id": profile.pk, "profile_name": profile.name, "profile_revision": profile.revision,
+        "launch_inputs": {k: MASK if k in hidden else v for k, v in values.items() if v not in (None, "")},
+        "outputs": output_snapshot(version, profile.outputs),
+    }
+    with transaction.atomic():  # the push is enqueued on commit, so it finds the LaunchSecret row
+        workload = workload_submit(kind=version.kind, request=request, user=user,
+                                   source=Workload.Source.CATALOG, provenance=provenance)
+        if secret_data:
+            LaunchSecret.objects.create(workload_id=workload.pk, name=secret_name, data_json=json.dumps(secret_data))
+    return workload

@@ -1,0 +1,66 @@
+"""Reads of profiles and templates, each starting from what the caller or project may see; the outputs of a
+launched workload; the Kubernetes Secret of a launch, for the pipeline."""
+
+import base64
+
+from django.db.models import Prefetch, QuerySet
+
+from profiles.compose import MASK
+from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
+from profiles.rendering import evaluate
+from studio.models import Membership, Project
+from studio.permissions import has_project_role
+
+
+def profiles_visible_to(user) -> QuerySet:
+    return (ServiceProfile.objects.visible_to(user)
+            .select_related("template_version__template").prefetch_related("shared_with"))
+
+
+def catalog_for(project: Project) -> QuerySet:
+    """What the project's members may launch: profiles it owns or that are shared with it, on an active
+    version. One query however many profiles (sharing is an EXISTS, the version a join)."""
+    return (ServiceProfile.objects.for_project(project)
+            .filter(template_version__state=TemplateVersion.State.ACTIVE).select_related("template_version"))
+
+
+def templates_visible_to(user) -> QuerySet:
+    versions = TemplateVersion.objects.only("id", "template_id", "version", "kind", "state", "created_at")
+    return (EnvironmentTemplate.objects.visible_to(user)
+            .prefetch_related("shared_with", Prefetch("versions", queryset=versions)))
+
+
+def workload_outputs(*, workload, user) -> list[dict]:
+    """The workload's outputs from the snapshot taken at launch: `{name, label, value}`, value null while an
+    endpoint it needs is not yet known. Sensitive values only for the project's members (viewers included)
+    and platform admins; anyone else who can see the workload reads "***"."""
+    snapshot = workload.outputs or []
+    if not snapshot:
+        return []
+    member = has_project_role(user, workload.project_id, Membership.Role.VIEWER)
+    endpoints = workload.endpoints or {}
+    context = {
+        "workload.name": workload.name,
+        "project.name": workload.project.name,
+        "workload.url": endpoints.get("url") or None,
+        "workload.serviceAddress": endpoints.get("serviceAddress") or None,
+        **{f"inputs.{name}": value for name, value in (workload.launch_inputs or {}).items()},
+    }
+    if member and any(output.get("sensitive") for output in snapshot):
+        row = LaunchSecret.objects.filter(workload_id=workload.pk).first()
+        for key, value in (row.data if row else {}).items():
+            context[key if key.startswith("generated.") else f"inputs.{key}"] = value
+    return [{"name": output["name"], "label": output["label"],
+             "value": MASK if output.get("sensitive") and not member else evaluate(output["expression"], context)}
+            for output in snapshot]
+
+
+def launch_secret_manifest(workload_id, *, namespace: str, labels: dict[str, str]) -> dict | None:
+    """The v1 Secret that a catalog workload's environment variables reference, or None when it has none.
+    The pipeline creates it (create-or-adopt) before the workload's own objects."""
+    row = LaunchSecret.objects.filter(workload_id=workload_id).first()
+    if row is None:
+        return None
+    data = {key: base64.b64encode(value.encode()).decode() for key, value in row.data.items()}
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": row.name, "namespace": namespace, "labels": dict(labels)}, "data": data}
