@@ -15,7 +15,8 @@ KUBESIM_PORT = os.environ.get("KUBESIM_PORT", "6443")
 
 PROCESSES = {
     "kubesim": [PY, "-m", "studio.kubesim", "--host", "127.0.0.1", "--port", KUBESIM_PORT,
-                "--run-seconds", os.environ.get("KUBESIM_RUN_SECONDS", "60")],
+                "--run-seconds", os.environ.get("KUBESIM_RUN_SECONDS", "60"),
+                "--pull-seconds", os.environ.get("KUBESIM_PULL_SECONDS", "4")],
     "web": [PY, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"],
     "worker": [PY, "-m", "celery", "-A", "studio", "worker", "-l", "INFO", "--concurrency", "2"],
     "beat": [PY, "-m", "celery", "-A", "studio", "beat", "-l", "INFO",
@@ -27,6 +28,8 @@ def main() -> int:
     env = {**os.environ, "KUBESIM_URL": f"http://127.0.0.1:{KUBESIM_PORT}", "PYTHONUNBUFFERED": "1"}
     env.setdefault("DEBUG", "true")
     env.setdefault("LOG_FORMAT", "console")
+    # Sync often enough that a demo workload is seen in each phase on its way (the image pull takes seconds).
+    env.setdefault("SYNC_INTERVAL_SECONDS", "1")
     children = {}
     for name, command in PROCESSES.items():
         children[name] = subprocess.Popen(command, cwd=ROOT, env=env)

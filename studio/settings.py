@@ -180,7 +180,10 @@ if not REDIS_URL:
         # How often an idle (or fully prefetched) worker looks for messages: kombu's 1s default caps a worker
         # at about `concurrency` tasks a second.
         "polling_interval": env.float("CELERY_BROKER_POLLING_INTERVAL", default=0.1),
+        "staging_folder": str(_broker_dir / "staging"),
     }
+    (_broker_dir / "staging").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT = "studio.broker:Transport"  # kombu's filesystem transport, writing atomically
 else:
     # A task a killed worker held comes back after this long; keep it above the longest retry backoff.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
@@ -207,6 +210,8 @@ SYNC_REPAIR_GRACE_SECONDS = env.float("SYNC_REPAIR_GRACE_SECONDS", default=60.0)
 SYNC_LEASE_SECONDS = env.float("SYNC_LEASE_SECONDS", default=120.0)
 SYNC_MAX_REPAIRS = env.int("SYNC_MAX_REPAIRS", default=200)  # orphan deletions per round
 GPU_SCHEDULER_NAME = env.str("GPU_SCHEDULER_NAME", default="runai-scheduler")
+# PromQL per metric type, overriding workloads.collect.PROMETHEUS_QUERIES: {"TYPE": [template, "sum"|"mean", scale]}.
+PROMETHEUS_QUERIES = env.json("PROMETHEUS_QUERIES", default={})
 # Beat messages expire after two intervals: a worker that was down does not replay a backlog of rounds.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "clusters-sync": {

@@ -29,8 +29,9 @@ __all__ = ["PROMETHEUS_TYPES", "cluster_collect_metrics", "metrics_purge"]
 log = logging.getLogger(__name__)
 MIB = 2**20
 # (type, PromQL template, how pods combine into the workload's value, scale to the stored unit).
-# The template gets `namespaces`, a regex of the namespaces of the round. On a real Knative, where
-# revision_app_request_count is a counter, override THROUGHPUT with `rate(...[1m])` in PROMETHEUS_QUERIES.
+# The template gets `namespaces`, a regex of the namespaces of the round; each series must keep the labels
+# `namespace` and `pod`. On a real Knative, where revision_app_request_count is a counter and the latencies
+# a histogram, override THROUGHPUT and LATENCY with rate() expressions (settings.PROMETHEUS_QUERIES).
 PROMETHEUS_QUERIES = {
     "GPU_UTILIZATION": ('DCGM_FI_DEV_GPU_UTIL{{namespace=~"{namespaces}"}}', "mean", 1),
     "GPU_MEMORY_USAGE_BYTES": ('DCGM_FI_DEV_FB_USED{{namespace=~"{namespaces}"}}', "sum", MIB),
@@ -149,7 +150,7 @@ def _cpu_usage(samples: Round, conn: kube.Connection, owner: dict) -> None:
 
 def _prometheus(samples: Round, conn: kube.Connection, url: str, namespaces: list[str], owner: dict,
                 workloads: dict) -> None:
-    queries = {**PROMETHEUS_QUERIES, **getattr(settings, "PROMETHEUS_QUERIES", {})}
+    queries = {**PROMETHEUS_QUERIES, **settings.PROMETHEUS_QUERIES}
     for metric, (template, combine, scale) in queries.items():
         try:
             series = kube.prometheus_query(conn, url, template.format(namespaces="|".join(namespaces)))

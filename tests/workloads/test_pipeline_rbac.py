@@ -1,0 +1,61 @@
+"""deploy/rbac.yaml: valid Kubernetes objects that grant exactly what the pipeline's calls need."""
+
+from collections import defaultdict
+from pathlib import Path
+
+import kubernetes_validate
+import yaml
+
+from studio import kube
+from workloads import manifests, push, sync
+
+RBAC = Path(__file__).resolve().parents[2] / "deploy" / "rbac.yaml"
+WRITES = {"create", "get", "list", "delete"}  # create-or-adopt, list by label, remove
+
+
+def documents() -> list[dict]:
+    return [doc for doc in yaml.safe_load_all(RBAC.read_text()) if doc]
+
+
+def resource(api_version_kind: tuple[str, str]) -> tuple[str, str]:
+    plural, _ = kube.RESOURCES[api_version_kind]
+    return api_version_kind[0].rpartition("/")[0], plural
+
+
+def test_every_document_is_a_valid_kubernetes_object():
+    for doc in documents():
+        kubernetes_validate.validate(doc, "1.30", strict=True)
+
+
+def test_the_cluster_role_grants_exactly_the_verbs_the_pipeline_uses():
+    needed: dict = defaultdict(set)
+    for kind in manifests.KINDS:
+        for api_kind in push.workload_object_kinds(kind):
+            needed[resource(api_kind)] |= WRITES
+    for api_kind in sync.listed_kinds(knative=True):
+        needed[resource(api_kind)].add("list")
+    for kind in ("training", "workspace"):
+        api_version, api_kind, _ = manifests.suspend_patch(manifests.WorkloadRef("0", "x", kind, "p", "n"),
+                                                           suspended=True)
+        needed[resource((api_version, api_kind))].add("patch")
+    needed[resource(("v1", "Namespace"))] = {"create", "get"}
+    needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
+    needed[resource(kube.POD_METRICS)] = {"list"}
+
+    role = next(doc for doc in documents() if doc["kind"] == "ClusterRole")
+    granted: dict = defaultdict(set)
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for plural in rule["resources"]:
+                granted[(group, plural)] |= set(rule["verbs"])
+    assert dict(granted) == dict(needed)
+
+
+def test_the_binding_gives_the_role_to_the_service_account_whose_token_is_shipped():
+    by_kind = {doc["kind"]: doc for doc in documents()}
+    account, binding, token = by_kind["ServiceAccount"], by_kind["ClusterRoleBinding"], by_kind["Secret"]
+    assert binding["roleRef"]["name"] == by_kind["ClusterRole"]["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
+                                    "namespace": account["metadata"]["namespace"]}]
+    assert token["type"] == "kubernetes.io/service-account-token"
+    assert token["metadata"]["annotations"]["kubernetes.io/service-account.name"] == account["metadata"]["name"]
