@@ -194,7 +194,11 @@ _connections_lock = threading.Lock()
 def _api_client(cluster) -> client.ApiClient:
     if cluster.kubeconfig:
         configuration = client.Configuration()
-        config.load_kube_config_from_dict(yaml.safe_load(cluster.kubeconfig), client_configuration=configuration)
+        try:
+            config.load_kube_config_from_dict(yaml.safe_load(cluster.kubeconfig),
+                                              client_configuration=configuration)
+        except (config.ConfigException, yaml.YAMLError, TypeError, ValueError) as exc:
+            raise PermanentClusterError(f"The cluster's kubeconfig cannot be used: {exc}") from exc
         configuration.retries = False
         return client.ApiClient(configuration)
     configuration = client.Configuration(host=cluster.api_server_url.rstrip("/"))

@@ -63,10 +63,10 @@ def workload_push(workload_id) -> None:
     workload = _load(workload_id)
     if workload is None or workload.desired_phase == Workload.Desired.DELETED or workload.is_finished:
         return
-    conn = kube.connect(workload.cluster)
+    ref = workload_ref(workload)
     try:
+        conn = kube.connect(workload.cluster)
         knative = cluster_knative(workload.cluster, conn)
-        ref = workload_ref(workload)
         objects = manifests.build_manifests(ref, workload.spec, knative=knative,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
@@ -93,9 +93,9 @@ def workload_apply_suspension(workload_id) -> None:
         return
     ref = workload_ref(workload)
     api_version, kind, body = manifests.suspend_patch(ref, suspended=ref.suspended)
-    conn = kube.connect(workload.cluster)
     try:
-        kube.patch(conn, api_version, kind, ref.namespace, manifests.object_name(ref), body)
+        kube.patch(kube.connect(workload.cluster), api_version, kind, ref.namespace, manifests.object_name(ref),
+                   body)
     except kube.NotFound:
         # Not created yet (or removed): a push creates it as the desired phase wants it.
         if not ref.suspended:
@@ -117,11 +117,11 @@ def workload_remove(workload_id) -> int:
     workload = _load(workload_id)
     if workload is None or workload.desired_phase != Workload.Desired.DELETED:
         return 0
-    conn = kube.connect(workload.cluster)
-    knative = cluster_knative(workload.cluster, conn)
     selector = f"{manifests.WORKLOAD_ID_LABEL}={workload.pk}"
     deleted = 0
     try:
+        conn = kube.connect(workload.cluster)
+        knative = cluster_knative(workload.cluster, conn)
         for api_version, kind in workload_object_kinds(workload.kind):
             if api_version == manifests.KNATIVE_API and not knative:
                 continue

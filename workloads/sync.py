@@ -70,8 +70,8 @@ def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | Non
         log.info("sync of cluster %s skipped: a round is running", cluster.name)
         return None
     try:
-        conn = kube.connect(cluster)
         try:
+            conn = kube.connect(cluster)
             seen = observe(conn, cluster)
         except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
             round_failed(cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)

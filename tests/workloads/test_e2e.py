@@ -185,6 +185,9 @@ def test_with_no_free_gpus_a_training_is_pending_with_the_schedulers_reason(work
              step=lambda: sync(sim_org), what="the scheduler's reason")
     assert pending["runningPods"] == 0
     assert "0/4 nodes are available" in workload(sim_org, workload_id)["phaseMessage"]
+    events = sim_org.api.get(f"/api/v1/workloads/{workload_id}/events").json()["events"]
+    scheduling = [e for e in events if e["reason"] == "FailedScheduling"]
+    assert len(scheduling) == 1 and "Insufficient nvidia.com/gpu" in scheduling[0]["message"]
 
 
 def test_metrics_collected_from_the_cluster_are_served_by_the_api(worker, sim_org):

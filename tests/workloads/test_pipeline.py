@@ -10,7 +10,7 @@ from kubernetes import client
 from profiles.models import LaunchSecret
 from studio import kube
 from tests.workloads.cluster_support import make_workload
-from workloads import manifests, push
+from workloads import manifests, push, sync
 from workloads.models import Workload, WorkloadEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -175,3 +175,17 @@ def test_metrics_endpoint_counts_cluster_calls_and_workloads_by_phase(sim_org, a
     assert f'studio_cluster_api_calls_total{{cluster="{sim_org.cluster.name}",resource="jobs.batch",verb="create"}}' \
         in text
     assert 'studio_workloads{kind="training",phase="Creating"} 1.0' in text
+
+
+def test_a_kubeconfig_that_cannot_be_used_fails_the_push_and_the_sync_round(sim_org):
+    sim_org.cluster.kubeconfig = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\n"
+    sim_org.cluster.save()
+    workload = make_workload(sim_org.project, "nowhere")
+    push.workload_push(workload.pk)
+    workload.refresh_from_db()
+    assert workload.actual_phase == "Failed"
+    assert workload.phase_message.startswith("The cluster's kubeconfig cannot be used: ")
+    assert sync.cluster_sync(sim_org.cluster.pk) is None
+    sim_org.cluster.refresh_from_db()
+    assert sim_org.cluster.failed_rounds == 1
+    assert sim_org.cluster.status_message == workload.phase_message

@@ -5,16 +5,18 @@ import math
 import time
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from kubernetes import client
 
 from studio import kube
+from studio.models import Cluster
 from tests.conftest import official_client
 from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
-from workloads import manifests, push, sync
+from workloads import manifests, push, sync, tasks
 from workloads.leases import lease_acquire, lease_release
-from workloads.models import Pod, Workload
+from workloads.models import MetricSample, Pod, Workload
 from workloads.specs import validate_spec
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -167,3 +169,19 @@ def test_a_lease_whose_holder_died_lapses(sim_org):
     assert lease_acquire(sim_org.cluster.pk, "sync", seconds=0.2) is None
     time.sleep(0.3)
     assert lease_acquire(sim_org.cluster.pk, "sync", seconds=0.2)
+
+
+def test_the_beat_tasks_fan_out_a_sync_and_a_metrics_round_per_cluster(worker, sim_org):
+    from studio.celery import app
+
+    for entry in django_settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["task"] in app.tasks
+    workload = make_workload(sim_org.project, "beaten", annotations=run_seconds(600))
+    push.workload_push(workload.pk)
+    tasks.clusters_sync.apply()  # enqueues one cluster_sync per cluster, run by the worker
+    wait_for(lambda: Cluster.objects.get(pk=sim_org.cluster.pk).status == "Connected", what="a sync round")
+    wait_for(lambda: Workload.objects.get(pk=workload.pk).actual_phase == "Running",
+             step=tasks.clusters_sync.apply, what="Running")
+    tasks.clusters_collect_metrics.apply()
+    wait_for(lambda: MetricSample.objects.filter(workload=workload, type="RUNNING_POD_COUNT", value=1).exists(),
+             what="a metrics round")
