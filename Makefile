@@ -22,6 +22,7 @@ migrate: install
 
 demo: migrate
 	$(PY) manage.py demo_setup
+	$(PY) manage.py system_profiles
 
 run: demo
 	$(PY) scripts/run_dev.py

@@ -61,7 +61,7 @@ def test_openapi_schema_and_offline_docs(client):
 
 def test_check_deploy_with_production_settings_reports_nothing():
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "DEBUG": "false",
         "HTTPS": "true",
         "SECRET_KEY": "a9$Kq2#xL7!mP4&vR8*tZ1@wN6^bH3(jC5)fG0-dS2+eY9=uQ-7Hs3Lk0Zp",
