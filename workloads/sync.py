@@ -98,9 +98,8 @@ def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
             else:
                 seen.objects[wid][(api_version, kind)].append(obj)
     # Events carry no labels: the Warning ones of each namespace that holds workloads, matched by object name.
-    namespaces = set(
-        Workload.objects.filter(cluster=cluster).filter(_in_play()).values_list("project__namespace", flat=True)
-    )
+    namespaces = set(Workload.objects.filter(cluster=cluster).filter(_in_play()).order_by()
+                     .values_list("project__namespace", flat=True).distinct())
     for namespace in sorted(namespaces):
         for event in kube.list_objects(conn, *kube.EVENT, namespace=namespace, field_selector="type=Warning"):
             involved = event.get("involvedObject") or {}
@@ -127,7 +126,7 @@ def _primary(ref: manifests.WorkloadRef, objects: dict, knative: bool) -> dict |
 
 def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datetime) -> SyncReport:
     rows = list(
-        Workload.objects.filter(cluster=cluster).filter(_in_play()).select_related("project").only(
+        Workload.objects.filter(cluster=cluster).filter(_in_play()).order_by().select_related("project").only(
             "id", "name", "kind", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
             "running_pods", "submitted_at", "started_at", "completed_at", "created_at", "updated_at", "deleted_at",
             "endpoints", "project__name", "project__namespace",
