@@ -65,6 +65,8 @@ class Controller:
             if key == "pods":
                 self.kubelet.forget(obj)
                 self.jobs.forget_pod(meta["uid"])
+            elif key == "services.serving.knative.dev":
+                self.workloads.revisions.pop(meta["uid"], None)
 
     def after(self, seconds: float, key: str, namespace: str, name: str) -> None:
         """Reconcile the object again in `seconds`. Reconcilers re-arm their next timer on every run, so an
