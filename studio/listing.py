@@ -65,7 +65,8 @@ class OffsetPagination(BasePagination):
     def get_paginated_response_schema(self, schema):
         return {
             "type": "object",
-            "properties": {"items": schema, "next": {"type": "integer", "nullable": True}},
+            "properties": {self.results_key: schema, "next": {"type": "integer", "nullable": True}},
+            "required": [self.results_key, "next"],
         }
 
     def get_schema_operation_parameters(self, view):

@@ -1,6 +1,8 @@
-"""drf-spectacular extensions: how the bearer token appears in the OpenAPI document."""
+"""drf-spectacular extensions: how the bearer token appears in the OpenAPI document, the list envelopes under
+each view's own key, and the error body every operation may answer."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
@@ -9,3 +11,57 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+
+
+class StudioAutoSchema(AutoSchema):
+    def _get_paginator(self):
+        # drf-spectacular asks a fresh paginator, which cannot see the view, for the list envelope's schema:
+        # tell it the view's `results_key` ("workloads", "events", ...) so the document names the real key.
+        paginator = super()._get_paginator()
+        if paginator is not None and getattr(self.view, "results_key", None):
+            paginator.results_key = self.view.results_key
+        return paginator
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Every error: `{code, message}`, with `details` and `errors` for validation; the Kit APIs add "
+                   "`detail` with the same text as `message`.",
+    "properties": {
+        "code": {"type": "integer"},
+        "message": {"type": "string"},
+        "details": {"type": "string"},
+        "detail": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+                      "required": ["field", "message"]},
+        },
+    },
+    "required": ["code", "message"],
+}
+ERROR_CODES = {
+    "400": "Bad input; every problem is listed in `errors`.",
+    "401": "No or bad credentials.",
+    "403": "The caller may see the object but its role may not do this.",
+    "404": "No such object, or the caller may not see it.",
+    "503": "The database is unavailable; retry shortly.",
+}
+WRITE_ERROR_CODES = {
+    "409": "A name conflict, or the object is still in use.",
+    "412": "If-Match names an ETag that is no longer current.",
+}
+
+
+def add_error_responses(result, generator, request, public):
+    """Postprocessing hook: document the error body (studio.errors) under the codes every operation may
+    answer, so that clients and schema checks know them; writes may also answer 409 and 412."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            codes = {**ERROR_CODES, **(WRITE_ERROR_CODES if method != "get" else {})}
+            responses = operation.setdefault("responses", {})
+            for code, description in codes.items():
+                responses.setdefault(code, {"description": description, "content": content})
+    return result

@@ -3,7 +3,7 @@
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -138,17 +138,16 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         queryset = self.filter_queryset(self.get_queryset()).order_by()
         return Response({"count": queryset.aggregate(n=Count("pk"))["n"]})
 
-    @extend_schema(responses=PodSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @extend_schema(responses=inline_serializer("PodList", {"pods": PodSerializer(many=True)}))
+    @action(detail=True, methods=["get"], filterset_class=None)
     def pods(self, request, workloadId=None):
         pods = self.get_object().pods.all()
         return Response({"pods": PodSerializer(pods, many=True).data})
 
     @extend_schema(responses=WorkloadEventSerializer(many=True))
-    @action(detail=True, methods=["get"], filterset_class=None)
+    @action(detail=True, methods=["get"], filterset_class=None, results_key="events")
     def events(self, request, workloadId=None):
         events = self.get_object().events.order_by("-at", "-id")
-        self.results_key = "events"
         page = self.paginate_queryset(events)
         return self.get_paginated_response(WorkloadEventSerializer(page, many=True).data)
 
