@@ -34,7 +34,7 @@ class ClusterSerializer(StrictSerializer):
     prometheusUrl = serializers.URLField(source="prometheus_url", required=False, allow_blank=True)
     status = serializers.CharField(read_only=True)
     statusMessage = serializers.CharField(source="status_message", read_only=True)
-    lastSeenAt = serializers.DateTimeField(source="last_seen_at", read_only=True)
+    lastSeenAt = serializers.DateTimeField(source="last_seen_at", read_only=True, allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
 
@@ -151,7 +151,7 @@ class AccessKeySerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
     clientId = serializers.CharField(source="client_id", read_only=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True)
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True, allow_null=True)
 
 
 class TokenRequestSerializer(StrictSerializer):

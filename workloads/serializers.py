@@ -78,7 +78,7 @@ class WorkloadSerializer(serializers.Serializer):
 class PodSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="uid")
     nodeName = serializers.CharField(source="node_name")
-    createdAt = serializers.DateTimeField(source="created_at")
+    createdAt = serializers.DateTimeField(source="created_at", allow_null=True)
 
     class Meta:
         model = Pod
