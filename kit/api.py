@@ -27,7 +27,7 @@ from kit.serializers import (
     version_data,
 )
 from kit.streams import session_view
-from studio.listing import DEFAULT_LIMIT, MAX_LIMIT
+from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from studio.models import is_platform_admin
 from workloads.models import Workload
 
@@ -54,7 +54,7 @@ def _int(request, name: str, default: int, low: int, high: int | None) -> int:
 def page(request, rows, *, keys=("count", "limit", "offset", "items")) -> dict:
     """CONTRACT §1 offset/limit over a queryset or a list, with the total `count`; `keys` picks and orders
     the keys of the answer (seed 000 answers only count and items)."""
-    offset = _int(request, "offset", 0, 0, None)
+    offset = _int(request, "offset", 0, 0, MAX_OFFSET)
     limit = _int(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     count = rows.count() if isinstance(rows, QuerySet) else len(rows)
     body = {"count": count, "limit": limit, "offset": offset, "items": list(rows[offset : offset + limit])}

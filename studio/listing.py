@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
+MAX_OFFSET = 2**62  # offset + limit must stay a 64-bit integer, or the database refuses the query (a 500)
 
 # Longest operators first so that "==" is not read as "=" + "=value".
 FILTER_PATTERN = re.compile(r"^(?P<field>[A-Za-z][A-Za-z0-9_.]*)(?P<op>==|!=|<=|>=|=@|!@|=\^|=\$)(?P<value>.*)$")
@@ -51,7 +52,7 @@ class OffsetPagination(BasePagination):
     results_key = "items"
 
     def paginate_queryset(self, queryset, request, view=None):
-        self.offset = _int_param(request, "offset", 0, 0, None)
+        self.offset = _int_param(request, "offset", 0, 0, MAX_OFFSET)
         self.limit = _int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
         self.results_key = getattr(view, "results_key", self.results_key)
         rows = list(queryset[self.offset : self.offset + self.limit + 1])
@@ -71,7 +72,12 @@ class OffsetPagination(BasePagination):
 
     def get_schema_operation_parameters(self, view):
         return [
-            {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}},
+            {
+                "name": "offset",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+            },
             {
                 "name": "limit",
                 "in": "query",
