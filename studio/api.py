@@ -140,7 +140,9 @@ class MemberViewSet(ServiceViewSet):
         return services.membership_set(actor=self.request.user, project=self.project(), **serializer.validated_data)
 
     def perform_update(self, serializer):
-        return services.model_update(serializer.instance, actor=self.request.user, role=serializer.validated_data["role"])
+        # A PATCH may leave the role out: then it stays as it is.
+        role = serializer.validated_data.get("role", serializer.instance.role)
+        return services.model_update(serializer.instance, actor=self.request.user, role=role)
 
 
 class AccessKeyViewSet(
