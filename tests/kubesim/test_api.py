@@ -117,7 +117,9 @@ def test_invalid_manifests_are_422_with_causes(batch, apps, core, ns):
 
 def test_stale_update_is_a_conflict_and_generation_tracks_spec(apps, ns):
     apps.create_namespaced_deployment(ns, deployment_manifest("web"))
-    first = apps.read_namespaced_deployment("web", ns)
+    # Settled first: until then the controllers write its status and revision annotation, and a real cluster's
+    # writes would race this read-modify-write just the same.
+    first = wait_until(lambda: (d := apps.read_namespaced_deployment("web", ns)).status.available_replicas and d)
     first.metadata.labels = {"tier": "frontend"}
     relabelled = apps.replace_namespaced_deployment("web", ns, first)
     assert relabelled.metadata.generation == 1  # metadata changes leave generation alone
