@@ -6,7 +6,7 @@ Validation errors are flattened to dotted JSON paths (`spec.compute.gpuPortionRe
 import structlog
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, DataError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -95,6 +95,12 @@ def exception_handler(exc, context):
         return validation_response(detail)
     if isinstance(exc, exceptions.ValidationError):
         return validation_response(exc.detail)
+    if isinstance(exc, DataError):
+        # Input that passed validation but that the database cannot hold or compare, e.g. a NUL character
+        # in a path segment or text (PostgreSQL refuses it): bad input, so a 400, never a 500.
+        log.info("data_error", error=str(exc))
+        return validation_response({"": ["A value in the request cannot be stored or looked up (e.g. it holds a "
+                                          "NUL character)."]})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(MESSAGES[404])
     elif isinstance(exc, PermissionDenied):

@@ -1,0 +1,87 @@
+"""One object of every kind in project alpha, for the API-wide tests (authorization matrix, schema fuzzing,
+concurrency), and the path parameters that reach each of them. Nothing here is shared with another project,
+so a caller outside alpha must get 404s for all of it."""
+
+from types import SimpleNamespace
+
+from django.utils import timezone
+
+from kit.services import session_launch
+from studio.models import AccessKey, AuditEvent, Membership
+from tests.factories import (
+    ApplicationFactory,
+    ApplicationProfileFactory,
+    ApplicationVersionFactory,
+    EnvironmentTemplateFactory,
+    MembershipFactory,
+    ServiceProfileFactory,
+    TemplateVersionFactory,
+    UserFactory,
+)
+from tests.workloads.cluster_support import make_workload
+from workloads.models import Pod, WorkloadEvent
+
+
+def make_world(org) -> SimpleNamespace:
+    """`org` plus erin (admin of beta: an admin of another project) and alpha's objects, one of a kind. The
+    profile's version belongs to a template of its own, so that alpha-template and its version are in use by
+    nothing and can be deleted."""
+    erin = UserFactory(username="erin")
+    MembershipFactory(user=erin, project=org.b, role=Membership.Role.ADMIN)
+    training = make_workload(org.a, "train-one")
+    workspace = make_workload(org.a, "space-one", kind="workspace")
+    inference = make_workload(org.a, "serve-one", kind="inference")
+    now = timezone.now()
+    pod = Pod.objects.create(workload=inference, uid="pod-uid-1", name="serve-one-0", phase="Running", created_at=now)
+    WorkloadEvent.objects.create(workload=training, at=now, reason="Submitted", message="Accepted.")
+    template = EnvironmentTemplateFactory(name="alpha-template", owner_project=org.a)
+    version = TemplateVersionFactory(template=template, version="1.0.0")
+    backing = TemplateVersionFactory(template=EnvironmentTemplateFactory(name="alpha-backing", owner_project=org.a))
+    profile = ServiceProfileFactory(name="alpha-service", owner_project=org.a, template_version=backing)
+    app = ApplicationFactory(id="usd-viewer")
+    app_version = ApplicationVersionFactory(application=app, version="1.0.0")
+    kit_profile = ApplicationProfileFactory(slug="alpha-stream", owner_project=org.a)
+    stream = session_launch(user=org.users.member, app_id=app.id, profile_id=kit_profile.slug, project_id=org.a.pk)
+    key, _ = AccessKey.issue(user=org.users.member, name="bob-key")
+    audit = AuditEvent.objects.create(actor=org.users.platform_admin, actor_name="root", action="create",
+                                      object_type="studio.project", object_id=str(org.a.pk))
+    return SimpleNamespace(
+        org=org, erin=erin, training=training, workspace=workspace, inference=inference, stream=stream, pod=pod,
+        template=template, version=version, profile=profile, app=app, app_version=app_version,
+        kit_profile=kit_profile, access_key=key, audit=audit,
+    )
+
+
+# `{id}` of each collection: the object of alpha that a detail route aims at.
+DETAIL_IDS = {
+    "/api/v1/access-keys/": lambda w: w.access_key.pk,
+    "/api/v1/audit-events/": lambda w: w.audit.pk,
+    "/api/v1/catalog/": lambda w: w.profile.pk,
+    "/api/v1/environment-templates/": lambda w: w.template.pk,
+    "/api/v1/org-unit/departments/": lambda w: w.org.department.pk,
+    "/api/v1/org-unit/projects/": lambda w: w.org.a.pk,
+    "/api/v1/service-profiles/": lambda w: w.profile.pk,
+}
+WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference"}
+
+
+def path_values(world, route: str) -> dict[str, str]:
+    """Alpha's object for each parameter a route template (`/api/v1/workloads/{workloadId}/pods`) may hold."""
+    org = world.org
+    detail = next((get for prefix, get in DETAIL_IDS.items() if route.startswith(prefix)), None)
+    segments = route.split("/")
+    kind = WORKLOADS_BY_KIND.get(segments[4], "training") if route.startswith("/api/v1/workloads/") else "training"
+    values = {
+        "id": detail(world) if detail else None,
+        "workloadId": getattr(world, kind).pk,
+        "podId": world.pod.uid,
+        "clusterId": org.cluster.pk,
+        "templateId": world.template.pk,
+        "version": world.version.version,  # "1.0.0", as is the Kit app's version
+        "projectId": org.a.pk,
+        "userId": org.users.member.pk,
+        "app_id": world.app.pk,
+        "profile_id": world.kit_profile.slug,
+        "session_id": world.stream.pk,
+    }
+    return {name: str(value) for name, value in values.items() if value is not None}
