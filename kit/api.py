@@ -1,6 +1,7 @@
 """The `/cfg` and `/streaming` APIs of Kit App Streaming (seed 000, CONTRACT §5). Thin views: parse, authorize,
 call one selector or service, render. Errors carry Kit's messages and `detail` (kit.errors)."""
 
+from django.db import transaction
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -27,6 +28,7 @@ from kit.serializers import (
     version_data,
 )
 from kit.streams import session_view
+from studio.concurrency import current_etag, etag_of, locked_if_match
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from studio.models import is_platform_admin
 from workloads.models import Workload
@@ -205,28 +207,36 @@ class ProfileListView(KitView):
 
 
 class ProfileDetailView(KitView):
+    """A GET answers an ETag; a PUT, PATCH or DELETE whose If-Match names an older one is a 412."""
+
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, profile_id):
-        return Response(profile_data(selectors.profile_get(user=request.user, profile_id=profile_id)))
+        profile = selectors.profile_get(user=request.user, profile_id=profile_id)
+        return Response(profile_data(profile), headers={"ETag": etag_of(profile)})
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @transaction.atomic
     def put(self, request, profile_id):
         profile = selectors.profile_get(user=request.user, profile_id=profile_id)
         require_platform_admin(request, errors.PROFILE_FORBIDDEN)
+        profile = locked_if_match(request, profile)
         data = valid(ProfileUpdateIn, request.data)
         _same_id(data, profile.slug)
         profile = services.profile_update(
             actor=request.user, profile=profile, fields=profile_fields(data),
             owner_project_id=data.get("projectId"), sharing=data.get("sharing"),
         )
-        return Response(profile_data(selectors.profile_get(user=request.user, profile_id=profile.slug)))
+        return Response(profile_data(selectors.profile_get(user=request.user, profile_id=profile.slug)),
+                        headers={"ETag": current_etag(profile)})
 
     patch = put  # absent fields keep their values either way
 
     @extend_schema(responses={204: None})
+    @transaction.atomic
     def delete(self, request, profile_id):
         profile = selectors.profile_get(user=request.user, profile_id=profile_id)
         require_platform_admin(request, errors.PROFILE_FORBIDDEN)
+        profile = locked_if_match(request, profile)
         services.profile_delete(actor=request.user, profile=profile)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

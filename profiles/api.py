@@ -27,6 +27,7 @@ from profiles.serializers import (
     TemplateVersionSerializer,
 )
 from sharing.serializers import SharingSerializer
+from studio.concurrency import ETagMixin
 from studio.models import Project
 from studio.permissions import IsPlatformAdminOrReadOnly
 from workloads.serializers import WorkloadSerializer
@@ -34,9 +35,9 @@ from workloads.serializers import WorkloadSerializer
 VERSION_REGEX = r"[0-9A-Za-z.-]+"
 
 
-class AdminWritesViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class AdminWritesViewSet(ETagMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Reads scoped by the queryset, writes for platform admins; a write to what the caller cannot see is a
-    404 before it is a 403, so nothing leaks."""
+    404 before it is a 403, so nothing leaks. A GET answers an ETag; a write with a stale If-Match, a 412."""
 
     permission_classes = [IsPlatformAdminOrReadOnly]
     lookup_value_regex = r"\d+"
@@ -70,7 +71,7 @@ class EnvironmentTemplateViewSet(AdminWritesViewSet):
         template = self.get_object()
         services.ensure_editable(template)
         fields = self._validated(EnvironmentTemplateSerializer, instance=template, partial=partial).service_fields()
-        template = services.template_update(actor=request.user, template=template, **fields)
+        template = self.updated_instance = services.template_update(actor=request.user, template=template, **fields)
         return Response(EnvironmentTemplateSerializer(self.get_queryset().get(pk=template.pk)).data)
 
     def partial_update(self, request, pk=None):
@@ -86,7 +87,8 @@ class EnvironmentTemplateViewSet(AdminWritesViewSet):
         template = self.get_object()
         services.ensure_editable(template)
         data = self._validated(SharingSerializer).validated_data
-        template = services.template_update(actor=request.user, template=template, sharing=dict(data))
+        template = self.updated_instance = services.template_update(actor=request.user, template=template,
+                                                                    sharing=dict(data))
         return Response(template.sharing())
 
 
@@ -125,7 +127,7 @@ class TemplateVersionViewSet(AdminWritesViewSet):
         row = self.get_object()
         services.ensure_editable(row.template)
         fields = self._validated(TemplateVersionSerializer, instance=row, partial=partial).service_fields()
-        row = services.version_update(actor=request.user, template_version=row, **fields)
+        row = self.updated_instance = services.version_update(actor=request.user, template_version=row, **fields)
         return Response(TemplateVersionSerializer(row).data)
 
     def partial_update(self, request, templateId=None, version=None):
@@ -155,7 +157,8 @@ class ServiceProfileViewSet(AdminWritesViewSet):
         profile = self.get_object()
         services.ensure_editable(profile)
         fields = self._validated(ServiceProfileSerializer, instance=profile, partial=partial).service_fields()
-        return self._body(services.profile_update(actor=request.user, profile=profile, **fields))
+        self.updated_instance = services.profile_update(actor=request.user, profile=profile, **fields)
+        return self._body(self.updated_instance)
 
     def partial_update(self, request, pk=None):
         return self.update(request, pk, partial=True)
@@ -170,8 +173,8 @@ class ServiceProfileViewSet(AdminWritesViewSet):
         profile = self.get_object()
         services.ensure_editable(profile)
         data = self._validated(SharingSerializer).validated_data
-        profile = services.profile_share(actor=request.user, profile=profile, mode=data["mode"],
-                                         project_ids=data["projectIds"])
+        profile = self.updated_instance = services.profile_share(actor=request.user, profile=profile, mode=data["mode"],
+                                                                 project_ids=data["projectIds"])
         return Response(profile.sharing())
 
     @extend_schema(request=CloneSerializer, responses={201: ServiceProfileSerializer})

@@ -13,8 +13,12 @@ WRITES = ("PUT", "PATCH", "DELETE")
 
 
 def etag_of(instance) -> str:
-    """A strong validator: a digest of the row's stored values, so any saved change gives a new one."""
-    digest = hashlib.sha256(json.dumps(snapshot(instance), sort_keys=True, default=str).encode()).hexdigest()
+    """A strong validator: a digest of the row's stored values and its many-to-many links (the projects a
+    profile is shared with live there, not in the row), so any saved change gives a new one."""
+    values = snapshot(instance)
+    for field in instance._meta.many_to_many:
+        values[field.name] = sorted(related.pk for related in getattr(instance, field.name).all())
+    digest = hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
     return f'"{digest[:32]}"'
 
 
@@ -24,9 +28,23 @@ def check_if_match(request, instance) -> None:
         raise PreconditionFailed("The resource has changed since it was read: GET it again and retry with its ETag.")
 
 
+def locked_if_match(request, instance):
+    """The row, locked until the transaction ends, once If-Match names its current ETag (else a 412): the
+    comparison and the write that follows see the same version. Call it inside `transaction.atomic()`."""
+    locked = type(instance)._default_manager.select_for_update().get(pk=instance.pk)
+    check_if_match(request, locked)
+    return locked
+
+
+def current_etag(instance) -> str:
+    """The ETag of the row as stored, for the answer to a write: what the next If-Match must name."""
+    return etag_of(type(instance)._default_manager.get(pk=instance.pk))
+
+
 class ETagMixin:
-    """For model viewsets. GET answers an ETag; a write with If-Match must
-    name the current one or get a 412. Writes without If-Match are accepted (last write wins)."""
+    """For model viewsets. GET answers an ETag; a write with If-Match must name the current one or get a
+    412. Writes without If-Match are accepted (last write wins). An update sets `self.updated_instance`
+    so that its answer carries the new ETag."""
 
     def retrieve(self, request, *args, **kwargs):
         instance = self.get_object()
@@ -35,9 +53,7 @@ class ETagMixin:
     def get_object(self):
         instance = super().get_object()
         if self.request.method in WRITES:
-            # Locked, so that the comparison and the write see the same version.
-            instance = type(instance).objects.select_for_update().get(pk=instance.pk)
-            check_if_match(self.request, instance)
+            instance = locked_if_match(self.request, instance)
         return instance
 
     def dispatch(self, request, *args, **kwargs):
@@ -51,5 +67,5 @@ class ETagMixin:
         if request.method in ("PUT", "PATCH") and response.status_code == 200 and "ETag" not in response:
             instance = getattr(self, "updated_instance", None)
             if instance is not None:
-                response["ETag"] = etag_of(instance)
+                response["ETag"] = current_etag(instance)
         return response
