@@ -1,0 +1,308 @@
+"""Who may do what, route by route: every method of every route under /api/v1, /cfg and /streaming, as read
+from the URL resolver, against the code each kind of caller must get (CONTRACT §1: 401 without credentials,
+404 for what the caller may not see, 403 for what it may see but not change).
+
+A route or method the resolver has and TABLE lacks fails, as does an entry for a route that is gone, so a
+new endpoint cannot ship without saying who may call it. Each call aims at an object of project alpha
+(tests/api/world.py) with a body that is valid for a caller who may make it, so that the code is about
+authorization; each runs in a savepoint that is rolled back, so every caller finds the same world."""
+
+import json
+import re
+
+import pytest
+from django.db import transaction
+from django.urls import URLResolver, get_resolver
+from rest_framework.test import APIClient
+
+from studio.auth import issue_token
+from tests.api.world import make_world, path_values
+
+ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
+PREFIXES = ("/api/v1/", "/cfg/", "/streaming/")
+SKIPPED_METHODS = {"OPTIONS", "HEAD", "TRACE"}  # answered by the framework alike for every route
+
+
+def _refused_unless(*, member=None, project_admin=None, platform_admin, outsider=404):
+    """A write to an object of alpha: 401 anonymous, 403 to whoever in alpha lacks the role, `outsider` for a
+    caller outside alpha (404: it may not see the object)."""
+    return (401, 403, member or 403, project_admin or member or 403, outsider, platform_admin)
+
+
+def _platform_admins(ok=200):
+    """Platform admins only, for something every signed-in caller may see."""
+    return (401, 403, 403, 403, 403, ok)
+
+
+READ_ALL = (401, 200, 200, 200, 200, 200)  # any signed-in caller, scoped to what it may see
+READ_ALPHA = (401, 200, 200, 200, 404, 200)  # an object of alpha
+OWN_KEY = (401, 404, 200, 404, 404, 404)  # bob's access key: nobody else's, platform admins included
+CREATE_ANY = (401, 201, 201, 201, 201, 201)
+# A platform admin may delete alpha, its department and its cluster, but they are in use: 409, not 204.
+IN_USE = 409
+
+TABLE = {
+    # identity and organisation (CONTRACT §2)
+    ("POST", "/api/v1/token"): (200, 200, 200, 200, 200, 200),  # bob's password grant, whoever sends it
+    ("POST", "/api/v1/token/revoke"): (401, 204, 204, 204, 204, 204),
+    ("GET", "/api/v1/me"): READ_ALL,
+    ("GET", "/api/v1/clusters"): READ_ALL,
+    ("POST", "/api/v1/clusters"): _platform_admins(201),
+    ("GET", "/api/v1/clusters/{clusterId}"): READ_ALL,  # beta runs on the same cluster
+    ("PUT", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=200, outsider=403),
+    ("PATCH", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=200, outsider=403),
+    ("DELETE", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=IN_USE, outsider=403),
+    ("GET", "/api/v1/org-unit/departments"): READ_ALL,
+    ("POST", "/api/v1/org-unit/departments"): _platform_admins(201),
+    ("GET", "/api/v1/org-unit/departments/{id}"): READ_ALL,  # beta is in the same department
+    ("PUT", "/api/v1/org-unit/departments/{id}"): _refused_unless(platform_admin=200, outsider=403),
+    ("PATCH", "/api/v1/org-unit/departments/{id}"): _refused_unless(platform_admin=200, outsider=403),
+    ("DELETE", "/api/v1/org-unit/departments/{id}"): _refused_unless(platform_admin=IN_USE, outsider=403),
+    ("GET", "/api/v1/org-unit/projects"): READ_ALL,
+    ("POST", "/api/v1/org-unit/projects"): _platform_admins(201),
+    ("GET", "/api/v1/org-unit/projects/{id}"): READ_ALPHA,
+    ("PUT", "/api/v1/org-unit/projects/{id}"): _refused_unless(platform_admin=200),
+    ("PATCH", "/api/v1/org-unit/projects/{id}"): _refused_unless(platform_admin=200),
+    ("DELETE", "/api/v1/org-unit/projects/{id}"): _refused_unless(platform_admin=IN_USE),
+    ("GET", "/api/v1/org-unit/projects/{projectId}/members"): READ_ALPHA,
+    ("POST", "/api/v1/org-unit/projects/{projectId}/members"): _refused_unless(project_admin=201, platform_admin=201),
+    ("GET", "/api/v1/org-unit/projects/{projectId}/members/{userId}"): READ_ALPHA,
+    ("PUT", "/api/v1/org-unit/projects/{projectId}/members/{userId}"):
+        _refused_unless(project_admin=200, platform_admin=200),
+    ("PATCH", "/api/v1/org-unit/projects/{projectId}/members/{userId}"):
+        _refused_unless(project_admin=200, platform_admin=200),
+    ("DELETE", "/api/v1/org-unit/projects/{projectId}/members/{userId}"):
+        _refused_unless(project_admin=204, platform_admin=204),
+    ("GET", "/api/v1/access-keys"): READ_ALL,
+    ("POST", "/api/v1/access-keys"): CREATE_ANY,
+    ("GET", "/api/v1/access-keys/{id}"): OWN_KEY,
+    ("DELETE", "/api/v1/access-keys/{id}"): (401, 404, 204, 404, 404, 404),
+    ("GET", "/api/v1/audit-events"): _platform_admins(),
+    ("GET", "/api/v1/audit-events/{id}"): _platform_admins(),
+    # workloads (CONTRACT §3); a project in the body that the caller is not in is a 400 naming projectId
+    ("POST", "/api/v1/workloads/trainings"): (401, 403, 200, 200, 400, 200),
+    ("GET", "/api/v1/workloads/trainings/{workloadId}"): READ_ALPHA,
+    ("DELETE", "/api/v1/workloads/trainings/{workloadId}"): _refused_unless(member=204, platform_admin=204),
+    ("POST", "/api/v1/workloads/trainings/{workloadId}/suspend"): _refused_unless(member=202, platform_admin=202),
+    ("POST", "/api/v1/workloads/trainings/{workloadId}/resume"): _refused_unless(member=202, platform_admin=202),
+    ("POST", "/api/v1/workloads/workspaces"): (401, 403, 200, 200, 400, 200),
+    ("GET", "/api/v1/workloads/workspaces/{workloadId}"): READ_ALPHA,
+    ("DELETE", "/api/v1/workloads/workspaces/{workloadId}"): _refused_unless(member=204, platform_admin=204),
+    ("POST", "/api/v1/workloads/workspaces/{workloadId}/suspend"): _refused_unless(member=202, platform_admin=202),
+    ("POST", "/api/v1/workloads/workspaces/{workloadId}/resume"): _refused_unless(member=202, platform_admin=202),
+    ("POST", "/api/v1/workloads/inferences"): (401, 403, 200, 200, 400, 200),
+    ("GET", "/api/v1/workloads/inferences/{workloadId}"): READ_ALPHA,
+    ("DELETE", "/api/v1/workloads/inferences/{workloadId}"): _refused_unless(member=204, platform_admin=204),
+    # An inference cannot be suspended: past authorization, the answer is a 400 that says so.
+    ("POST", "/api/v1/workloads/inferences/{workloadId}/suspend"): _refused_unless(member=400, platform_admin=400),
+    ("POST", "/api/v1/workloads/inferences/{workloadId}/resume"): _refused_unless(member=400, platform_admin=400),
+    ("GET", "/api/v1/workloads/inferences/{workloadId}/metrics"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/inferences/{workloadId}/pods/{podId}/metrics"): READ_ALPHA,
+    ("GET", "/api/v1/workloads"): READ_ALL,
+    ("GET", "/api/v1/workloads/count"): READ_ALL,
+    ("GET", "/api/v1/workloads/{workloadId}"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/{workloadId}/events"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/{workloadId}/metrics"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/{workloadId}/outputs"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/{workloadId}/pods"): READ_ALPHA,
+    # environment templates, service profiles, catalog (CONTRACT §4)
+    ("GET", "/api/v1/environment-templates"): READ_ALL,
+    ("POST", "/api/v1/environment-templates"): _platform_admins(201),
+    ("GET", "/api/v1/environment-templates/{id}"): READ_ALPHA,
+    ("PUT", "/api/v1/environment-templates/{id}"): _refused_unless(platform_admin=200),
+    ("PATCH", "/api/v1/environment-templates/{id}"): _refused_unless(platform_admin=200),
+    ("DELETE", "/api/v1/environment-templates/{id}"): _refused_unless(platform_admin=204),
+    ("PUT", "/api/v1/environment-templates/{id}/sharing"): _refused_unless(platform_admin=200),
+    ("GET", "/api/v1/environment-templates/{templateId}/versions"): READ_ALPHA,
+    ("POST", "/api/v1/environment-templates/{templateId}/versions"): _refused_unless(platform_admin=201),
+    ("GET", "/api/v1/environment-templates/{templateId}/versions/{version}"): READ_ALPHA,
+    ("PUT", "/api/v1/environment-templates/{templateId}/versions/{version}"): _refused_unless(platform_admin=200),
+    ("PATCH", "/api/v1/environment-templates/{templateId}/versions/{version}"): _refused_unless(platform_admin=200),
+    ("DELETE", "/api/v1/environment-templates/{templateId}/versions/{version}"): _refused_unless(platform_admin=204),
+    ("GET", "/api/v1/service-profiles"): READ_ALL,
+    ("POST", "/api/v1/service-profiles"): _platform_admins(201),
+    ("GET", "/api/v1/service-profiles/{id}"): READ_ALPHA,
+    ("PUT", "/api/v1/service-profiles/{id}"): _refused_unless(platform_admin=200),
+    ("PATCH", "/api/v1/service-profiles/{id}"): _refused_unless(platform_admin=200),
+    ("DELETE", "/api/v1/service-profiles/{id}"): _refused_unless(platform_admin=204),
+    ("POST", "/api/v1/service-profiles/{id}/clone"): _refused_unless(platform_admin=201),
+    ("PUT", "/api/v1/service-profiles/{id}/sharing"): _refused_unless(platform_admin=200),
+    ("POST", "/api/v1/service-profiles/{id}/launch"): _refused_unless(member=201, platform_admin=201),
+    ("GET", "/api/v1/catalog"): READ_ALPHA,
+    ("GET", "/api/v1/catalog/{id}"): READ_ALPHA,
+    # Kit App Streaming (CONTRACT §5): apps and versions are readable by all, written by platform admins
+    ("GET", "/cfg/apps"): READ_ALL,
+    ("POST", "/cfg/apps"): _platform_admins(201),
+    ("GET", "/cfg/apps/{app_id}"): READ_ALL,
+    ("PUT", "/cfg/apps/{app_id}"): _platform_admins(),
+    ("DELETE", "/cfg/apps/{app_id}"): _platform_admins(204),
+    ("GET", "/cfg/apps/{app_id}/versions"): READ_ALL,
+    ("POST", "/cfg/apps/{app_id}/versions"): _platform_admins(201),
+    ("DELETE", "/cfg/apps/{app_id}/versions"): _platform_admins(204),
+    ("GET", "/cfg/apps/{app_id}/versions/{version}"): READ_ALL,
+    ("GET", "/cfg/apps/{app_id}/versions/{version}/profiles"): READ_ALL,  # each sees the profiles it may
+    ("GET", "/cfg/apps/{app_id}/versions/{version}/profiles/{profile_id}"): READ_ALPHA,
+    ("GET", "/cfg/profiles"): READ_ALL,
+    ("POST", "/cfg/profiles"): _platform_admins(201),
+    ("GET", "/cfg/profiles/{profile_id}"): READ_ALPHA,
+    ("PUT", "/cfg/profiles/{profile_id}"): _refused_unless(platform_admin=200),
+    ("PATCH", "/cfg/profiles/{profile_id}"): _refused_unless(platform_admin=200),
+    ("DELETE", "/cfg/profiles/{profile_id}"): _refused_unless(platform_admin=204),
+    ("GET", "/streaming/stream"): READ_ALL,
+    ("POST", "/streaming/stream"): (401, 403, 202, 202, 400, 202),
+    ("DELETE", "/streaming/stream"): _refused_unless(member=204, platform_admin=204),
+    ("GET", "/streaming/stream/{session_id}"): READ_ALPHA,
+    ("DELETE", "/streaming/stream/{session_id}"): _refused_unless(member=204, platform_admin=204),
+}
+
+# A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
+METRICS_QUERY = "?metricType=CPU_USAGE_CORES&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
+QUERIES = {
+    "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
+    "/api/v1/catalog/{id}": lambda w: f"?projectId={w.org.a.pk}",
+    "/api/v1/workloads/inferences/{workloadId}/metrics": lambda w: METRICS_QUERY,
+    "/api/v1/workloads/inferences/{workloadId}/pods/{podId}/metrics": lambda w: METRICS_QUERY,
+    "/api/v1/workloads/{workloadId}/metrics": lambda w: METRICS_QUERY,
+}
+
+
+def _workload(w, name: str) -> dict:
+    return {"name": name, "projectId": w.org.a.pk, "clusterId": str(w.org.cluster.pk),
+            "spec": {"image": "python:3.11"}}
+
+
+def _project(w) -> dict:
+    return {"name": "alpha", "departmentId": w.org.department.pk, "clusterId": str(w.org.cluster.pk),
+            "resources": {"gpu": {"deserved": 2, "limit": 8}}}
+
+
+def _version(w) -> dict:
+    v = w.version
+    return {"version": v.version, "kind": v.kind, "specTemplate": v.spec_template, "variables": v.variables,
+            "outputs": v.outputs, "state": v.state}
+
+
+def _service_profile(w) -> dict:
+    return {"name": "alpha-service", "environmentTemplate": w.profile.template_version.template.name,
+            "environmentTemplateVersion": w.profile.template_version.version, "serviceType": "jobs"}
+
+
+BODIES = {
+    ("POST", "/api/v1/token"): lambda w: {"grantType": "password", "username": "bob", "password": "pw-for-tests-1"},
+    ("POST", "/api/v1/clusters"): lambda w: {"name": "second", "apiServerUrl": "https://kube.example.com:6443"},
+    ("PUT", "/api/v1/clusters/{clusterId}"): lambda w: {"name": "main", "apiServerUrl": "http://127.0.0.1:1"},
+    ("PATCH", "/api/v1/clusters/{clusterId}"): lambda w: {"verifyTls": False},
+    ("POST", "/api/v1/org-unit/departments"): lambda w: {"name": "physics"},
+    ("PUT", "/api/v1/org-unit/departments/{id}"): lambda w: {"name": "research", "description": "Research."},
+    ("PATCH", "/api/v1/org-unit/departments/{id}"): lambda w: {"description": "Research."},
+    ("POST", "/api/v1/org-unit/projects"): lambda w: {**_project(w), "name": "gamma"},
+    ("PUT", "/api/v1/org-unit/projects/{id}"): _project,
+    ("PATCH", "/api/v1/org-unit/projects/{id}"): lambda w: {"resources": {"gpu": {"deserved": 2, "limit": 8}}},
+    ("POST", "/api/v1/org-unit/projects/{projectId}/members"): lambda w: {"userId": w.erin.pk, "role": "viewer"},
+    ("PUT", "/api/v1/org-unit/projects/{projectId}/members/{userId}"): lambda w: {"role": "viewer"},
+    ("PATCH", "/api/v1/org-unit/projects/{projectId}/members/{userId}"): lambda w: {"role": "viewer"},
+    ("POST", "/api/v1/access-keys"): lambda w: {"name": "ci"},
+    ("POST", "/api/v1/workloads/trainings"): lambda w: _workload(w, "new-training"),
+    ("POST", "/api/v1/workloads/workspaces"): lambda w: _workload(w, "new-workspace"),
+    ("POST", "/api/v1/workloads/inferences"): lambda w: _workload(w, "new-inference"),
+    ("POST", "/api/v1/environment-templates"): lambda w: {"name": "new-template"},
+    ("PUT", "/api/v1/environment-templates/{id}"): lambda w: {"name": "alpha-template", "description": "Alpha's."},
+    ("PATCH", "/api/v1/environment-templates/{id}"): lambda w: {"description": "Alpha's."},
+    ("PUT", "/api/v1/environment-templates/{id}/sharing"): lambda w: {"mode": "all"},
+    ("POST", "/api/v1/environment-templates/{templateId}/versions"):
+        lambda w: {**_version(w), "version": "1.1.0", "state": "draft"},
+    ("PUT", "/api/v1/environment-templates/{templateId}/versions/{version}"): _version,
+    ("PATCH", "/api/v1/environment-templates/{templateId}/versions/{version}"): lambda w: {"state": "disabled"},
+    ("POST", "/api/v1/service-profiles"): lambda w: {**_service_profile(w), "name": "new-service"},
+    ("PUT", "/api/v1/service-profiles/{id}"): _service_profile,
+    ("PATCH", "/api/v1/service-profiles/{id}"): lambda w: {"description": "Alpha's."},
+    ("POST", "/api/v1/service-profiles/{id}/clone"): lambda w: {"name": "alpha-copy"},
+    ("PUT", "/api/v1/service-profiles/{id}/sharing"): lambda w: {"mode": "all"},
+    ("POST", "/api/v1/service-profiles/{id}/launch"): lambda w: {"projectId": w.org.a.pk, "name": "launched"},
+    ("POST", "/cfg/apps"): lambda w: {"id": "composer", "name": "USD Composer"},
+    ("PUT", "/cfg/apps/{app_id}"): lambda w: {"name": "USD Viewer"},
+    ("POST", "/cfg/apps/{app_id}/versions"):
+        lambda w: {"version": "1.1.0", "container": "nvcr.io/nvidia/omniverse/usd-viewer", "container_version": "1.1.0"},
+    ("DELETE", "/cfg/apps/{app_id}/versions"): lambda w: {"version": "1.0.0"},
+    ("POST", "/cfg/profiles"):
+        lambda w: {"id": "new-stream", "name": "New", "supportedApplications": [{"name": "*", "versions": ["*"]}]},
+    ("PUT", "/cfg/profiles/{profile_id}"): lambda w: {"name": "Alpha streaming"},
+    ("PATCH", "/cfg/profiles/{profile_id}"): lambda w: {"name": "Alpha streaming"},
+    ("POST", "/streaming/stream"): lambda w: {"id": "usd-viewer", "profile": "alpha-stream", "projectId": w.org.a.pk},
+    ("DELETE", "/streaming/stream"): lambda w: {"id": str(w.stream.pk)},
+}
+
+
+# --- the routes, as the resolver has them ----------------------------------------------------------------
+
+GROUP = re.compile(r"\(\?P<(\w+)>[^()]*\)")
+CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def route_template(pattern: str) -> str:
+    """`api/v1/^workloads/(?P<workloadId>[0-9a-f-]{36})$` or `cfg/apps/<str:app_id>` -> `/api/v1/workloads/{workloadId}`,
+    with DRF's `pk` spelled `id` as in the OpenAPI document."""
+    path = CONVERTER.sub(r"{\1}", GROUP.sub(r"{\1}", pattern)).replace("^", "").replace("$", "")
+    return "/" + path.replace("{pk}", "{id}")
+
+
+def methods_of(callback) -> list[str]:
+    actions = getattr(callback, "actions", None)  # a DRF viewset route: {"get": "list", ...}
+    if actions is not None:
+        return sorted(method.upper() for method in actions)
+    view = callback.view_class  # an APIView
+    return sorted(m.upper() for m in view.http_method_names if hasattr(view, m) and m.upper() not in SKIPPED_METHODS)
+
+
+def api_routes() -> list[tuple[str, str]]:
+    found = []
+
+    def walk(patterns, prefix: str):
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, prefix + str(entry.pattern))
+                continue
+            route = route_template(prefix + str(entry.pattern))
+            if route.startswith(PREFIXES):
+                found.extend((method, route) for method in methods_of(entry.callback))
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+ROUTES = api_routes()
+
+
+def test_every_entry_of_the_tables_is_a_route():
+    assert sorted(set(TABLE) - set(ROUTES)) == []
+    assert sorted(set(BODIES) - set(ROUTES)) == []
+    assert sorted(set(QUERIES) - {route for _, route in ROUTES}) == []
+
+
+def _clients(world) -> dict[str, APIClient]:
+    users = world.org.users
+    clients = {"anonymous": APIClient()}
+    for role, user in [("viewer", users.viewer), ("member", users.member), ("project_admin", users.admin),
+                       ("outsider", world.erin), ("platform_admin", users.platform_admin)]:
+        clients[role] = APIClient()
+        clients[role].credentials(HTTP_AUTHORIZATION="Bearer " + issue_token(user=user)["accessToken"])
+    return clients
+
+
+def _call(client: APIClient, method: str, url: str, body) -> int:
+    with transaction.atomic():  # a savepoint: the next caller finds the world as it was
+        response = client.generic(method, url, json.dumps(body) if body is not None else "",
+                                  content_type="application/json")
+        transaction.set_rollback(True)
+    return response.status_code
+
+
+@pytest.mark.parametrize(("method", "route"), ROUTES, ids=[f"{m} {r}" for m, r in ROUTES])
+def test_each_caller_gets_the_code_the_table_gives(method, route, org):
+    assert (method, route) in TABLE, f"{method} {route} has no entry in TABLE: say who may call it"
+    world = make_world(org)
+    url = re.sub(r"\{(\w+)\}", lambda m: path_values(world, route)[m[1]], route)
+    url += QUERIES.get(route, lambda w: "")(world)
+    body = BODIES.get((method, route), lambda w: None)(world)
+    got = {role: _call(client, method, url, body) for role, client in _clients(world).items()}
+    assert got == dict(zip(ROLES, TABLE[method, route], strict=True)), f"{method} {url} {body}"

@@ -1,0 +1,63 @@
+"""Every operation of `/api/schema/`, fuzzed with schemathesis as a project member and as a platform admin:
+no server error, and every response (status code, content type, body) is what the document says.
+
+Half the examples aim path parameters at real objects of project alpha (tests/api/world.py), so
+that detail operations answer 200s and role refusals, not only 404s; the other half keep the generated
+values, to fuzz path parsing too. The tests use the `db` fixture: one transaction per test, rolled back, and
+no on-commit callback runs, so nothing reaches a cluster or the broker."""
+
+import os
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from studio.auth import issue_token
+from tests.api.world import path_values
+
+CHECKS = (not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance)
+# Few, so that ~100 operations x 2 callers take about a minute in CI; SCHEMA_FUZZ_EXAMPLES=50 digs deeper.
+EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "8"))
+
+schema = schemathesis.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_test_connection():
+    # Django's WSGI handler closes the database connection after each request, which would end the test's
+    # transaction; Django's own test client disconnects this handler for the same reason.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture(params=["member", "platform_admin"])
+def caller(request, world):
+    user = getattr(world.org.users, request.param)
+    return {"Authorization": "Bearer " + issue_token(user=user)["accessToken"]}
+
+
+@schema.parametrize()
+@schema.given(data=st.data())
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.filter_too_much, HealthCheck.data_too_large])
+def test_operation(case, data, world, caller):
+    if case.path_parameters and data.draw(st.booleans(), label="real objects"):
+        real = path_values(world, case.operation.path)
+        case.path_parameters = {name: real.get(name, value) for name, value in case.path_parameters.items()}
+    if case.operation.path.startswith("/api/v1/catalog") and data.draw(st.booleans(), label="alpha's catalog"):
+        case.query = {**(case.query or {}), "projectId": world.org.a.pk}
+    case.call_and_validate(headers=caller, checks=CHECKS)
