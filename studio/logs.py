@@ -1,6 +1,5 @@
 """JSON logs through structlog, each line carrying the request id of the request that wrote it."""
 
-import logging
 import uuid
 
 import structlog
@@ -65,5 +64,3 @@ class RequestIdMiddleware:
         structlog.contextvars.clear_contextvars()
         return response
 
-
-logging.getLogger("studio").setLevel(logging.INFO)
