@@ -9,4 +9,7 @@ from studio.celery import app
 
 
 def enqueue_on_commit(task_name: str, *args) -> None:
-    transaction.on_commit(lambda: app.send_task(task_name, args=list(args)))
+    # robust: with the broker down the row is committed all the same, and the request must not fail (a 500
+    # would make a client retry a submission that exists). The error is logged; the sync's drift repair
+    # does the lost task's work once its grace has passed.
+    transaction.on_commit(lambda: app.send_task(task_name, args=list(args)), robust=True)
