@@ -69,7 +69,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
-ROOT_URLCONF = "studio.urls"
+ROOT_URLCONF = env.str("ROOT_URLCONF", default="studio.urls")  # bench/ adds its bare view
 WSGI_APPLICATION = "studio.wsgi.application"
 APPEND_SLASH = False
 
@@ -171,12 +171,13 @@ REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = REDIS_URL or "filesystem://"
 if not REDIS_URL:
     _broker_dir = VAR_DIR / "broker"
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
         # How often an idle (or fully prefetched) worker looks for messages: kombu's 1s default caps a worker
         # at about `concurrency` tasks a second.

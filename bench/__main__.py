@@ -1,0 +1,63 @@
+"""`make bench`: every benchmark in one run on PostgreSQL, Redis and gunicorn on loopback (bounded load that
+stops by itself); prints a table of ratios and writes it, with the machine, to docs/benchmarks.md."""
+
+import datetime
+import sys
+from pathlib import Path
+
+from bench import api_read, catalog, env, pipeline, sync
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+def _row(name, value, target, met):
+    return f"| {name} | {value} | {target} | {'met' if met else 'MISSED'} |"
+
+
+def main() -> int:
+    rows = []
+    read = api_read.run()
+    api, bare = read["api"], read["bare"]
+    rows.append(_row("API read: throughput vs bare JSON view (16 connections)",
+                     f"{api.throughput:.0f} / {bare.throughput:.0f} req/s = {read['ratio']:.0%}", ">= 40%",
+                     read["ratio"] >= 0.4))
+    rows.append(_row("API read: p50 / p99", f"{api.p50:.0f} / {api.p99:.0f} ms", "p99 < 100 ms", api.p99 < 100))
+    write = pipeline.run()
+    w = write["writes"]
+    rows.append(_row("API write: sustained rate, p50 / p99 (16 connections, workers running)",
+                     f"{w.throughput:.0f} req/s, {w.p50:.0f} / {w.p99:.0f} ms, {w.errors} errors", "—", w.errors == 0))
+    rows.append(_row("Pipeline: 1,000 workloads, accept → Job on the cluster (2 worker processes)",
+                     f"{write['pipeline_rate']:.1f} workloads/s ({write['pipeline_seconds']:.1f} s)", ">= 20/s",
+                     write["pipeline_rate"] >= 20))
+    synced = sync.run()
+    for r in synced["rounds"]:
+        rows.append(_row(f"Sync 10,000 workloads / 20 namespaces, {r['label']}",
+                         f"{r['seconds']:.1f} s; {r['lists']} lists (minimum {r['minimum']}) = "
+                         f"{r['lists'] / r['minimum']:.2f}x; {r['gets']} GETs; {r['queries']} queries",
+                         "< 10 s, lists = minimum, 0 GETs", r["seconds"] < 10 and r["lists"] <= r["minimum"]
+                         and r["gets"] == 0))
+    cat = catalog.run()
+    c = cat["catalog"]
+    rows.append(_row("Catalog: 1,000 profiles, mixed sharing, 100 per page (16 connections)",
+                     f"{c.throughput:.0f} req/s, p50 {c.p50:.0f} / p99 {c.p99:.0f} ms; {cat['queries']} queries",
+                     "queries flat", cat["queries"] <= 8))
+    table = "\n".join(["| Benchmark | Measured | Target | |", "|---|---|---|---|", *rows])
+    print(table)
+    DOC.parent.mkdir(exist_ok=True)
+    DOC.write_text(
+        "# Benchmarks\n\n"
+        f"One `make bench` run on {datetime.date.today().isoformat()}: PostgreSQL and Redis on loopback, gunicorn "
+        "(2 workers × 8 threads), the simulated cluster in its own process, the load generator in `bench/load.py` "
+        "(closed loop, bounded by request count and time).\n\n"
+        f"Machine: {env.machine()}. The load generator, server, workers and cluster share these cores, so "
+        "ratios measured in the same run are the figures to compare, not absolute numbers.\n\n"
+        f"{table}\n\n{NOTES}\n"
+    )
+    return 0 if all("MISSED" not in r for r in rows) else 1
+
+
+NOTES = (Path(__file__).resolve().parent / "NOTES.md").read_text() if (Path(__file__).resolve().parent
+                                                                        / "NOTES.md").exists() else ""
+
+if __name__ == "__main__":
+    sys.exit(main())

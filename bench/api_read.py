@@ -1,0 +1,24 @@
+"""API read: GET /api/v1/workloads?limit=100 over 10,000 workloads against a bare Django JSON view that reads the
+same 100 rows with no authentication, DRF or filters (bench/urls.py)."""
+
+from bench import env, load, seed
+
+WORKLOADS = 10_000
+
+
+def run() -> dict:
+    env.recreate_database()
+    env.setup_django()
+    user, cluster, projects = seed.org(projects=20)
+    seed.workloads(projects, cluster, WORKLOADS)
+    seed.analyze()
+    headers = {"Authorization": f"Bearer {seed.token(user)}"}
+    port = env.free_port()
+    base = f"http://127.0.0.1:{port}"
+    with env.gunicorn(port, urlconf="bench.urls"):
+        load.run(f"{base}/bench/bare-workloads", connections=4, max_requests=100)  # warm the workers
+        load.run(f"{base}/api/v1/workloads?limit=100", connections=4, max_requests=100, headers=headers)
+        bare = load.run(f"{base}/bench/bare-workloads", connections=16, max_requests=3000, max_seconds=30)
+        api = load.run(f"{base}/api/v1/workloads?limit=100", connections=16, max_requests=3000, max_seconds=30,
+                       headers=headers)
+    return {"bare": bare, "api": api, "ratio": api.throughput / bare.throughput}
