@@ -27,7 +27,12 @@ from workloads.serializers import (
 from workloads.specs import validate_workload_request
 
 UUID_REGEX = "[0-9a-fA-F-]{36}"
-LIST_DEFERRED = ("spec", "request", "launch_inputs", "outputs", "endpoints")
+LIST_FIELDS = (
+    "id", "name", "requested_name", "kind", "project_id", "project__name", "department_id", "cluster_id",
+    "actual_phase", "phase_message", "desired_phase", "created_at", "updated_at", "phase_updated_at", "started_at",
+    "completed_at", "deleted_at", "created_by_name", "running_pods", "requested_pods", "gpu_request", "source",
+    "profile_id", "profile_name", "profile_revision",
+)
 ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 METRICS_PARAMETERS = [
     OpenApiParameter("metricType", OpenApiTypes.STR, many=True, required=True),
@@ -123,7 +128,7 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def get_queryset(self):
         queryset = Workload.objects.visible_to(self.request.user).select_related("project")
         if self.action in ("list", "count"):
-            queryset = queryset.defer(*LIST_DEFERRED)  # big JSON the list never shows
+            queryset = queryset.only(*LIST_FIELDS)  # what the list shows, not the big JSON columns
         return queryset
 
     def get_object(self):
