@@ -16,7 +16,8 @@ KUBESIM_PORT = os.environ.get("KUBESIM_PORT", "6443")
 PROCESSES = {
     "kubesim": [PY, "-m", "studio.kubesim", "--host", "127.0.0.1", "--port", KUBESIM_PORT,
                 "--run-seconds", os.environ.get("KUBESIM_RUN_SECONDS", "60"),
-                "--pull-seconds", os.environ.get("KUBESIM_PULL_SECONDS", "4")],
+                "--pull-seconds", os.environ.get("KUBESIM_PULL_SECONDS", "4"),
+                "--schedule-seconds", os.environ.get("KUBESIM_SCHEDULE_SECONDS", "3")],
     "web": [PY, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"],
     "worker": [PY, "-m", "celery", "-A", "studio", "worker", "-l", "INFO", "--concurrency", "2"],
     "beat": [PY, "-m", "celery", "-A", "studio", "beat", "-l", "INFO",

@@ -31,6 +31,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-auth", action="store_true", help="accept requests without a token")
     parser.add_argument("--pull-seconds", type=float, default=0.3)
     parser.add_argument("--run-seconds", type=float, default=1.0)
+    parser.add_argument("--schedule-seconds", type=float, default=0.0, help="how long a new pod stays unscheduled")
     parser.add_argument("--tick", type=float, default=0.05)
     parser.add_argument("--history", type=int, default=1000)
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (kubectl sends tokens only over TLS)")
@@ -42,7 +43,7 @@ def main(argv=None) -> int:
     sim = KubeSim(nodes=args.nodes, gpus_per_node=args.gpus_per_node, cpu_per_node=args.cpu_per_node,
                   memory_per_node=args.memory_per_node, knative=args.knative,
                   token=None if args.no_auth else args.token, pull_seconds=args.pull_seconds,
-                  run_seconds=args.run_seconds, tick=args.tick, history=args.history, host=args.host, port=args.port,
+                  run_seconds=args.run_seconds, schedule_seconds=args.schedule_seconds, tick=args.tick, history=args.history, host=args.host, port=args.port,
                   mig_per_node=args.mig_per_node, tls_cert=args.tls_cert, tls_key=args.tls_key)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -13,7 +13,7 @@ import hashlib
 import time
 
 from .errors import bad_request
-from .store import now_rfc3339
+from .store import now_rfc3339, parse_rfc3339
 
 RUN_SECONDS_ANNOTATION = "kubesim.paas-studio/run-seconds"
 TERMINAL = ("succeeded", "failed")
@@ -84,6 +84,11 @@ class Kubelet:
         if meta.get("deletionTimestamp"):
             return self._terminate(pod, st)
         if st is None:
+            # The scheduler sees a new pod only after `schedule_seconds`, so it is observably Pending first.
+            waited = time.time() - parse_rfc3339(meta["creationTimestamp"])
+            if waited < self.sim.schedule_seconds:
+                self.ctl.after(self.sim.schedule_seconds - waited, "pods", meta["namespace"], meta["name"])
+                return
             self.ctl.scheduler.enqueue(pod)
             return
         now = time.time()

@@ -29,10 +29,11 @@ def _image_listed(image: str, listed: set) -> bool:
 class KubeSim:
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpu_per_node: str = "64",
                  memory_per_node: str = "512Gi", knative: bool = True, token: str | None = "kubesim-token",
-                 pull_seconds: float = 0.3, run_seconds: float = 1.0, tick: float = 0.05, history: int = 1000,
+                 pull_seconds: float = 0.3, run_seconds: float = 1.0, schedule_seconds: float = 0.0, tick: float = 0.05, history: int = 1000,
                  host: str = "127.0.0.1", port: int = 0, mig_per_node: dict[str, int] | None = None,
                  tls_cert: str | None = None, tls_key: str | None = None):
         self.token, self.pull_seconds, self.run_seconds, self.tick = token, pull_seconds, run_seconds, tick
+        self.schedule_seconds = schedule_seconds  # how long a new pod waits before the scheduler sees it
         self.host, self.port = host, port
         self._tls = None
         if tls_cert:  # kubectl sends bearer tokens only over TLS: serve HTTPS when given a certificate

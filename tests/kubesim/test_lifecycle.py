@@ -361,3 +361,17 @@ def test_small_cluster_fixture_alone():
     with KubeSim(nodes=1, gpus_per_node=0, token=TOKEN, **FAST) as sim, api_client(sim) as k8s:
         node = client.CoreV1Api(k8s).read_node("sim-node-0")
         assert node.metadata.labels["node-type"] == "cpu" and "nvidia.com/gpu" not in node.status.capacity
+
+
+def test_schedule_seconds_keeps_a_new_pod_unscheduled_for_that_long():
+    import time
+
+    with KubeSim(nodes=1, gpus_per_node=1, token=TOKEN, **{**FAST, "schedule_seconds": 1.5}) as sim, \
+            api_client(sim) as api:
+        core = client.CoreV1Api(api)
+        core.create_namespace({"metadata": {"name": "slow"}})
+        core.create_namespaced_pod("slow", pod_manifest("p"))
+        time.sleep(0.5)
+        pod = core.read_namespaced_pod("p", "slow")
+        assert pod.status.phase == "Pending" and not pod.spec.node_name
+        wait_until(lambda: core.read_namespaced_pod("p", "slow").spec.node_name, timeout=5)
