@@ -19,7 +19,8 @@ class Command(BaseCommand):
     help = "Create the demo admin, department, cluster (the simulated one) and project."
 
     def add_arguments(self, parser):
-        parser.add_argument("--kubesim-url", default=os.environ.get("KUBESIM_URL", "http://127.0.0.1:6443"))
+        default_url = f"http://127.0.0.1:{os.environ.get('KUBESIM_PORT', '6443')}"  # where `make run` starts it
+        parser.add_argument("--kubesim-url", default=os.environ.get("KUBESIM_URL") or default_url)
         parser.add_argument("--kubesim-token", default=os.environ.get("KUBESIM_TOKEN", "kubesim-token"))
 
     @transaction.atomic
