@@ -31,6 +31,7 @@ from kit.streams import session_view
 from studio.concurrency import current_etag, etag_of, locked_if_match
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from studio.models import is_platform_admin
+from studio.schema import IF_MATCH
 from workloads.models import Workload
 
 PAGE = [OpenApiParameter("offset", OpenApiTypes.INT, required=False),
@@ -214,7 +215,7 @@ class ProfileDetailView(KitView):
         profile = selectors.profile_get(user=request.user, profile_id=profile_id)
         return Response(profile_data(profile), headers={"ETag": etag_of(profile)})
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT, parameters=[IF_MATCH])
     @transaction.atomic
     def put(self, request, profile_id):
         profile = selectors.profile_get(user=request.user, profile_id=profile_id)
@@ -231,7 +232,7 @@ class ProfileDetailView(KitView):
 
     patch = put  # absent fields keep their values either way
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None}, parameters=[IF_MATCH])
     @transaction.atomic
     def delete(self, request, profile_id):
         profile = selectors.profile_get(user=request.user, profile_id=profile_id)

@@ -3,6 +3,13 @@ each view's own key, and the error body every operation may answer."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+
+IF_MATCH = OpenApiParameter(
+    "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
+    description="The ETag of the last read: a write whose If-Match names an older one is a 412 and changes nothing.",
+)
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
@@ -21,6 +28,16 @@ class StudioAutoSchema(AutoSchema):
         if paginator is not None and getattr(self.view, "results_key", None):
             paginator.results_key = self.view.results_key
         return paginator
+
+    def get_override_parameters(self):
+        from studio.concurrency import (
+            ETagMixin,  # not at import: this module loads while apps are being set up
+        )
+
+        parameters = super().get_override_parameters()
+        if self.method in ("PUT", "PATCH", "DELETE") and isinstance(self.view, ETagMixin):
+            parameters = [*parameters, IF_MATCH]
+        return parameters
 
 
 ERROR_SCHEMA = {

@@ -2,8 +2,8 @@
 profiles, as on projects: a GET answers an ETag, a write whose If-Match names an older one is a 412 and
 changes nothing, and a write answers the ETag that the next If-Match must name."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 
