@@ -66,6 +66,8 @@ def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str
     """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`)."""
     if not has_project_role(user, project, Membership.Role.MEMBER):
         raise PermissionDenied("Viewers may not launch workloads.")
+    if profile.is_draft:
+        raise ValidationError({"profile": "This profile is still being set up; it cannot be launched yet."})
     version = profile.template_version
     if version.state != TemplateVersion.State.ACTIVE:
         raise ValidationError({"environmentTemplateVersion": (

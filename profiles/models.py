@@ -85,6 +85,9 @@ class ServiceProfile(Shareable):
     outputs = models.JSONField(default=list, blank=True)  # one setting per template output
     revision = models.PositiveIntegerField(default=1)
     system = models.BooleanField(default=False)
+    # A profile still being set up in the portal's wizard: the step it resumes at; blank once set up. A draft is
+    # in no catalog and cannot be launched; every step is saved (and validated) like any other update.
+    draft_step = models.CharField(max_length=16, blank=True, default="")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                    related_name="+")
     created_by_name = models.CharField(max_length=254, blank=True, default="")
@@ -98,6 +101,10 @@ class ServiceProfile(Shareable):
 
     def __str__(self):
         return self.name
+
+    @property
+    def is_draft(self) -> bool:
+        return bool(self.draft_step)
 
 
 class LaunchSecret(models.Model):

@@ -18,10 +18,11 @@ def profiles_visible_to(user) -> QuerySet:
 
 
 def catalog_for(project: Project) -> QuerySet:
-    """What the project's members may launch: profiles it owns or that are shared with it, on an active
-    version. One query however many profiles (sharing is an EXISTS, the version a join)."""
+    """What the project's members may launch: profiles it owns or that are shared with it, set up (no draft), on
+    an active version. One query however many profiles (sharing is an EXISTS, the version a join)."""
     return (ServiceProfile.objects.for_project(project)
-            .filter(template_version__state=TemplateVersion.State.ACTIVE).select_related("template_version"))
+            .filter(template_version__state=TemplateVersion.State.ACTIVE, draft_step="")
+            .select_related("template_version"))
 
 
 def templates_visible_to(user) -> QuerySet:
@@ -31,9 +32,9 @@ def templates_visible_to(user) -> QuerySet:
 
 
 def workload_outputs(*, workload, user) -> list[dict]:
-    """The workload's outputs from the snapshot taken at launch: `{name, label, value}`, value null while an
-    endpoint it needs is not yet known. Sensitive values only for the project's members (viewers included)
-    and platform admins; anyone else who can see the workload reads "***"."""
+    """The workload's outputs from the snapshot taken at launch: `{name, label, sensitive, value}`, value null
+    while an endpoint it needs is not yet known. Sensitive values only for the project's members (viewers
+    included) and platform admins; anyone else who can see the workload reads "***"."""
     snapshot = workload.outputs or []
     if not snapshot:
         return []
@@ -50,7 +51,7 @@ def workload_outputs(*, workload, user) -> list[dict]:
         row = LaunchSecret.objects.filter(workload_id=workload.pk).first()
         for key, value in (row.data if row else {}).items():
             context[key if key.startswith("generated.") else f"inputs.{key}"] = value
-    return [{"name": output["name"], "label": output["label"],
+    return [{"name": output["name"], "label": output["label"], "sensitive": bool(output.get("sensitive")),
              "value": MASK if output.get("sensitive") and not member else evaluate(output["expression"], context)}
             for output in snapshot]
 

@@ -204,7 +204,7 @@ class ServiceProfileSerializer(StrictSerializer):
             "readmeHtml": profile.readme_html, "labels": profile.labels, "annotations": profile.annotations,
             "extraConfig": profile.extra_config, "inputs": profile.inputs, "outputs": profile.outputs,
             "sharing": profile.sharing(), "revision": profile.revision, "system": profile.system,
-            "createdAt": _time(profile.created_at), "createdBy": profile.created_by_name,
+            "draft": profile.is_draft, "createdAt": _time(profile.created_at), "createdBy": profile.created_by_name,
             "updatedAt": _time(profile.updated_at),
         }
 
@@ -263,6 +263,7 @@ class CloneSerializer(StrictSerializer):
 class OutputSerializer(serializers.Serializer):
     name = serializers.CharField()
     label = serializers.CharField()
+    sensitive = serializers.BooleanField(help_text="Shown masked until the user asks to see it.")
     value = serializers.CharField(allow_null=True)
 
 

@@ -187,7 +187,7 @@ def profile_create(*, actor, name: str, template_version: TemplateVersion, servi
                    icon_url: str = "", readme: str = "", labels: dict | None = None,
                    annotations: dict | None = None, extra_config: dict | None = None,
                    inputs: list[dict] | None = None, outputs: list[dict] | None = None,
-                   sharing: dict | None = None, system: bool = False) -> ServiceProfile:
+                   sharing: dict | None = None, system: bool = False, draft_step: str = "") -> ServiceProfile:
     _require_active(template_version)
     labels, annotations, extra_config = labels or {}, annotations or {}, extra_config or {}
     input_settings, output_settings = check_profile(
@@ -197,7 +197,7 @@ def profile_create(*, actor, name: str, template_version: TemplateVersion, servi
         name=name, display_name=display_name or name, description=description, owner_project=owner_project,
         template_version=template_version, service_type=service_type, icon_url=icon_url, readme=readme,
         readme_html=readme_html(readme), labels=labels, annotations=annotations, extra_config=extra_config,
-        inputs=input_settings, outputs=output_settings, system=system, **_author(actor))
+        inputs=input_settings, outputs=output_settings, system=system, draft_step=draft_step, **_author(actor))
     return _insert(profile, actor=actor, sharing=sharing)
 
 

@@ -47,7 +47,7 @@ def test_create_read_update_delete_with_every_field_of_the_seed(admin, org, vers
     assert set(body) == {
         "id", "name", "displayName", "description", "projectId", "environmentTemplate", "environmentTemplateId",
         "environmentTemplateVersion", "kind", "serviceType", "iconUrl", "readme", "readmeHtml", "labels",
-        "annotations", "extraConfig", "inputs", "outputs", "sharing", "revision", "system", "createdAt",
+        "annotations", "extraConfig", "inputs", "outputs", "sharing", "revision", "system", "draft", "createdAt",
         "createdBy", "updatedAt"}
     assert (body["environmentTemplate"], body["environmentTemplateVersion"], body["kind"]) == ("trainer", "1.0.0", "training")
     assert body["readmeHtml"].startswith("<h1>Trainer</h1>") and "<script" not in body["readmeHtml"]
