@@ -1,6 +1,7 @@
 """`make run`: the simulated cluster, web, Celery worker and beat, side by side; Ctrl-C stops them all."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,11 @@ PROCESSES = {
 def main() -> int:
     env = {**os.environ, "KUBESIM_URL": f"http://127.0.0.1:{KUBESIM_PORT}", "PYTHONUNBUFFERED": "1"}
     env.setdefault("DEBUG", "true")
+    # One /metrics for web, worker and beat: they write their counters to a shared folder, emptied per run.
+    metrics_dir = ROOT / "var" / "prometheus"
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+    metrics_dir.mkdir(parents=True)
+    env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(metrics_dir))
     env.setdefault("LOG_FORMAT", "console")
     # Sync often enough that a demo workload is seen in each phase on its way (the image pull takes seconds).
     env.setdefault("SYNC_INTERVAL_SECONDS", "1")

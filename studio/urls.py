@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from studio import api, ops, org_views, views
+from studio import api, metrics, ops, org_views, views
 from studio.urls_router import Router
 
 router = Router()
@@ -44,7 +44,7 @@ urlpatterns = [
     path("streaming/", include("kit.streaming_urls")),
     path("healthz", ops.healthz, name="healthz"),
     path("readyz", ops.readyz, name="readyz"),
-    path("", include("django_prometheus.urls")),
+    path("metrics", metrics.metrics, name="prometheus-metrics"),
     path("", include("workloads.urls")),
     path("", include("profiles.urls")),
     path("", include("kit.urls")),

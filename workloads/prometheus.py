@@ -2,10 +2,9 @@
 
 from django.db import DatabaseError
 from django.db.models import Count
-from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 
-_registered = False
+from studio.metrics import register_scrape_collector
 
 
 class WorkloadsByPhaseCollector:
@@ -28,9 +27,5 @@ class WorkloadsByPhaseCollector:
         return []  # no query at registration time
 
 
-def register(registry=REGISTRY) -> None:
-    """Register once per process (ready() may run more than once in tests)."""
-    global _registered
-    if not _registered:
-        registry.register(WorkloadsByPhaseCollector())
-        _registered = True
+def register() -> None:
+    register_scrape_collector(WorkloadsByPhaseCollector())

@@ -87,3 +87,16 @@ def test_logs_are_json_with_the_request_id(tmp_path):
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     request_lines = [line for line in lines if line.get("event") == "request"]
     assert request_lines and request_lines[0]["request_id"] == "req-42" and request_lines[0]["status"] == 401
+
+
+def test_metrics_include_counters_of_other_processes_in_multiprocess_mode(tmp_path):
+    """A worker's cluster-call counter shows on the web's /metrics when both share PROMETHEUS_MULTIPROC_DIR."""
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "studio.settings"}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    worker = "import django;django.setup();from studio import kube;kube.API_CALLS.labels('c1','list','jobs').inc(7)"
+    subprocess.run([sys.executable, "-c", worker], cwd=ROOT, env=env, check=True, timeout=120)
+    web = ("import django;django.setup();from django.test import Client;"
+           "print(Client().get('/metrics').content.decode())")
+    result = subprocess.run([sys.executable, "-c", web], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert 'studio_cluster_api_calls_total{cluster="c1",resource="jobs",verb="list"} 7.0' in result.stdout
