@@ -5,7 +5,7 @@ web's /metrics that way. Collectors computed at scrape time (e.g. workloads by p
 import os
 
 from django.http import HttpResponse
-from prometheus_client import REGISTRY, CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 # Collectors that read the database at scrape time; apps append to this in AppConfig.ready().
 SCRAPE_COLLECTORS: list = []
