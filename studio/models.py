@@ -150,6 +150,9 @@ class AccessKey(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self):
+        return f"{self.name} ({self.client_id})"
+
     @classmethod
     def issue(cls, *, user, name: str) -> tuple["AccessKey", str]:
         secret = secrets.token_urlsafe(32)
@@ -181,5 +184,8 @@ class AuditEvent(models.Model):
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [models.Index(fields=["object_type", "object_id"])]
+
+    def __str__(self):
+        return f"{self.actor_name} {self.action} {self.object_type} {self.object_repr}"
 
 

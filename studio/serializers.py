@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from studio.models import AccessKey, AuditEvent, Cluster, Department, Membership, Project, is_platform_admin
+from studio.models import AuditEvent, Cluster, Department, Membership, is_platform_admin
 from studio.names import NAME_PATTERN, NAME_RULE
 
 

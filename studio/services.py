@@ -8,8 +8,8 @@ from django.db.models import Model, ProtectedError
 
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
-from studio.queue import enqueue_on_commit
 from studio.models import AuditEvent, Cluster, Department, Membership, Project
+from studio.queue import enqueue_on_commit
 
 
 def _save(instance: Model, *, actor, action: str, before: dict | None = None) -> Model:

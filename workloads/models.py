@@ -142,6 +142,9 @@ class WorkloadEvent(models.Model):
             )
         ]
 
+    def __str__(self):
+        return f"{self.reason}: {self.message}"
+
 
 class Pod(models.Model):
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="pods")
@@ -157,6 +160,9 @@ class Pod(models.Model):
         ordering = ["created_at", "name"]
         constraints = [models.UniqueConstraint(fields=["workload", "uid"], name="one_row_per_pod")]
 
+    def __str__(self):
+        return self.name
+
 
 class MetricSample(models.Model):
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="samples")
@@ -171,6 +177,9 @@ class MetricSample(models.Model):
             models.Index(fields=["workload", "type", "timestamp"]),
             models.Index(fields=["timestamp"]),
         ]
+
+    def __str__(self):
+        return f"{self.type}={self.value} at {self.timestamp:%Y-%m-%d %H:%M:%S}"
 
 
 class ClusterLease(models.Model):

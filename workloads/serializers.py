@@ -3,13 +3,13 @@
 from rest_framework import serializers
 from rest_framework.fields import DateTimeField
 
+from workloads.models import Pod, WorkloadEvent
+
 _datetime = DateTimeField()
 
 
 def _iso(value):
     return None if value is None else _datetime.to_representation(value)
-
-from workloads.models import Pod, Workload, WorkloadEvent
 
 
 class WorkloadCreatedSerializer(serializers.Serializer):
