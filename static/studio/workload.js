@@ -1,4 +1,5 @@
-// Workload detail page: outputs (copy, reveal) and metrics charts, both read from the JSON API.
+// Workload detail page: outputs (copy; sensitive ones masked until revealed) and metrics charts, read from the
+// JSON API.
 (function () {
   "use strict";
 
@@ -9,31 +10,38 @@
     return el;
   }
 
-  async function loadOutputs(box) {
+  const revealed = new Set();  // names the user chose to see, kept across refreshes
+  const OUTPUT_POLL_MS = 3000;
+  const OUTPUT_POLLS = 200;
+
+  // Outputs that need an endpoint read null until the sync knows it: fetch again until every value is known.
+  async function loadOutputs(box, polls) {
     const response = await fetch(box.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    box.replaceChildren();
-    if (!response.ok) { box.append(text("p", "No outputs.", "muted")); return; }
+    if (!response.ok) { box.replaceChildren(text("p", "No outputs.", "muted")); return; }
     const outputs = (await response.json()).outputs || [];
-    if (!outputs.length) { box.append(text("p", "No outputs yet.", "muted")); return; }
+    box.replaceChildren();
+    if (!outputs.length) { box.append(text("p", "No outputs.", "muted")); return; }
     const list = document.createElement("dl");
     list.className = "kv";
     for (const output of outputs) {
-      list.append(text("dt", output.label || output.name));
+      const label = output.label || output.name;
+      list.append(text("dt", label));
       const dd = document.createElement("dd");
-      const value = text("code", output.sensitive ? "••••••••" : (output.value ?? "pending"));
+      const hidden = output.sensitive && output.value && !revealed.has(output.name);
+      const value = text("code", output.value === null ? "pending" : (hidden ? "••••••••" : output.value));
       value.dataset.output = output.name;
       dd.append(value, " ");
-      if (output.sensitive && output.value) {
+      if (hidden) {
         const reveal = text("button", "Reveal", "secondary");
         reveal.type = "button";
-        reveal.setAttribute("aria-label", "Reveal " + (output.label || output.name));
-        reveal.addEventListener("click", () => { value.textContent = output.value; reveal.remove(); });
+        reveal.setAttribute("aria-label", "Reveal " + label);
+        reveal.addEventListener("click", () => { revealed.add(output.name); value.textContent = output.value; reveal.remove(); });
         dd.append(reveal, " ");
       }
       if (output.value) {
         const copy = text("button", "Copy", "secondary");
         copy.type = "button";
-        copy.setAttribute("aria-label", "Copy " + (output.label || output.name));
+        copy.setAttribute("aria-label", "Copy " + label);
         copy.addEventListener("click", async () => {
           try { await navigator.clipboard.writeText(output.value); copy.textContent = "Copied"; }
           catch (e) { copy.textContent = "Copy failed"; }
@@ -43,6 +51,9 @@
       list.append(dd);
     }
     box.append(list);
+    if (outputs.some((o) => o.value === null) && polls > 0) {
+      setTimeout(() => loadOutputs(box, polls - 1), OUTPUT_POLL_MS);
+    }
   }
 
   const CHARTS = {
@@ -64,7 +75,7 @@
       const datasets = measurements.filter((m) => m.values.length).map((m) => ({
         label: m.type + (m.labels && m.labels.gpu !== undefined ? " gpu " + m.labels.gpu : ""),
         data: m.values.map((v) => ({ x: new Date(v.timestamp).toLocaleTimeString(), y: Number(v.value) * chart.scale })),
-        pointRadius: 0, borderWidth: 2,
+        pointRadius: 2, borderWidth: 2,  // points, so that a workload with one sample so far shows it
       }));
       const canvas = document.getElementById(id);
       if (!datasets.length) { canvas.replaceWith(text("p", "No samples yet.", "muted")); continue; }
@@ -74,7 +85,7 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     const outputs = document.getElementById("outputs");
-    if (outputs) loadOutputs(outputs);
+    if (outputs) loadOutputs(outputs, OUTPUT_POLLS);
     const metrics = document.getElementById("metrics");
     if (metrics) loadMetrics(metrics);
   });

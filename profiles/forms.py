@@ -1,0 +1,264 @@
+"""Forms of the profile pages. They render the controls (labels, HTML5 attributes) and turn what was posted into
+the API's request body; the API's serializers and services validate that body (one set of rules, one set of
+messages), and their errors, as `studio.errors.flatten_errors` paths, are filed next to the controls they name.
+The only checks made here are those the page needs to build a body at all (JSON text, key/value rows)."""
+
+import json
+
+from django import forms
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.forms.utils import ErrorDict
+from django.urls import reverse
+from rest_framework.exceptions import ValidationError
+
+from profiles.models import KINDS, ServiceProfile, TemplateVersion
+from profiles.rendering import text
+from sharing.models import SharingMode
+from studio.errors import flatten_errors
+
+# studio.names.NAME_PATTERN and workloads.quantities.QUANTITY_RE in the syntax of the HTML pattern attribute
+# (JavaScript's `v` mode, where a '-' in a class must be escaped).
+NAME_HTML = r"[a-z]([a-z0-9\-]{0,61}[a-z0-9])?"
+QUANTITY_HTML = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+\-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?"
+SERVICE_TYPES = [("notebook", "Notebook"), ("inference", "Inference"), ("jobs", "Jobs"), ("custom", "Custom service")]
+SHARING_CHOICES = [(SharingMode.NONE, "None (only the owner project)"), (SharingMode.ALL, "All projects"),
+                   (SharingMode.SELECTED, "Selected projects")]
+
+
+def api_errors(exc) -> list[dict]:
+    """[{field, message}] of what the serializers and services raised, as the API's 400 body lists them."""
+    if isinstance(exc, DjangoValidationError):
+        return flatten_errors(exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages})
+    if isinstance(exc, ValidationError):
+        return flatten_errors(exc.detail)
+    return [{"field": "", "message": str(getattr(exc, "detail", exc))}]
+
+
+def error_text(error: dict) -> str:
+    """An error shown away from its field names the field's path."""
+    return f"{error['field']}: {error['message']}" if error["field"] else error["message"]
+
+
+def under(path: str, prefix: str) -> str | None:
+    """`path` without `prefix.`, or None when it is not under it."""
+    if path == prefix:
+        return ""
+    if path.startswith(prefix + ".") or path.startswith(prefix + "["):
+        return path[len(prefix):].lstrip(".")
+    return None
+
+
+class ApiForm(forms.Form):
+    """Fields with the API's names and no rules of their own: the form renders controls and reads what was
+    posted; `file_errors` puts the API's errors next to them."""
+
+    def full_clean(self):
+        self._errors = ErrorDict()
+        self.cleaned_data = {name: self[name].data for name, field in self.fields.items()
+                             if self.is_bound and not field.disabled}
+
+    def file_errors(self, errors: list[dict], *, prefix: str = "") -> list[dict]:
+        """File each error under its field (the path's first name, after `prefix`); the rest are returned."""
+        rest = []
+        names = sorted(self.fields, key=len, reverse=True)  # the longest first: `inputs.memory` before `inputs`
+        for error in errors:
+            path = error["field"] if not prefix else under(error["field"], prefix)
+            head = next((name for name in names if path and under(path, name) is not None), None)
+            if head is None:
+                rest.append(error)
+                continue
+            tail = under(path, head)
+            self.add_error(head, f"{tail}: {error['message']}" if tail else error["message"])
+        return rest
+
+    def payload(self) -> dict:
+        self.is_valid()
+        return dict(self.cleaned_data)
+
+    def file_all(self, errors: list[dict], *, prefix: str = "") -> None:
+        """File every error: under its field, or else above the form with its path."""
+        for error in self.file_errors(errors, prefix=prefix):
+            self.add_error(None, error_text(error))
+
+
+def _select(**attrs):
+    return forms.Select(attrs=attrs)
+
+
+# --- the forms of the wizard's steps (profiles.wizard) ------------------------------------------------------
+
+class GeneralForm(ApiForm):
+    name = forms.CharField(label="Unique name", max_length=63, help_text=(
+        "For example jupyter-notebook: lowercase letters, digits and '-'. It cannot be changed once created."),
+        widget=forms.TextInput(attrs={"pattern": NAME_HTML, "autocomplete": "off"}))
+    displayName = forms.CharField(label="Display name", required=False, max_length=200,
+                                  help_text="The friendly name end users see, such as Jupyter Notebook.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    projectId = forms.CharField(label="Owner project", required=False, widget=forms.Select,
+                                help_text="Profiles are scoped to their project; share them with others later.")
+    environmentTemplate = forms.CharField(label="Environment template", widget=forms.Select)
+    environmentTemplateVersion = forms.CharField(label="Environment template version", widget=forms.Select)
+    serviceType = forms.CharField(label="Service type", widget=_select(), help_text=(
+        "The catalog section end users find it in."))
+
+    def __init__(self, data=None, *, profile: ServiceProfile | None, templates, projects, version_choices):
+        initial = {}
+        if profile is not None:
+            version = profile.template_version
+            initial = {"name": profile.name, "displayName": profile.display_name, "description": profile.description,
+                       "projectId": profile.owner_project_id or "", "environmentTemplate": version.template.name,
+                       "environmentTemplateVersion": version.version, "serviceType": profile.service_type}
+        super().__init__(data, initial=initial)
+        self.editing = profile is not None
+        if self.editing:
+            self.fields["name"].disabled = True
+        self.fields["projectId"].widget.choices = [("", "None (platform)")] + [(p.pk, p.name) for p in projects]
+        self.fields["environmentTemplate"].widget.choices = [("", "Choose a template")] + [
+            (t.name, t.display_name or t.name) for t in templates]
+        self.fields["serviceType"].widget.choices = [("", "Choose a type")] + SERVICE_TYPES
+        # htmx: choosing a template loads its versions into the next select
+        self.fields["environmentTemplate"].widget.attrs.update(
+            {"hx-get": reverse("profile-version-options"), "hx-target": "#id_environmentTemplateVersion"})
+        chosen = (data or {}).get("environmentTemplate", initial.get("environmentTemplate", ""))
+        self.fields["environmentTemplateVersion"].widget.choices = version_choices(chosen)
+
+    def payload(self) -> dict:
+        self.is_valid()
+        data = self.cleaned_data
+        body = {key: data[key] for key in ("displayName", "description", "environmentTemplate",
+                                           "environmentTemplateVersion", "serviceType")}
+        project = (data["projectId"] or "").strip()
+        body["projectId"] = int(project) if project.isdigit() else (project or None)
+        if not self.editing:
+            body["name"] = data["name"]
+        return body
+
+
+class DetailsForm(ApiForm):
+    iconUrl = forms.CharField(label="Icon URL", required=False, max_length=500,
+                              help_text="Shown on the profile's card in the catalog.", widget=forms.URLInput)
+    readme = forms.CharField(label="Readme", required=False, help_text="Plain text or Markdown, shown to end users.",
+                             widget=forms.Textarea(attrs={"rows": 8}))
+
+
+class SharingForm(ApiForm):
+    mode = forms.CharField(label="Share with", widget=forms.RadioSelect(choices=SHARING_CHOICES))
+    projectIds = forms.MultipleChoiceField(label="Projects", required=False, widget=forms.CheckboxSelectMultiple)
+
+
+# --- environment templates ------------------------------------------------------------------------------
+
+class TemplateForm(ApiForm):
+    name = forms.CharField(label="Unique name", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}))
+    displayName = forms.CharField(label="Display name", required=False, max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+def _json_field(label: str, help_text: str, rows: int = 6):
+    return forms.CharField(label=label, required=False, help_text=help_text,
+                           widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "class": "code"}))
+
+
+class VersionForm(ApiForm):
+    version = forms.CharField(label="Version", max_length=64, help_text="For example 1.0.0.")
+    kind = forms.CharField(label="Workload kind", widget=_select())
+    specTemplate = _json_field("Spec template (JSON)", "A workload spec; string values may hold {{ variable }}.", 10)
+    variables = _json_field("Variables (JSON list)", 'For example [{"name": "gpus", "type": "integer", "default": 1}].')
+    outputs = _json_field("Outputs (JSON list)",
+                          'For example [{"name": "url", "label": "URL", "expression": "{{ workload.url }}"}].')
+    state = forms.CharField(label="State", widget=_select(), help_text="Only an active version can back a profile.")
+
+    JSON_FIELDS = {"specTemplate": {}, "variables": [], "outputs": []}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].widget.choices = [(k, k) for k in KINDS]
+        self.fields["state"].widget.choices = [(TemplateVersion.State.DRAFT, "Draft"),
+                                               (TemplateVersion.State.ACTIVE, "Active")]
+
+    @staticmethod
+    def initial_from(version: TemplateVersion | None) -> dict:
+        """A new version starts as a copy of the newest one (active versions are never edited)."""
+        if version is None:
+            return {"state": TemplateVersion.State.DRAFT}
+        return {"kind": version.kind, "state": TemplateVersion.State.DRAFT,
+                "specTemplate": json.dumps(version.spec_template, indent=2),
+                "variables": json.dumps(version.variables, indent=2), "outputs": json.dumps(version.outputs, indent=2)}
+
+    def payload(self) -> dict | None:
+        self.is_valid()
+        body = {"version": self.cleaned_data["version"], "kind": self.cleaned_data["kind"],
+                "state": self.cleaned_data["state"]}
+        for field, empty in self.JSON_FIELDS.items():
+            raw = (self.cleaned_data[field] or "").strip()
+            try:
+                body[field] = json.loads(raw) if raw else empty
+            except ValueError as exc:
+                self.add_error(field, f"Not valid JSON: {exc}.")
+        return None if self.errors else body
+
+
+class CloneForm(ApiForm):
+    name = forms.CharField(label="Name of the copy", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}))
+
+
+# --- launch from the catalog ------------------------------------------------------------------------------
+
+def _input_field(item: dict) -> forms.Field:
+    """The control of one catalog input: its type as the input type, its constraints as HTML5 attributes.
+    Inputs the profile fixes are shown, disabled, with their value."""
+    kind, default = item["type"], item["default"]
+    fixed = item["override"] == "not-allowed"
+    attrs = {}
+    hints = [item["description"]] if item["description"] else []
+    choices = item["allowedValues"] if item["override"] == "restricted" else item["options"] if kind == "enum" else None
+    if choices is not None:
+        blank = [("", "Choose…" if item["required"] else "None")] if default is None else []
+        widget = forms.Select(choices=blank + [(text(c), text(c)) for c in choices])
+    elif kind == "boolean":
+        return forms.BooleanField(label=item["name"], required=False, disabled=fixed, initial=bool(default),
+                                  help_text=" ".join(hints))
+    elif kind in ("integer", "number"):
+        attrs["step"] = "1" if kind == "integer" else "any"
+        attrs.update({bound: text(item[bound]) for bound in ("min", "max") if item[bound] is not None})
+        widget = forms.NumberInput(attrs=attrs)
+    elif kind == "secret":
+        attrs["autocomplete"] = "new-password"
+        if item["pattern"]:
+            attrs["data-pattern"] = item["pattern"]
+        widget = forms.PasswordInput(attrs=attrs)
+    else:
+        if kind == "quantity":
+            attrs["pattern"] = QUANTITY_HTML
+            hints.append("A quantity such as 1Gi, 500m or 2" + "".join(
+                f"; {word} {text(item[bound])}" for bound, word in (("min", "at least"), ("max", "at most"))
+                if item[bound] is not None) + ".")
+        elif item["pattern"]:
+            # A Python regular expression: static/studio/launch.js checks it where JavaScript reads it alike
+            # (the pattern attribute would log an error for one JavaScript cannot compile).
+            attrs["data-pattern"] = item["pattern"]
+        widget = forms.TextInput(attrs=attrs)
+    if fixed:
+        hints.append("Set by the profile.")
+    return forms.CharField(label=item["name"], required=item["required"], disabled=fixed, widget=widget,
+                           initial=text(default), help_text=" ".join(hints))
+
+
+class LaunchForm(ApiForm):
+    name = forms.CharField(label="Workload name", max_length=63, widget=forms.TextInput(
+        attrs={"pattern": NAME_HTML, "autocomplete": "off"}), help_text="Lowercase letters, digits and '-'.")
+
+    def __init__(self, data=None, *, inputs: list[dict]):
+        super().__init__(data)
+        self.inputs = inputs
+        for item in inputs:
+            self.fields[f"inputs.{item['name']}"] = _input_field(item)
+
+    def payload(self, project_id: int) -> dict:
+        self.is_valid()
+        values = {}
+        for item in self.inputs:
+            key = f"inputs.{item['name']}"
+            if key in self.cleaned_data and self.cleaned_data[key] not in (None, ""):
+                values[item["name"]] = self.cleaned_data[key]
+        return {"projectId": project_id, "name": self.cleaned_data["name"], "inputs": values}

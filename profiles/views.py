@@ -1,0 +1,351 @@
+"""Pages of PaaS Studio (service profiles and their wizard, environment templates and versions) and of the
+catalog (cards, launch). Thin views: reads go through the API's selectors and FilterSets, writes through the
+API's serializers and services, so a page answers with the API's errors, shown next to the fields they name.
+
+The wizard saves every step: step 1 creates the profile as a draft (`draft_step`, the step to resume at), each
+later step is an update of the profile, and the last one clears the draft, which puts it in the catalogs of the
+projects it is shared with. Editing a profile goes through the same steps."""
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from rest_framework.exceptions import APIException
+from rest_framework.exceptions import ValidationError as DRFValidationError
+
+from profiles import forms, launch, selectors, services
+from profiles.filtersets import EnvironmentTemplateFilterSet, ServiceProfileFilterSet
+from profiles.forms import api_errors
+from profiles.inputs import effective_inputs
+from profiles.models import ServiceProfile, TemplateVersion
+from profiles.rendering import readme_html
+from profiles.serializers import (
+    CatalogEntrySerializer,
+    CloneSerializer,
+    EnvironmentTemplateSerializer,
+    LaunchSerializer,
+    ServiceProfileSerializer,
+    TemplateVersionSerializer,
+)
+from profiles.wizard import STEP_NAMES, STEPS
+from studio.context import navigation
+from studio.errors import Conflict
+from studio.models import Membership, Project, is_platform_admin
+from studio.permissions import has_project_role
+
+PAGE_SIZE = 200
+WRITE_ERRORS = (DjangoValidationError, APIException)
+
+
+def _admin_only(request):
+    if not is_platform_admin(request.user):
+        raise PermissionDenied
+
+
+def _page_filter(filterset_class, request, queryset):
+    """The filtered rows; a filter the page cannot apply (a hand-edited query string) shows none."""
+    filterset = filterset_class(request.GET, queryset=queryset, request=request)
+    try:
+        return filterset.qs if filterset.is_valid() else queryset.none()
+    except DRFValidationError:
+        return queryset.none()
+
+
+def _errors(exc, *, conflict_field: str) -> list[dict]:
+    """The API's errors of a write; a 409 (a taken name) belongs to the field that holds the name."""
+    if isinstance(exc, Conflict):
+        return [{"field": conflict_field, "message": str(exc.detail)}]
+    return api_errors(exc)
+
+
+def _message(exc) -> str:
+    return " ".join(error["message"] for error in api_errors(exc))
+
+
+# --- service profiles ------------------------------------------------------------------------------------
+
+def _profile(request, pk) -> ServiceProfile:
+    return get_object_or_404(selectors.profiles_visible_to(request.user).select_related("owner_project"), pk=pk)
+
+
+@login_required
+def profile_list(request):
+    _admin_only(request)
+    queryset = selectors.profiles_visible_to(request.user).select_related("owner_project")
+    return render(request, "profiles/profile_list.html", {
+        "profiles": _page_filter(ServiceProfileFilterSet, request, queryset)[:PAGE_SIZE],
+        "search": request.GET.get("search", ""), "service_type": request.GET.get("serviceType", ""),
+        "service_types": forms.SERVICE_TYPES, "system_only": "system==true" in request.GET.getlist("filterBy"),
+    })
+
+
+def _detail_context(request, profile, clone_form=None) -> dict:
+    version = profile.template_version
+    expressions = {output["name"]: output for output in version.outputs}
+    outputs = [{**setting, "expression": expressions.get(setting["name"], {}).get("expression", "")}
+               for setting in profile.outputs]
+    metadata = [("Labels", profile.labels), ("Annotations", profile.annotations),
+                ("Extra configuration", profile.extra_config)]
+    return {"profile": profile, "version": version, "outputs": outputs, "metadata": metadata,
+            "inputs": effective_inputs(version.variables, profile.inputs),
+            "clone_form": clone_form or forms.CloneForm(initial={"name": f"{profile.name}-copy"[:63]})}
+
+
+@login_required
+def profile_detail(request, pk):
+    _admin_only(request)
+    return render(request, "profiles/profile_detail.html", _detail_context(request, _profile(request, pk)))
+
+
+def _version_choices(user, current: TemplateVersion | None):
+    """Options of the version select for a template: its active versions (and the profile's own)."""
+    templates = selectors.templates_visible_to(user)
+
+    def choices(template_name: str) -> list[tuple[str, str]]:
+        versions = TemplateVersion.objects.filter(template__in=templates, template__name=template_name)
+        options = [("", "Choose a version")]
+        for version in versions.order_by("-created_at", "-id"):
+            if version.state == TemplateVersion.State.ACTIVE or version == current:
+                options.append((version.version, f"{version.version} ({version.kind}, {version.state})"))
+        return options
+
+    return choices
+
+
+@login_required
+@require_GET
+def version_options(request):
+    """The version options of the chosen template (htmx swaps them into the general step's select)."""
+    _admin_only(request)
+    choices = _version_choices(request.user, None)(request.GET.get("environmentTemplate", ""))
+    return render(request, "profiles/_version_options.html", {"choices": choices})
+
+
+@login_required
+@require_POST
+def readme_preview(request):
+    _admin_only(request)
+    html = readme_html(request.POST.get("readme", ""))  # nh3-cleaned, as the catalog shows it
+    return HttpResponse(html or '<p class="muted">Nothing to preview.</p>')
+
+
+def _save_step(user, profile: ServiceProfile | None, step: str, body: dict) -> ServiceProfile:
+    """One step through the API's serializer and service: a create for step 1 of a new profile, else a PATCH."""
+    serializer = ServiceProfileSerializer(profile, data=body, partial=profile is not None)
+    serializer.is_valid(raise_exception=True)
+    fields = serializer.service_fields()
+    following = STEP_NAMES[STEP_NAMES.index(step) + 1] if step != STEP_NAMES[-1] else ""
+    if profile is None:
+        return services.profile_create(actor=user, draft_step=following, **fields)
+    if profile.is_draft and STEP_NAMES.index(step) >= STEP_NAMES.index(profile.draft_step):
+        fields["draft_step"] = following  # a draft moves on; going back to an earlier step keeps its place
+    return services.profile_update(actor=user, profile=profile, **fields)
+
+
+def _after_step(request, profile: ServiceProfile, step: str):
+    finished = step == STEP_NAMES[-1] or request.POST.get("then") == "done"
+    if not finished:
+        return redirect("profile-step", profile.pk, STEP_NAMES[STEP_NAMES.index(step) + 1])
+    if profile.is_draft:
+        messages.success(request, f"Saved {profile.name} as a draft; continue its setup from the list.")
+    else:
+        messages.success(request, f"Saved {profile.name}.")
+    return redirect("profile-detail", profile.pk)
+
+
+@login_required
+def profile_step(request, pk=None, step="general"):
+    _admin_only(request)
+    profile = _profile(request, pk) if pk is not None else None
+    if step not in STEPS or (profile is None and step != "general"):
+        raise Http404
+    if profile is not None and profile.system:
+        messages.error(request, services.SYSTEM_MESSAGES[ServiceProfile])
+        return redirect("profile-detail", profile.pk)
+    title, step_class = STEPS[step]
+    page = step_class(request.POST if request.method == "POST" else None, profile=profile,
+                      templates=selectors.templates_visible_to(request.user), projects=Project.objects.all(),
+                      version_choices=_version_choices(request.user, profile and profile.template_version))
+    if request.method == "POST":
+        body = page.payload()
+        if body is not None:
+            try:
+                return _after_step(request, _save_step(request.user, profile, step, body), step)
+            except WRITE_ERRORS as exc:
+                page.file(_errors(exc, conflict_field="name"))
+    reached = STEP_NAMES.index(profile.draft_step) if profile is not None and profile.is_draft else (
+        len(STEP_NAMES) if profile is not None else 0)
+    return render(request, "profiles/wizard.html", {
+        "profile": profile, "step": step, "title": title, "page": page,
+        "steps": [{"name": name, "title": STEPS[name][0], "reachable": index <= reached}
+                  for index, name in enumerate(STEP_NAMES)],
+        "number": STEP_NAMES.index(step) + 1, "last": step == STEP_NAMES[-1],
+        "previous": STEP_NAMES[STEP_NAMES.index(step) - 1] if step != STEP_NAMES[0] else None,
+    })
+
+
+@login_required
+@require_POST
+def profile_delete(request, pk):
+    _admin_only(request)
+    profile = _profile(request, pk)
+    try:
+        services.profile_delete(actor=request.user, profile=profile)
+    except WRITE_ERRORS as exc:
+        messages.error(request, _message(exc))
+        return redirect("profile-detail", profile.pk)
+    messages.success(request, f"Deleted {profile.name}.")
+    return redirect("profile-list")
+
+
+@login_required
+@require_POST
+def profile_clone(request, pk):
+    _admin_only(request)
+    source = _profile(request, pk)
+    form = forms.CloneForm(request.POST)
+    try:
+        serializer = CloneSerializer(data={"name": form.payload()["name"]})
+        serializer.is_valid(raise_exception=True)
+        copy = services.profile_clone(actor=request.user, profile=source, name=serializer.validated_data["name"],
+                                      owner_project=source.owner_project)
+    except WRITE_ERRORS as exc:
+        form.file_all(_errors(exc, conflict_field="name"))
+        return render(request, "profiles/profile_detail.html", _detail_context(request, source, form))
+    messages.success(request, f"Cloned {source.name} as {copy.name}; it is shared with no other project yet.")
+    return redirect("profile-detail", copy.pk)
+
+
+# --- environment templates and versions ------------------------------------------------------------------
+
+@login_required
+def template_list(request):
+    _admin_only(request)
+    form = forms.TemplateForm(request.POST or None)
+    if request.method == "POST":
+        try:
+            serializer = EnvironmentTemplateSerializer(data=form.payload())
+            serializer.is_valid(raise_exception=True)
+            template = services.template_create(actor=request.user, **serializer.service_fields())
+            messages.success(request, f"Created {template.name}; add a version to it.")
+            return redirect("template-detail", template.pk)
+        except WRITE_ERRORS as exc:
+            form.file_all(_errors(exc, conflict_field="name"))
+    templates = _page_filter(EnvironmentTemplateFilterSet, request, selectors.templates_visible_to(request.user))
+    return render(request, "profiles/template_list.html", {
+        "templates": templates[:PAGE_SIZE], "form": form, "search": request.GET.get("search", "")})
+
+
+@login_required
+def template_detail(request, pk):
+    _admin_only(request)
+    template = get_object_or_404(selectors.templates_visible_to(request.user), pk=pk)
+    latest = template.versions.order_by("-created_at", "-id").first()
+    form = forms.VersionForm(request.POST or None, initial=forms.VersionForm.initial_from(latest))
+    if request.method == "POST":
+        body = form.payload()
+        if body is not None:
+            try:
+                services.ensure_editable(template)
+                serializer = TemplateVersionSerializer(data=body)
+                serializer.is_valid(raise_exception=True)
+                version = services.version_create(actor=request.user, template=template,
+                                                  **serializer.service_fields())
+                messages.success(request, f"Added version {version.version} ({version.state}).")
+                return redirect("template-detail", template.pk)
+            except WRITE_ERRORS as exc:
+                form.file_all(_errors(exc, conflict_field="version"))
+    versions = list(template.versions.order_by("-created_at", "-id"))
+    for version in versions:
+        version.spec_json = json.dumps(version.spec_template, indent=2)
+    return render(request, "profiles/template_detail.html", {
+        "template": template, "versions": versions, "form": form,
+        "profiles": ServiceProfile.objects.filter(template_version__template=template).order_by("name"),
+    })
+
+
+@login_required
+@require_POST
+def version_state(request, pk, version):
+    """Activate a draft version, or disable an active one (versions are never edited once active)."""
+    _admin_only(request)
+    template = get_object_or_404(selectors.templates_visible_to(request.user), pk=pk)
+    row = get_object_or_404(template.versions, version=version)
+    try:
+        serializer = TemplateVersionSerializer(row, data={"state": request.POST.get("state", "")}, partial=True)
+        serializer.is_valid(raise_exception=True)
+        row = services.version_update(actor=request.user, template_version=row, **serializer.service_fields())
+        messages.success(request, f"Version {row.version} is {row.state}.")
+    except WRITE_ERRORS as exc:
+        messages.error(request, _message(exc))
+    return redirect("template-detail", template.pk)
+
+
+@login_required
+@require_POST
+def template_delete(request, pk):
+    _admin_only(request)
+    template = get_object_or_404(selectors.templates_visible_to(request.user), pk=pk)
+    try:
+        services.template_delete(actor=request.user, template=template)
+    except WRITE_ERRORS as exc:
+        messages.error(request, _message(exc))
+        return redirect("template-detail", template.pk)
+    messages.success(request, f"Deleted {template.name}.")
+    return redirect("template-list")
+
+
+# --- the catalog --------------------------------------------------------------------------------------------
+
+def _current_project(request) -> Project | None:
+    return navigation(request).get("current_project")
+
+
+@login_required
+def catalog(request):
+    project = _current_project(request)
+    profiles = []
+    if project is not None:
+        profiles = list(_page_filter(ServiceProfileFilterSet, request, selectors.catalog_for(project)))
+    groups = [{"type": value, "title": title, "profiles": [p for p in profiles if p.service_type == value]}
+              for value, title in forms.SERVICE_TYPES]
+    return render(request, "profiles/catalog.html", {
+        "project": project, "groups": [g for g in groups if g["profiles"]], "search": request.GET.get("search", ""),
+        "service_type": request.GET.get("serviceType", ""), "service_types": forms.SERVICE_TYPES,
+        "may_launch": project is not None and has_project_role(request.user, project, Membership.Role.MEMBER),
+    })
+
+
+@login_required
+def catalog_launch(request, pk):
+    """The launch form of a catalog entry, built from its input settings; the launch is the API's."""
+    project = _current_project(request)
+    if project is None:
+        raise Http404
+    profile = get_object_or_404(selectors.catalog_for(project), pk=pk)
+    entry = CatalogEntrySerializer(profile).data
+    form = forms.LaunchForm(request.POST or None, inputs=entry["inputs"])
+    may_launch = has_project_role(request.user, project, Membership.Role.MEMBER)
+    if request.method == "POST":
+        try:
+            if not may_launch:
+                raise PermissionDenied("Viewers may not launch workloads.")
+            serializer = LaunchSerializer(data=form.payload(project.pk))
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
+            workload = launch.profile_launch(profile=profile, project=project, user=request.user,
+                                             name=data["name"], inputs=dict(data["inputs"]))
+            messages.success(request, f"Launched {workload.name} from {profile.display_name}.")
+            return redirect("workload-detail", workload.pk)
+        except PermissionDenied as exc:
+            form.add_error(None, str(exc) or "You may not launch workloads in this project.")
+        except WRITE_ERRORS as exc:
+            form.file_all(_errors(exc, conflict_field="name"))
+    return render(request, "profiles/launch.html", {
+        "profile": profile, "entry": entry, "project": project, "form": form, "may_launch": may_launch,
+    })
