@@ -1,12 +1,17 @@
 """Playwright driving Debian's Chromium (it cannot download its own browser here) against live_server."""
 
+import copy
 import os
 from pathlib import Path
 
 import pytest
 
+from profiles import services
+from profiles.system import TEMPLATES
+
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+JUPYTER = next(t for t in TEMPLATES if t["name"] == "jupyter-notebook")
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -38,13 +43,32 @@ class Session:
     def __init__(self, browser, base_url, width=1280):
         self.context = browser.new_context(viewport={"width": width, "height": 900}, base_url=base_url)
         self.page = self.context.new_page()
-        self.console_errors: list[str] = []
+        self.page.set_default_timeout(15_000)  # a page here answers in well under a second
+        self.base_url = base_url
+        self.console_errors: list[tuple[str, str]] = []  # (message, the URL it is about)
+        self.expected_failures: set[str] = set()
+        self.dialogs: list[str] = []
         self.page.on("console", lambda m: m.type == "error" and self.console_errors.append(
-            f"{m.text} ({m.location.get('url', '')})"))
-        self.page.on("response", lambda r: r.status >= 400 and self.console_errors.append(f"{r.status} {r.url}")
+            (f"{m.text} ({m.location.get('url', '')})", m.location.get("url", ""))))
+        self.page.on("response", lambda r: r.status >= 400 and self.console_errors.append((f"{r.status} {r.url}", r.url))
                      if r.request.resource_type in ("fetch", "xhr", "script", "stylesheet", "image") else None)
-        self.page.on("pageerror", lambda e: self.console_errors.append(str(e)))
-        self.page.on("dialog", lambda d: d.accept())
+        self.page.on("pageerror", lambda e: self.console_errors.append((str(e), "")))
+        self.page.on("dialog", self._accept)
+
+    def _accept(self, dialog):
+        self.dialogs.append(dialog.message)
+        dialog.accept()
+
+    def goto_expecting(self, path: str, status: int):
+        """Open a page that must answer `status` (a 404 for what the user may not see); the browser's report
+        of that failed page is expected, not an error of the test."""
+        response = self.page.goto(path)
+        assert response.status == status, f"{path}: {response.status}"
+        self.expected_failures.add(self.base_url + path)
+        return response
+
+    def errors(self) -> list[str]:
+        return [message for message, url in self.console_errors if url not in self.expected_failures]
 
     def login(self, username, password="pw-for-tests-1"):
         self.page.goto("/login")
@@ -69,7 +93,29 @@ def open_session(browser, live_server):
         return session.login(username) if username else session
 
     yield open_
-    errors = [e for s in sessions for e in s.console_errors]
+    errors = [e for s in sessions for e in s.errors()]
     for session in sessions:
         session.context.close()
     assert errors == [], f"browser console errors: {errors}"
+
+
+@pytest.fixture
+def notebook_version(org):
+    """The system Jupyter template's version as an ordinary, active template version. The system profiles
+    themselves stay out of these tests: their icons are on the internet, which this browser cannot reach."""
+    template = services.template_create(actor=org.users.platform_admin, name="notebook", display_name="Notebook server",
+                                        description="JupyterLab with a GPU share and a login token.")
+    return services.version_create(actor=org.users.platform_admin, template=template, state="active",
+                                   **copy.deepcopy(JUPYTER["versions"][0]))
+
+
+@pytest.fixture
+def make_profile(org, notebook_version):
+    """A finished profile on the notebook version, owned by project alpha and shared with no other."""
+    def make(name="lab-notebook", **fields):
+        fields.setdefault("service_type", "notebook")
+        fields.setdefault("owner_project", org.a)
+        return services.profile_create(actor=org.users.platform_admin, name=name, template_version=notebook_version,
+                                       **fields)
+
+    return make

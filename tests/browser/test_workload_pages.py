@@ -47,9 +47,7 @@ def test_viewer_sees_no_actions_and_outsider_gets_404(open_session, org):
     viewer.goto(f"/workloads/{workload.pk}")
     expect(viewer.get_by_test_id("phase")).to_have_text("Running")
     expect(viewer.get_by_role("button", name="Suspend")).to_have_count(0)
-    outsider = open_session("dave").page
-    response = outsider.goto(f"/workloads/{workload.pk}")
-    assert response.status == 404
+    open_session("dave").goto_expecting(f"/workloads/{workload.pk}", 404)
 
 
 def test_delete_from_the_page_at_phone_width(open_session, org):
@@ -57,6 +55,7 @@ def test_delete_from_the_page_at_phone_width(open_session, org):
     session = open_session("bob", width=390)
     page = session.page
     page.goto(f"/workloads/{workload.pk}")
+    page.wait_for_load_state("networkidle")  # the charts' requests, before their workload is gone
     page.get_by_role("button", name="Delete").click()
     page.wait_for_url("**/workloads")
     expect(page.get_by_text("Deleting train-a.")).to_be_visible()

@@ -1,0 +1,63 @@
+"""Every main page at 1280 px and at 390 px (a phone): no horizontal page scroll, a label on every control, a
+name on every button and link, and no console errors (the harness). Screenshots of the pages that the other
+tests do not take are saved at 1280 px."""
+
+import pytest
+from playwright.sync_api import expect
+
+from kit import services as kit_services
+from profiles import launch
+from workloads.models import Workload
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Controls without a label (or aria-label / aria-labelledby / a title), and buttons or links without a name.
+UNNAMED = """() => {
+  const visible = (el) => el.checkVisibility({visibilityProperty: true});
+  const named = (el) => (el.labels && el.labels.length) || el.getAttribute("aria-label")
+    || el.getAttribute("aria-labelledby") || el.getAttribute("title");
+  const controls = [...document.querySelectorAll("input:not([type=hidden]), select, textarea")]
+    .filter((el) => visible(el) && !named(el));
+  const actions = [...document.querySelectorAll("button, a[href], summary")]
+    .filter((el) => visible(el) && !(el.innerText.trim() || el.getAttribute("aria-label")));
+  return [...controls, ...actions].map((el) => el.outerHTML.slice(0, 120));
+}"""
+SCREENSHOTS = {"/kit/apps": "kit-apps"}
+
+
+@pytest.fixture
+def pages(org, make_profile, notebook_version):
+    """A Kit application, a finished profile, a draft, and a catalog launch of the first: every page has content."""
+    app = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-composer", name="USD Composer",
+                                          description="Author and compose OpenUSD scenes.", tags=["omniverse"])
+    for version in ("2024.1.0", "2025.1.0"):
+        kit_services.version_create(actor=org.users.platform_admin, application=app, version=version,
+                                    container="nvcr.io/nvidia/omniverse/usd-composer", container_version=version)
+    profile = make_profile("lab-notebook", display_name="Lab notebook", readme="# Lab\n\nA notebook.",
+                           labels={"team": "ml"}, sharing={"mode": "all", "projectIds": []})
+    draft = make_profile("half-done", draft_step="inputs")
+    workload = launch.profile_launch(profile=profile, project=org.a, user=org.users.member, name="nb-1", inputs={})
+    Workload.objects.filter(pk=workload.pk).update(actual_phase="Pending", phase_message="Waiting for a node")
+    template = notebook_version.template_id
+    admin = ["/", "/studio/service-profiles", "/studio/service-profiles/new", f"/studio/service-profiles/{profile.pk}",
+             *(f"/studio/service-profiles/{draft.pk}/edit/{step}" for step in ("details", "inputs", "outputs", "sharing")),
+             "/studio/environment-templates", f"/studio/environment-templates/{template}", "/org/clusters",
+             "/org/departments", "/org/projects", "/org/audit", f"/org/projects/{org.a.pk}/members"]
+    member = ["/", "/catalog", f"/catalog/{profile.pk}/launch", "/workloads", f"/workloads/{workload.pk}",
+              "/kit/apps", "/kit/profiles", "/kit/sessions"]
+    return {"root": admin, "bob": member}
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_main_pages_fit_the_width_and_label_every_control(open_session, pages, width):
+    for username, paths in pages.items():
+        session = open_session(username, width=width)
+        page = session.page
+        for path in paths:
+            page.goto(path)
+            expect(page.locator("main h1").first).to_be_visible()
+            overflow = page.evaluate("document.documentElement.scrollWidth")
+            assert overflow <= width, f"{path} at {width}px is {overflow}px wide"
+            assert page.evaluate(UNNAMED) == [], f"{path}: unnamed controls"
+            if width == 1280 and path in SCREENSHOTS:
+                session.screenshot(SCREENSHOTS[path])

@@ -1,0 +1,181 @@
+"""PaaS Studio pages around the wizard: navigation per role, the project switcher, the profile list (search,
+actions menu, sharing, delete with confirmation), editing, system profiles, environment templates and
+versions, and the catalog for viewers."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from profiles.models import EnvironmentTemplate, ServiceProfile
+from profiles.selectors import catalog_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+ADMIN_LINKS = ["Service profiles", "Environment templates", "Clusters", "Departments", "Projects", "Audit"]
+
+
+def nav(page):
+    return page.get_by_role("navigation", name="Main")
+
+
+def test_admins_and_users_get_their_own_navigation_home_and_catalog_per_project(open_session, org, make_profile):
+    make_profile("alpha-lab", display_name="Alpha lab")
+    make_profile("beta-lab", display_name="Beta lab", owner_project=org.b)
+    make_profile("half-done", draft_step="inputs")
+
+    admin = open_session("root")
+    page = admin.page
+    for link in ADMIN_LINKS:
+        expect(nav(page).get_by_role("link", name=link, exact=True)).to_be_visible()
+    counts = page.locator("a.card", has_text="Service profiles")
+    expect(counts.locator("strong")).to_have_text("3")
+    expect(counts).to_contain_text("1 draft")
+    admin.screenshot("home-admin")
+    counts.click()
+    expect(page.get_by_role("heading", name="Service profiles")).to_be_visible()
+
+    # the switcher picks the project whose catalog is shown; drafts are in none
+    page.goto("/catalog")
+    page.get_by_label("Project").select_option(label="alpha")
+    expect(page.get_by_role("heading", name="Alpha lab")).to_be_visible()
+    expect(page.get_by_role("heading", name="Beta lab")).to_have_count(0)
+    page.get_by_label("Project").select_option(label="beta")
+    expect(page.get_by_role("heading", name="Beta lab")).to_be_visible()
+    expect(page.get_by_role("heading", name="Alpha lab")).to_have_count(0)
+    expect(page.get_by_text("half-done")).to_have_count(0)
+
+    member = open_session("bob")
+    for link in ADMIN_LINKS:
+        expect(nav(member.page).get_by_role("link", name=link, exact=True)).to_have_count(0)
+    expect(nav(member.page).get_by_role("link", name="Members")).to_be_visible()
+    expect(member.page.locator("a.card", has_text="Running workloads")).to_be_visible()
+    member.goto_expecting("/studio/service-profiles", 403)
+    member.page.goto("/")
+    member.page.get_by_role("button", name="Log out").click()
+    expect(member.page.get_by_role("button", name="Log in")).to_be_visible()
+    member.screenshot("login")
+
+
+def test_profile_list_search_actions_menu_sharing_edit_and_delete(open_session, org, make_profile):
+    lab = make_profile("lab-notebook", display_name="Lab notebook")
+    make_profile("batch-jobs", service_type="jobs")
+    session = open_session("root")
+    page = session.page
+    page.goto("/studio/service-profiles")
+    rows = page.locator("tbody tr")
+    expect(rows).to_have_count(2)
+    expect(page.locator("thead")).to_contain_text("Unique name")
+    for column in ("Service type", "Creation date", "Sharing"):
+        expect(page.get_by_role("columnheader", name=column)).to_be_visible()
+    page.get_by_label("Search", exact=True).fill("batch")
+    page.get_by_label("Search", exact=True).press("Enter")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Jobs")
+    page.get_by_label("Search", exact=True).fill("")
+    page.get_by_label("Service type").select_option("notebook")
+    page.get_by_role("button", name="Search").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("lab-notebook")
+
+    # the actions menu works from the keyboard
+    menu = page.locator("summary", has_text="⋯").first
+    menu.focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("link", name="Manage sharing").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="5. Sharing")).to_be_visible()
+    page.get_by_label("All projects").check()
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_text("All projects")).to_be_visible()
+    assert catalog_for(org.b).filter(pk=lab.pk).exists()
+
+    # editing goes through the same steps; every change is a new revision
+    page.get_by_role("link", name="Edit").click()
+    expect(page.get_by_label("Unique name")).to_be_disabled()
+    page.get_by_label("Display name").fill("Lab notebook (GPU)")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator("main > h1")).to_contain_text("Lab notebook (GPU)")
+    lab.refresh_from_db()
+    assert (lab.display_name, lab.revision) == ("Lab notebook (GPU)", 3)
+
+    page.goto("/studio/service-profiles")
+    row = page.locator("tr", has=page.get_by_role("link", name="batch-jobs", exact=True))
+    row.get_by_label("Actions for batch-jobs").click()
+    row.get_by_role("button", name="Delete").click()
+    expect(page.get_by_text("Deleted batch-jobs.")).to_be_visible()
+    assert session.dialogs == ["Delete the service profile batch-jobs? This cannot be undone."]
+    assert not ServiceProfile.objects.filter(name="batch-jobs").exists()
+
+
+def test_system_profiles_are_read_only_and_can_be_cloned(open_session, org):
+    call_command("system_profiles", stdout=StringIO())
+    session = open_session("root")
+    page = session.page
+    page.get_by_role("link", name="System profiles").click()
+    expect(page.get_by_label("System profiles only")).to_be_checked()
+    expect(page.locator("tbody tr .badge", has_text="System")).to_have_count(3)
+    row = page.locator("tr", has=page.get_by_role("link", name="pytorch-training", exact=True))
+    expect(row.locator(".badge")).to_have_text("System")
+    row.get_by_label("Actions for pytorch-training").click()
+    expect(row.get_by_role("link", name="Edit")).to_have_count(0)
+    row.get_by_role("link", name="Clone").click()
+    page.goto(page.url.split("#")[0] + "/edit/general")
+    expect(page.get_by_text("System profiles are read-only")).to_be_visible()
+    page.get_by_label("Name of the copy").fill("pytorch-training")
+    page.get_by_role("button", name="Clone").click()
+    expect(page.locator("#clone").get_by_role("alert")).to_contain_text("already exists")
+    page.get_by_label("Name of the copy").fill("my-training")
+    page.get_by_role("button", name="Clone").click()
+    expect(page.get_by_text("Cloned pytorch-training as my-training")).to_be_visible()
+    expect(page.get_by_role("link", name="Edit")).to_be_visible()
+    assert ServiceProfile.objects.get(name="my-training").system is False
+
+
+def test_environment_templates_and_versions_with_inline_errors(open_session, org):
+    session = open_session("root")
+    page = session.page
+    page.goto("/studio/environment-templates")
+    page.get_by_label("Unique name").fill("trainer")
+    page.get_by_label("Display name").fill("Trainer")
+    page.get_by_label("Description").fill("Runs a training script.")
+    page.get_by_role("button", name="Create template").click()
+    expect(page.locator("main > h1")).to_contain_text("Trainer")
+
+    page.get_by_label("Version", exact=True).fill("1.0.0")
+    page.get_by_label("Workload kind").select_option("training")
+    page.get_by_label("Spec template (JSON)").fill('{"image": "python:3.12", "args": "--epochs {{ epochs }"')
+    page.get_by_role("button", name="Add version").click()
+    spec_field = page.locator(".field", has=page.get_by_label("Spec template (JSON)"))
+    expect(spec_field.get_by_role("alert")).to_contain_text("Not valid JSON")
+    page.get_by_label("Spec template (JSON)").fill('{"image": "python:3.12", "args": "--epochs {{ epochs }}"}')
+    page.get_by_role("button", name="Add version").click()
+    expect(spec_field.get_by_role("alert")).to_contain_text("Unknown placeholder {{ epochs }}")
+    page.get_by_label("Variables (JSON list)").fill('[{"name": "epochs", "type": "integer", "default": "many"}]')
+    page.get_by_role("button", name="Add version").click()
+    expect(page.locator(".field", has=page.get_by_label("Variables (JSON list)")).get_by_role("alert")).to_have_text(
+        "[0].default: Must be an integer.")
+    page.get_by_label("Variables (JSON list)").fill('[{"name": "epochs", "type": "integer", "default": 3, "min": 1}]')
+    page.get_by_label("Outputs (JSON list)").fill('[{"name": "run", "expression": "{{ workload.name }}"}]')
+    page.get_by_role("button", name="Add version").click()
+    expect(page.get_by_text("Added version 1.0.0 (draft).")).to_be_visible()
+    page.get_by_role("button", name="Activate version 1.0.0").click()
+    expect(page.get_by_text("Version 1.0.0 is active.")).to_be_visible()
+    assert EnvironmentTemplate.objects.get(name="trainer").versions.get().state == "active"
+    session.screenshot("environment-template")
+    page.get_by_role("link", name="← Environment templates").click()
+    expect(page.get_by_role("link", name="trainer")).to_be_visible()
+    session.screenshot("environment-templates")
+
+
+def test_a_viewer_reads_the_catalog_but_cannot_launch(open_session, org, make_profile):
+    profile = make_profile(readme="Use it **well**.")
+    session = open_session("carol")
+    page = session.page
+    page.goto("/catalog")
+    card = page.locator("article", has=page.get_by_role("heading", name=profile.display_name))
+    expect(card.get_by_text("Viewers cannot launch workloads.")).to_be_visible()
+    expect(card.get_by_role("link", name="Launch")).to_have_count(0)
+    page.goto(f"/catalog/{profile.pk}/launch")
+    expect(page.get_by_role("button", name="Launch")).to_have_count(0)
+    expect(page.get_by_text("Viewers cannot launch workloads.")).to_be_visible()
