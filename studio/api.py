@@ -38,6 +38,9 @@ class ServiceViewSet(
 ):
     """CRUD whose writes go through services (audited); subclasses may override `perform_*`."""
 
+    def get_queryset(self):
+        return self.queryset.model.objects.visible_to(self.request.user)  # authorization as a queryset
+
     def check_permissions(self, request):
         # A write to an object the caller cannot see is a 404 (no leak); a role that may not write, a 403.
         lookup = self.lookup_url_kwarg or self.lookup_field
@@ -79,9 +82,6 @@ class ClusterViewSet(ServiceViewSet):
     results_key = "clusters"
     lookup_url_kwarg = "clusterId"
 
-    def get_queryset(self):
-        return Cluster.objects.visible_to(self.request.user)
-
 
 class DepartmentViewSet(ServiceViewSet):
     queryset = Department.objects.all()
@@ -90,9 +90,6 @@ class DepartmentViewSet(ServiceViewSet):
     permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "departments"
 
-    def get_queryset(self):
-        return Department.objects.visible_to(self.request.user)
-
 
 class ProjectViewSet(ServiceViewSet):
     queryset = Project.objects.all()
@@ -100,9 +97,6 @@ class ProjectViewSet(ServiceViewSet):
     filterset_class = ProjectFilterSet
     permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "projects"
-
-    def get_queryset(self):
-        return Project.objects.visible_to(self.request.user)
 
     def perform_create(self, serializer):
         return services.project_create(actor=self.request.user, **serializer.service_fields())
