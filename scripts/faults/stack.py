@@ -1,0 +1,236 @@
+"""The whole system on loopback, for one fault script: a scratch PostgreSQL database (on the shared server, or
+on a private cluster the script may restart), a private Redis the script may stop, the simulated cluster,
+gunicorn, a Celery worker (2 processes) and beat. Every process runs in its own process group, so that a
+fault can kill -9 all of it and cleanup leaves nothing behind. Logs go to files under a temporary folder,
+named in the summary when something fails."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+SIM_TOKEN = "kubesim-token"
+SHARED_POSTGRES = "postgres://postgres@127.0.0.1:5432"
+ADMIN = ("faults-admin", "faults-password-1")
+# Short sync rounds, a short repair grace and short backoffs, so that each fault is repaired within the run.
+ENV = {
+    "SYNC_INTERVAL_SECONDS": "2",
+    "SYNC_REPAIR_GRACE_SECONDS": "5",
+    "METRICS_INTERVAL_SECONDS": "600",
+    "KUBE_RETRY_BACKOFF": "1",
+    "KUBE_RETRY_BACKOFF_MAX": "4",
+    "KUBE_MAX_RETRIES": "200",
+    "CELERY_VISIBILITY_TIMEOUT": "30",
+    "KUBE_REQUEST_TIMEOUT_SECONDS": "5",
+    "LOG_FORMAT": "console",
+    "PYTHONUNBUFFERED": "1",
+    "ALLOWED_HOSTS": "127.0.0.1,localhost",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(predicate, *, timeout: float, what: str, interval: float = 0.25):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = predicate()
+        except (OSError, requests.RequestException, psycopg.Error):
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of this script alone (initdb as the postgres user), which it may stop and start."""
+
+    def __init__(self, folder: Path):
+        self.data = folder / "pgdata"
+        self.port = free_port()
+        self.bin = Path(sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1])
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}"
+
+    def _as_postgres(self, *command: str) -> None:
+        subprocess.run(["runuser", "-u", "postgres", "--", *command], check=True, capture_output=True, cwd="/tmp")
+
+    def init(self) -> None:
+        self.data.mkdir(parents=True)
+        for folder in (self.data, self.data.parent):  # the server runs as postgres and logs beside its data
+            shutil.chown(folder, "postgres", "postgres")
+        self._as_postgres(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
+        self.start()
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        self._as_postgres(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options,
+                          "-l", str(self.data.parent / "postgres.log"), "-w", "start")
+
+    def stop(self) -> None:
+        self._as_postgres(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def destroy(self) -> None:
+        try:
+            self.stop()
+        except subprocess.CalledProcessError:
+            pass  # already stopped
+
+
+class Stack:
+    def __init__(self, name: str, *, private_postgres: bool = False):
+        self.name = name
+        self.folder = Path(tempfile.mkdtemp(prefix=f"faults-{name}-"))
+        self.postgres = PrivatePostgres(self.folder) if private_postgres else None
+        self.database = f"faults_{name.replace('-', '_')}"
+        self.server = self.postgres.url if self.postgres else SHARED_POSTGRES
+        self.redis_port, self.sim_port, self.web_port = free_port(), free_port(), free_port()
+        self.url = f"http://127.0.0.1:{self.web_port}"
+        self.sim_url = f"http://127.0.0.1:{self.sim_port}"
+        self.processes: dict[str, subprocess.Popen] = {}
+        self.worker_starts = 0
+        self.env = {**os.environ, **ENV, "STUDIO_VAR_DIR": str(self.folder / "var"),
+                    "DATABASE_URL": f"{self.server}/{self.database}",
+                    "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0"}
+        self.session = requests.Session()
+
+    # --- processes ---------------------------------------------------------------------------------------
+
+    def spawn(self, name: str, command: list[str]) -> subprocess.Popen:
+        log = open(self.folder / f"{name}.log", "ab")
+        process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        self.processes[name] = process
+        return process
+
+    def kill(self, name: str) -> None:
+        """SIGKILL to the process group: the main process and every child, mid-task."""
+        process = self.processes.pop(name, None)
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def stop(self, name: str) -> None:
+        process = self.processes.pop(name, None)
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def start_redis(self) -> None:
+        self.spawn("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(self.redis_port), "--save", "",
+                             "--appendonly", "no"])
+        wait_until(lambda: subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], capture_output=True,
+                                          text=True).stdout.strip() == "PONG", timeout=20, what="redis")
+
+    def stop_redis(self) -> None:
+        """`SHUTDOWN NOSAVE`: the broker goes away with every message it held."""
+        subprocess.run(["redis-cli", "-p", str(self.redis_port), "shutdown", "nosave"], capture_output=True)
+        self.processes.pop("redis").wait(timeout=15)
+
+    def start_worker(self) -> None:
+        self.spawn("worker", [PY, "-m", "celery", "-A", "studio", "worker", "-P", "prefork", "-c", "2", "-l", "INFO",
+                              "--without-gossip", "--without-mingle", "--without-heartbeat"])
+        log = self.folder / "worker.log"  # appended to by every start: count its " ready." lines
+        wait_until(lambda: log.read_text().count(" ready.") > self.worker_starts, timeout=60, what="the worker")
+        self.worker_starts += 1
+
+    def start(self) -> "Stack":
+        print(f"{self.name}: logs in {self.folder}", flush=True)
+        if self.postgres:
+            self.postgres.init()
+        self._create_database()
+        subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True)
+        self.start_redis()
+        self.spawn("kubesim", [PY, "-m", "studio.kubesim", "--port", str(self.sim_port), "--quiet",
+                               "--run-seconds", "3600", "--pull-seconds", "0.2", "--nodes", "8"])
+        self.spawn("web", [PY, "-m", "gunicorn", "studio.wsgi:application", "-b", f"127.0.0.1:{self.web_port}",
+                           "-w", "3", "--timeout", "60", "--graceful-timeout", "5"])
+        self.spawn("beat", [PY, "-m", "celery", "-A", "studio", "beat", "-l", "WARNING",
+                            "-s", str(self.folder / "beat-schedule")])
+        self.start_worker()
+        wait_until(lambda: self.session.get(self.url + "/healthz", timeout=2).ok, timeout=60, what="the web")
+        wait_until(lambda: requests.get(self.sim_url + "/version", headers=self.sim_headers, timeout=2).ok,
+                   timeout=30, what="kubesim")
+        return self
+
+    def __enter__(self) -> "Stack":
+        # SIGTERM (a CI timeout, `kill`) unwinds through __exit__ too, so that nothing is left running.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for name in list(self.processes):
+            self.stop(name)
+        try:
+            with psycopg.connect(f"{self.server}/postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        except psycopg.Error:
+            pass  # a private cluster may already be gone
+        if self.postgres:
+            self.postgres.destroy()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _create_database(self) -> None:
+        with psycopg.connect(f"{self.server}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{self.database}"')
+
+    # --- the organisation the load runs in -----------------------------------------------------------------
+
+    @property
+    def sim_headers(self) -> dict:
+        return {"Authorization": f"Bearer {SIM_TOKEN}"}
+
+    def bootstrap(self) -> dict:
+        """A platform admin, the simulated cluster, a department and a project with room for every workload;
+        the admin's bearer header and the project's id and namespace."""
+        create = ("from django.contrib.auth import get_user_model; "
+                  f"get_user_model().objects.create_superuser({ADMIN[0]!r}, 'faults@example.com', {ADMIN[1]!r})")
+        subprocess.run([PY, "manage.py", "shell", "-v", "0", "-c", create], cwd=ROOT, env=self.env, check=True)
+        token = self.post("/api/v1/token", {"grantType": "password", "username": ADMIN[0], "password": ADMIN[1]},
+                          headers={})["accessToken"]
+        self.session.headers["Authorization"] = f"Bearer {token}"
+        cluster = self.post("/api/v1/clusters", {"name": "sim", "apiServerUrl": self.sim_url, "token": SIM_TOKEN,
+                                                 "verifyTls": False})
+        department = self.post("/api/v1/org-unit/departments", {"name": "faults"})
+        project = self.post("/api/v1/org-unit/projects", {
+            "name": "load", "departmentId": department["id"], "clusterId": cluster["clusterId"],
+            "resources": {"gpu": {"deserved": 1000, "limit": 1000}}})
+        return {"headers": dict(self.session.headers), "projectId": project["id"], "clusterId": cluster["clusterId"],
+                "namespace": project["namespace"]}
+
+    def post(self, path: str, body: dict, **kwargs) -> dict:
+        response = self.session.post(self.url + path, json=body, timeout=30, **kwargs)
+        response.raise_for_status()
+        return response.json()
+
+    def set_sim_faults(self, **faults) -> None:
+        requests.post(self.sim_url + "/_sim/faults", json=faults, headers=self.sim_headers,
+                      timeout=10).raise_for_status()
