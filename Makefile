@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: install run test bench lint system-deps migrate demo
+.PHONY: install run test bench faults lint system-deps migrate demo
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,6 +32,12 @@ test: install system-deps
 
 bench: install
 	$(PY) -m bench
+
+faults: install
+	$(PY) -m scripts.faults.worker_kill
+	$(PY) -m scripts.faults.redis_stop
+	$(PY) -m scripts.faults.kubesim_outage
+	$(PY) -m scripts.faults.postgres_restart
 
 lint: install
 	$(VENV)/bin/ruff check .
