@@ -30,6 +30,11 @@ def environment(**extra) -> dict:
 def recreate_database() -> None:
     import psycopg
 
+    if "django" in sys.modules and sys.modules["django"].apps.apps.ready:
+        from django.db import connections
+
+        connections.close_all()  # the previous scenario's connection; DROP ... WITH (FORCE) would end it anyway
+
     name = BENCH_DB.rsplit("/", 1)[1]
     admin = BENCH_DB.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin, autocommit=True) as conn:
