@@ -29,7 +29,7 @@ from kit.serializers import (
 )
 from kit.streams import session_view
 from studio.concurrency import current_etag, etag_of, locked_if_match
-from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
+from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import is_platform_admin
 from studio.schema import IF_MATCH
 from workloads.models import Workload
@@ -40,25 +40,11 @@ LISTED = [*PAGE, *(OpenApiParameter(name, OpenApiTypes.STR, required=False)
                    for name in ("search", "sortBy", "sortOrder", "filterBy"))]
 
 
-def _int(request, name: str, default: int, low: int, high: int | None) -> int:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = None
-    if value is None or value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ValidationError({name: [f"Must be an integer {bound}."]})
-    return value
-
-
 def page(request, rows, *, keys=("count", "limit", "offset", "items")) -> dict:
     """CONTRACT §1 offset/limit over a queryset or a list, with the total `count`; `keys` picks and orders
     the keys of the answer (seed 000 answers only count and items)."""
-    offset = _int(request, "offset", 0, 0, MAX_OFFSET)
-    limit = _int(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
+    limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     count = rows.count() if isinstance(rows, QuerySet) else len(rows)
     body = {"count": count, "limit": limit, "offset": offset, "items": list(rows[offset : offset + limit])}
     return {key: body[key] for key in keys}

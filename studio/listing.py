@@ -34,7 +34,8 @@ OPERATORS = {
 }
 
 
-def _int_param(request, name: str, default: int, low: int, high: int | None) -> int:
+def int_query_param(request, name: str, default: int, low: int, high: int | None) -> int:
+    """An integer query parameter within [low, high]; anything else is a 400 naming the parameter."""
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return default
@@ -52,8 +53,8 @@ class OffsetPagination(BasePagination):
     results_key = "items"
 
     def paginate_queryset(self, queryset, request, view=None):
-        self.offset = _int_param(request, "offset", 0, 0, MAX_OFFSET)
-        self.limit = _int_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        self.offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
+        self.limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
         self.results_key = getattr(view, "results_key", self.results_key)
         rows = list(queryset[self.offset : self.offset + self.limit + 1])
         self.has_next = len(rows) > self.limit
