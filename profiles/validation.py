@@ -168,18 +168,24 @@ def _check_metadata(labels: dict, annotations: dict, extra_config: dict, errors:
             errors[f"extraConfig.{key}"] = "The key must be an environment variable name (letters, digits, '_', '-', '.')."
 
 
-def _clean_settings(variables: list[dict], settings: list[dict], errors: dict) -> list[dict]:
-    by_variable = {v["name"]: v for v in variables}
+def _settings_by_name(items: list[dict], settings: list[dict], *, field: str, noun: str, errors: dict) -> dict:
+    """The profile's settings by the template item they name; unknown and repeated names are errors."""
+    names = [item["name"] for item in items]
     given: dict[str, dict] = {}
     for index, setting in enumerate(settings):
         name = setting.get("name")
-        if name not in by_variable:
-            errors[f"inputs[{index}].name"] = f"No variable {name!r} in the template version; it has: " + (
-                ", ".join(by_variable) or "none") + "."
+        if name not in names:
+            errors[f"{field}[{index}].name"] = (f"No {noun} {name!r} in the template version; it has: "
+                                                f"{', '.join(names) or 'none'}.")
         elif name in given:
-            errors[f"inputs[{index}].name"] = "Another input setting has this name."
+            errors[f"{field}[{index}].name"] = f"Another {field[:-1]} setting has this name."
         else:
             given[name] = setting
+    return given
+
+
+def _clean_settings(variables: list[dict], settings: list[dict], errors: dict) -> list[dict]:
+    given = _settings_by_name(variables, settings, field="inputs", noun="variable", errors=errors)
     cleaned = []
     for variable in variables:
         name = variable["name"]
@@ -217,17 +223,7 @@ def _clean_settings(variables: list[dict], settings: list[dict], errors: dict) -
 
 
 def _clean_output_settings(outputs: list[dict], settings: list[dict], errors: dict) -> list[dict]:
-    by_output = {o["name"]: o for o in outputs}
-    given: dict[str, dict] = {}
-    for index, setting in enumerate(settings):
-        name = setting.get("name")
-        if name not in by_output:
-            errors[f"outputs[{index}].name"] = f"No output {name!r} in the template version; it has: " + (
-                ", ".join(by_output) or "none") + "."
-        elif name in given:
-            errors[f"outputs[{index}].name"] = "Another output setting has this name."
-        else:
-            given[name] = setting
+    given = _settings_by_name(outputs, settings, field="outputs", noun="output", errors=errors)
     return [{"name": o["name"], "label": given.get(o["name"], {}).get("label") or o["label"],
              "visible": given.get(o["name"], {}).get("visible", True),
              # a profile may hide a template's output more, never less
