@@ -3,8 +3,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
+# Random keys of this checkout (SECRET_KEY, FIELD_ENCRYPTION_KEY), made once and kept with mode 0600; the
+# targets that start the product read them (a key set in the environment wins). Tests make their own.
+DEV_KEYS := $(or $(STUDIO_VAR_DIR),var)/secrets.env
+WITH_KEYS := set -a && . $(abspath $(DEV_KEYS)) && set +a &&
+# The simulated clusters of run, bench and faults listen on loopback, which production does not allow.
+export CLUSTER_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7
 
-.PHONY: install run test bench faults lint system-deps migrate demo
+.PHONY: install run test e2e-real bench faults lint system-deps migrate demo vendor
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -14,30 +20,41 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+$(DEV_KEYS):
+	python3 scripts/dev_keys.py $@
+
 system-deps:
 	./scripts/system_deps.sh
 
-migrate: install
-	$(PY) manage.py migrate --noinput
+migrate: install $(DEV_KEYS)
+	$(WITH_KEYS) $(PY) manage.py migrate --noinput -v 0
 
 demo: migrate
-	$(PY) manage.py demo_setup
-	$(PY) manage.py system_profiles
+	$(WITH_KEYS) $(PY) manage.py demo_setup
+	$(WITH_KEYS) $(PY) manage.py system_profiles
 
 run: demo
-	$(PY) scripts/run_dev.py
+	$(WITH_KEYS) $(PY) scripts/run_dev.py
 
 test: install system-deps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not real" $(PYTEST_ARGS)
 
-bench: install
-	$(PY) -m bench
+# The product against a real kube-apiserver + kube-controller-manager v1.20.2 and etcd (docs/real-cluster.md).
+e2e-real: install
+	./scripts/system_deps.sh e2e-real
+	$(PY) -m pytest -m real $(PYTEST_ARGS)
 
-faults: install
-	$(PY) -m scripts.faults.worker_kill
-	$(PY) -m scripts.faults.redis_stop
-	$(PY) -m scripts.faults.kubesim_outage
-	$(PY) -m scripts.faults.postgres_restart
+bench: install $(DEV_KEYS)
+	$(WITH_KEYS) $(PY) -m bench
+
+faults: install $(DEV_KEYS)
+	@failed=""; for scenario in worker_kill redis_stop kubesim_outage postgres_restart apiserver_restart; do \
+		$(WITH_KEYS) $(PY) -m scripts.faults.$$scenario || failed="$$failed $$scenario"; \
+	done; if [ -n "$$failed" ]; then echo "make faults: FAILED:$$failed"; exit 1; fi
 
 lint: install
 	$(VENV)/bin/ruff check .
+
+# Re-fetch the vendored front-end files (Tabler, its icons, Chart.js, axe-core) from the npm registry.
+vendor:
+	./scripts/vendor_static.sh

@@ -41,13 +41,15 @@ def run() -> dict:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from studio.models import Membership
+    from studio.models import AccessRule, Role
 
     admin, cluster, projects = seed.org(projects=20)
     _profiles(projects)
     seed.analyze()
     member = get_user_model().objects.create_user("member", password="bench-password-1")
-    Membership.objects.create(user=member, project=projects[0], role="member")
+    AccessRule.objects.create(subject_type="user", subject_id=member.username, user=member,
+                              role=Role.objects.get(name="L1 researcher"), scope_type="project",
+                              scope_id=str(projects[0].pk), project=projects[0])
     token = seed.token(member)
     url = f"/api/v1/catalog?projectId={projects[0].pk}&limit=100"
     client = Client(HTTP_HOST="127.0.0.1")

@@ -39,7 +39,7 @@ def run() -> dict:
                        "clusterId": str(cluster.pk),
                        "spec": {"image": "python:3.11", "command": "python", "args": "-c pass"}}).encode()
     worker_env = env.environment(SYNC_INTERVAL_SECONDS="3600")
-    with env.process([env.PY, "-m", "studio.kubesim", "--port", str(sim_port), "--nodes", "50",
+    with env.process([env.PY, "-m", "kubesim", "--port", str(sim_port), "--nodes", "50",
                       "--run-seconds", "3600"], wait_for_port=sim_port, log="kubesim"), \
          env.gunicorn(web_port), \
          env.process([env.PY, "-m", "celery", "-A", "studio", "worker", "-c", "2", "-l", "WARNING",

@@ -6,7 +6,7 @@ import uuid
 def org(*, cluster_url: str = "http://127.0.0.1:1", token: str = "kubesim-token", projects: int = 1):
     from django.contrib.auth import get_user_model
 
-    from studio.models import Cluster, Department, Membership, Project
+    from studio.models import AccessRule, Cluster, Department, Project, Role
 
     user = get_user_model().objects.create_user("bench", "bench@example.com", "bench-password-1")
     user.is_superuser = True
@@ -18,7 +18,12 @@ def org(*, cluster_url: str = "http://127.0.0.1:1", token: str = "kubesim-token"
                                namespace=Project.namespace_for(f"bench{i}"), gpu_deserved=100000, gpu_limit=100000)
         for i in range(projects)
     ]
-    Membership.objects.bulk_create([Membership(user=user, project=p, role="admin") for p in made])
+    editor = Role.objects.get(name="Editor")
+    AccessRule.objects.bulk_create([
+        AccessRule(subject_type="user", subject_id=user.username, user=user, role=editor, scope_type="project",
+                   scope_id=str(p.pk), project=p)
+        for p in made
+    ])
     return user, cluster, made
 
 

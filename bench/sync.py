@@ -58,7 +58,7 @@ def run() -> dict:
     from workloads.models import Workload
     from workloads.sync import cluster_sync
 
-    with env.process([env.PY, "-m", "studio.kubesim", "--port", str(sim_port), "--nodes", "120", "--quiet",
+    with env.process([env.PY, "-m", "kubesim", "--port", str(sim_port), "--nodes", "120", "--quiet",
                       "--run-seconds", "36000", "--pull-seconds", "0"], wait_for_port=sim_port, log="kubesim"):
         started = time.monotonic()
         _create_objects(sim_url, projects, Workload.objects.select_related("project").order_by("pk"))

@@ -13,7 +13,7 @@ from rest_framework.exceptions import ValidationError
 from kit import errors
 from kit.matching import WILDCARD, is_version, matching, newest_first
 from kit.models import Application, ApplicationProfile, ApplicationVersion
-from studio.models import Membership, is_platform_admin
+from studio.models import Project, is_platform_admin
 from workloads.models import Workload
 
 
@@ -46,7 +46,7 @@ def version_get(*, app: Application, version: str, message: str = errors.VERSION
 
 
 def may_see_profiles(user) -> bool:
-    return is_platform_admin(user) or Membership.objects.filter(user=user).exists()
+    return is_platform_admin(user) or Project.objects.visible_to(user).exists()
 
 
 def profiles_visible(*, user) -> QuerySet[ApplicationProfile]:

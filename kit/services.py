@@ -13,7 +13,7 @@ from kit.models import Application, ApplicationProfile, ApplicationVersion
 from kit.streams import DEFAULT_PORTS, SETTINGS, stream_spec
 from sharing.services import sharing_set
 from studio.errors import Conflict
-from studio.models import Membership, Project
+from studio.models import Level, Project
 from studio.permissions import has_project_role
 from studio.services import model_create, model_delete, model_update
 from workloads.models import Workload
@@ -99,7 +99,7 @@ def profile_delete(*, actor, profile: ApplicationProfile) -> None:
 def _launch_project(user, project_id: int | None) -> Project:
     """The body's projectId, else the caller's only project; the caller must be a member or admin there."""
     if project_id is None:
-        ids = list(Membership.objects.filter(user=user).values_list("project_id", flat=True)[:2])
+        ids = list(Project.objects.visible_to(user).values_list("id", flat=True)[:2])
         if len(ids) != 1:
             reason = "you belong to several projects" if ids else "you belong to no project"
             raise ValidationError({"projectId": [f"Give the project to launch in: {reason}."]})
@@ -107,7 +107,7 @@ def _launch_project(user, project_id: int | None) -> Project:
     project = Project.objects.visible_to(user).filter(pk=project_id).first()
     if project is None:
         raise ValidationError({"projectId": ["No such project, or you are not a member of it."]})
-    if not has_project_role(user, project, Membership.Role.MEMBER):
+    if not has_project_role(user, project, Level.MEMBER):
         raise errors.forbidden(errors.LAUNCH_FORBIDDEN)
     return project
 
@@ -151,6 +151,6 @@ def session_launch(*, user, app_id: str, profile_id: str, version: str | None = 
 
 def session_end(*, user, session: Workload) -> Workload:
     """Remove the session's cluster objects (the workload row is kept as deleted)."""
-    if not has_project_role(user, session.project_id, Membership.Role.MEMBER):
+    if not has_project_role(user, session.project_id, Level.MEMBER):
         raise errors.forbidden(errors.SESSION_FORBIDDEN)
     return workload_delete(workload=session, user=user)

@@ -10,4 +10,5 @@ urlpatterns = [
     path("kit/profiles", views.profiles, name="kit-profiles"),
     path("kit/profiles/<str:profile_id>", views.profile, name="kit-profile"),
     path("kit/sessions", views.sessions, name="kit-sessions"),
+    path("kit/sessions/<uuid:session_id>/stop", views.session_stop, name="kit-session-stop"),
 ]

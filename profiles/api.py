@@ -30,6 +30,7 @@ from sharing.serializers import SharingSerializer
 from studio.concurrency import ETagMixin
 from studio.models import Project
 from studio.permissions import IsPlatformAdminOrReadOnly
+from workloads.preview_schema import DRY_RUN_PARAMETER, PreviewSerializer, dry_run_requested
 from workloads.serializers import WorkloadSerializer
 
 VERSION_REGEX = r"[0-9A-Za-z.-]+"
@@ -187,10 +188,12 @@ class ServiceProfileViewSet(AdminWritesViewSet):
             owner = Project.objects.filter(pk=data["projectId"]).first()
             if owner is None:
                 raise ValidationError({"projectId": ["No such project."]})
-        copy = services.profile_clone(actor=request.user, profile=source, name=data["name"], owner_project=owner)
+        copy = services.profile_clone(actor=request.user, profile=source, name=data["name"], owner_project=owner,
+                                      display_name=data.get("displayName"))
         return self._body(copy, status.HTTP_201_CREATED)
 
-    @extend_schema(request=LaunchSerializer, responses={201: WorkloadSerializer})
+    @extend_schema(request=LaunchSerializer, responses={201: WorkloadSerializer, 200: PreviewSerializer},
+                   parameters=[DRY_RUN_PARAMETER])
     @action(detail=True, methods=["post"], filterset_class=None, permission_classes=[permissions.IsAuthenticated])
     def launch(self, request, pk=None):
         profile = self.get_object()
@@ -200,6 +203,9 @@ class ServiceProfileViewSet(AdminWritesViewSet):
         # Not shared with that project (or a project the caller is not in): as if the profile did not exist.
         if project is None or not ServiceProfile.objects.for_project(project).filter(pk=profile.pk).exists():
             raise Http404
+        if dry_run_requested(request):
+            return Response(launch.profile_launch_preview(profile=profile, project=project, user=request.user,
+                                                          name=data["name"], inputs=dict(data["inputs"])))
         workload = launch.profile_launch(profile=profile, project=project, user=request.user, name=data["name"],
                                          inputs=dict(data["inputs"]))
         return Response(WorkloadSerializer(workload).data, status=status.HTTP_201_CREATED)
@@ -232,4 +238,4 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return ServiceProfile.objects.none()
-        return selectors.catalog_for(self.project())
+        return selectors.catalog_entries_for(self.project())

@@ -199,10 +199,51 @@ class VersionForm(ApiForm):
 
 
 class CloneForm(ApiForm):
-    name = forms.CharField(label="Name of the copy", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}))
+    """Seed 002: a clone asks for its owner project (whose catalog it lands in) and a new name."""
+
+    projectId = forms.ChoiceField(label="Owner project", help_text=(
+        "The copy belongs to this project and appears in its catalog; share it with others afterwards."))
+    name = forms.CharField(label="Name of the copy", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}),
+                           help_text="Unique name: lowercase letters, digits and dashes; it cannot change later.")
+    displayName = forms.CharField(label="Display name of the copy", max_length=200,
+                                  help_text="What end users see in the catalog.")
+
+    def __init__(self, *args, projects=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["projectId"].choices = [("", "Choose a project")] + [(str(p.pk), p.name) for p in projects]
 
 
 # --- launch from the catalog ------------------------------------------------------------------------------
+
+UNITS = {"cpu": "cores"}
+
+
+def _label(item: dict) -> str:
+    """What a person reads: the input's description (its first sentence) rather than the variable's name."""
+    description = (item.get("description") or "").strip()
+    first = description.split(". ")[0].rstrip(".") if description else ""
+    if first and len(first) <= 60:
+        return first
+    return item["name"].replace("_", " ").capitalize()
+
+
+def _hints(item: dict) -> list[str]:
+    """Help under the control: the rest of the description, the range with its unit, the allowed values and
+    the variable's own name (what the API and the template call it)."""
+    hints = []
+    description = (item.get("description") or "").strip()
+    if description and description.rstrip(".") != _label(item):
+        hints.append(description)
+    low, high = item.get("min"), item.get("max")
+    if item["type"] in ("integer", "number") and (low is not None or high is not None):
+        unit = next((u for key, u in UNITS.items() if key in item["name"]), "")
+        span = f"between {text(low)} and {text(high)}" if low is not None and high is not None else (
+            f"at least {text(low)}" if low is not None else f"at most {text(high)}")
+        hints.append(f"A number {span}{f' ({unit})' if unit else ''}.")
+    if item["override"] == "restricted" and item.get("allowedValues"):
+        hints.append("Allowed: " + ", ".join(text(v) for v in item["allowedValues"]) + ".")
+    return hints
+
 
 def _input_field(item: dict) -> forms.Field:
     """The control of one catalog input: its type as the input type, its constraints as HTML5 attributes.
@@ -210,14 +251,14 @@ def _input_field(item: dict) -> forms.Field:
     kind, default = item["type"], item["default"]
     fixed = item["override"] == "not-allowed"
     attrs = {}
-    hints = [item["description"]] if item["description"] else []
+    hints = _hints(item)
     choices = item["allowedValues"] if item["override"] == "restricted" else item["options"] if kind == "enum" else None
     if choices is not None:
         blank = [("", "Choose…" if item["required"] else "None")] if default is None else []
         widget = forms.Select(choices=blank + [(text(c), text(c)) for c in choices])
     elif kind == "boolean":
-        return forms.BooleanField(label=item["name"], required=False, disabled=fixed, initial=bool(default),
-                                  help_text=" ".join(hints))
+        return forms.BooleanField(label=_label(item), required=False, disabled=fixed, initial=bool(default),
+                                  help_text=" ".join([*hints, f"Setting {item['name']}."]))
     elif kind in ("integer", "number"):
         attrs["step"] = "1" if kind == "integer" else "any"
         attrs.update({bound: text(item[bound]) for bound in ("min", "max") if item[bound] is not None})
@@ -240,7 +281,8 @@ def _input_field(item: dict) -> forms.Field:
         widget = forms.TextInput(attrs=attrs)
     if fixed:
         hints.append("Set by the profile.")
-    return forms.CharField(label=item["name"], required=item["required"], disabled=fixed, widget=widget,
+    hints.append(f"Setting {item['name']}.")
+    return forms.CharField(label=_label(item), required=item["required"], disabled=fixed, widget=widget,
                            initial=text(default), help_text=" ".join(hints))
 
 

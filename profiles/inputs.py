@@ -60,6 +60,10 @@ def resolve(inputs: list[dict], given: Mapping) -> tuple[dict, dict[str, str]]:
             if item["override"] == "restricted" and value not in allowed:
                 errors[name] = f"Must be one of the allowed values: {', '.join(map(str, allowed))}."
                 continue
+        elif name in given and item["required"]:
+            # Sent empty on purpose: a required input is not quietly given its default instead.
+            errors[name] = "This input is required; an empty value is not accepted."
+            continue
         else:
             value = item["default"]
         if not _given(value) and item["required"]:

@@ -20,9 +20,10 @@ from profiles.inputs import effective_inputs, resolve, secret_names
 from profiles.models import LaunchSecret, ServiceProfile, TemplateVersion
 from profiles.rendering import RenderError, join, names_in, placeholders
 from studio.errors import flatten_errors
-from studio.models import Membership, Project
+from studio.models import Level, Project
 from studio.permissions import has_project_role
 from workloads.models import Workload
+from workloads.preview import workload_preview
 from workloads.services import workload_submit
 from workloads.specs import validate_workload_request
 
@@ -62,9 +63,10 @@ def _request_errors(detail, sources, given: set[str]) -> dict:
     return errors
 
 
-def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> Workload:
-    """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`)."""
-    if not has_project_role(user, project, Membership.Role.MEMBER):
+def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> dict:
+    """Everything a launch submits, checked as the launch checks it: 403 for viewers, 400 naming each faulty
+    input (`inputs.<name>`)."""
+    if not has_project_role(user, project, Level.MEMBER):
         raise PermissionDenied("Viewers may not launch workloads.")
     if profile.is_draft:
         raise ValidationError({"profile": "This profile is still being set up; it cannot be launched yet."})
@@ -89,20 +91,42 @@ def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str
     except RenderError as exc:  # only a template saved before a rule existed gets here
         raise ValidationError({join("specTemplate", exc.path): str(exc)}) from exc
     body = {"name": name, "projectId": str(project.pk), "clusterId": str(project.cluster_id), "spec": spec}
+    given = {key for key, value in inputs.items() if value not in (None, "")}
     try:
         request = validate_workload_request(version.kind, body)
     except DRFValidationError as exc:
-        given = {key for key, value in inputs.items() if value not in (None, "")}
         raise ValidationError(_request_errors(exc.detail, sources, given)) from exc
-
     provenance = {
         "profile_id": profile.pk, "profile_name": profile.name, "profile_revision": profile.revision,
         "launch_inputs": {k: MASK if k in hidden else v for k, v in values.items() if v not in (None, "")},
         "outputs": output_snapshot(version, profile.outputs),
     }
-    with transaction.atomic():  # the push is enqueued on commit, so it finds the LaunchSecret row
-        workload = workload_submit(kind=version.kind, request=request, user=user,
-                                   source=Workload.Source.CATALOG, provenance=provenance)
-        if secret_data:
-            LaunchSecret.objects.create(workload_id=workload.pk, name=secret_name, data_json=json.dumps(secret_data))
+    return {"kind": version.kind, "request": request, "provenance": provenance, "secret_data": secret_data,
+            "secret_name": secret_name, "sources": sources, "given": given}
+
+
+def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> Workload:
+    """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`)."""
+    launch = _prepared(profile=profile, project=project, user=user, name=name, inputs=inputs)
+    secret_data = launch["secret_data"]
+    try:
+        with transaction.atomic():  # the push is enqueued on commit, so it finds the LaunchSecret row
+            workload = workload_submit(kind=launch["kind"], request=launch["request"], user=user,
+                                       source=Workload.Source.CATALOG, provenance=launch["provenance"])
+            if secret_data:
+                LaunchSecret.objects.create(workload_id=workload.pk, name=launch["secret_name"],
+                                            data_json=json.dumps(secret_data))
+    except DRFValidationError as exc:  # the workload policy or the quota: named by the input that set the field
+        raise ValidationError(_request_errors(exc.detail, launch["sources"], launch["given"])) from exc
     return workload
+
+
+def profile_launch_preview(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> dict:
+    """What `profile_launch` would create and decide (workloads.preview), nothing created; secret inputs and
+    generated values read as the mask."""
+    launch = _prepared(profile=profile, project=project, user=user, name=name, inputs=inputs)
+    secret = (launch["secret_name"], list(launch["secret_data"])) if launch["secret_data"] else None
+    try:
+        return workload_preview(kind=launch["kind"], request=launch["request"], user=user, secret=secret)
+    except DRFValidationError as exc:
+        raise ValidationError(_request_errors(exc.detail, launch["sources"], launch["given"])) from exc

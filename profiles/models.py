@@ -10,7 +10,9 @@ import json
 
 from django.conf import settings
 from django.db import models
+from django.templatetags.static import static
 
+from profiles.system import SYSTEM_ICONS
 from sharing.models import Shareable, ShareableQuerySet
 from studio.crypto import EncryptedTextField
 from studio.names import validate_name
@@ -105,6 +107,15 @@ class ServiceProfile(Shareable):
     @property
     def is_draft(self) -> bool:
         return bool(self.draft_step)
+
+    @property
+    def icon_src(self) -> str:
+        """The icon to show: the profile's own URL, else the shipped icon of its system template, else none."""
+        if self.icon_url:
+            return self.icon_url
+        template = self.template_version.template
+        icon = SYSTEM_ICONS.get(template.name) if template.system else None
+        return static(icon) if icon else ""
 
 
 class LaunchSecret(models.Model):

@@ -8,7 +8,7 @@ from django.db.models import Prefetch, QuerySet
 from profiles.compose import MASK
 from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
 from profiles.rendering import evaluate
-from studio.models import Membership, Project
+from studio.models import Level, Project
 from studio.permissions import has_project_role
 
 
@@ -22,7 +22,23 @@ def catalog_for(project: Project) -> QuerySet:
     an active version. One query however many profiles (sharing is an EXISTS, the version a join)."""
     return (ServiceProfile.objects.for_project(project)
             .filter(template_version__state=TemplateVersion.State.ACTIVE, draft_step="")
-            .select_related("template_version"))
+            .select_related("template_version__template"))
+
+
+# The columns a catalog entry shows (profiles.serializers.CatalogEntrySerializer); labels, annotations, extra
+# config and the readme's source stay in the database.
+CATALOG_COLUMNS = ("id", "name", "display_name", "description", "service_type", "icon_url", "readme_html",
+                   "revision", "inputs", "outputs", "template_version_id")
+
+
+def catalog_entries_for(project: Project) -> QuerySet:
+    """The catalog as its API shows it: the shown columns only, and each template version read (and its JSON
+    decoded) once per page however many profiles use it: a prefetch by id, where a join repeated the version's
+    columns on every row. Two queries however many profiles."""
+    versions = (TemplateVersion.objects.select_related("template")  # the template names a system icon
+                .only("id", "kind", "variables", "outputs", "template__name", "template__system"))
+    return (catalog_for(project).select_related(None).only(*CATALOG_COLUMNS)
+            .prefetch_related(Prefetch("template_version", queryset=versions)))
 
 
 def templates_visible_to(user) -> QuerySet:
@@ -33,12 +49,13 @@ def templates_visible_to(user) -> QuerySet:
 
 def workload_outputs(*, workload, user) -> list[dict]:
     """The workload's outputs from the snapshot taken at launch: `{name, label, sensitive, value}`, value null
-    while an endpoint it needs is not yet known. Sensitive values only for the project's members (viewers
-    included) and platform admins; anyone else who can see the workload reads "***"."""
+    while an endpoint it needs is not yet known. Sensitive values (a notebook's token, a secret input) only for
+    whoever launched the workload, the project's admins and platform admins; other members and viewers, who
+    may see the workload, read "***"."""
     snapshot = workload.outputs or []
     if not snapshot:
         return []
-    member = has_project_role(user, workload.project_id, Membership.Role.VIEWER)
+    member = sensitive_outputs_visible(workload=workload, user=user)
     endpoints = workload.endpoints or {}
     context = {
         "workload.name": workload.name,
@@ -54,6 +71,11 @@ def workload_outputs(*, workload, user) -> list[dict]:
     return [{"name": output["name"], "label": output["label"], "sensitive": bool(output.get("sensitive")),
              "value": MASK if output.get("sensitive") and not member else evaluate(output["expression"], context)}
             for output in snapshot]
+
+
+def sensitive_outputs_visible(*, workload, user) -> bool:
+    submitter = workload.created_by_id is not None and workload.created_by_id == getattr(user, "pk", None)
+    return submitter or has_project_role(user, workload.project_id, Level.ADMIN)  # platform admins act as admins
 
 
 def launch_secret_manifest(workload_id, *, namespace: str, labels: dict[str, str]) -> dict | None:

@@ -232,7 +232,7 @@ class CatalogEntrySerializer(serializers.Serializer):
     description = serializers.CharField()
     serviceType = serializers.CharField(source="service_type")
     kind = serializers.CharField(source="template_version.kind")
-    iconUrl = serializers.CharField(source="icon_url")
+    iconUrl = serializers.CharField(source="icon_src")
     readmeHtml = serializers.CharField(source="readme_html")
     revision = serializers.IntegerField()
     inputs = serializers.SerializerMethodField()
@@ -257,6 +257,8 @@ class LaunchSerializer(StrictSerializer):
 
 class CloneSerializer(StrictSerializer):
     name = NameField()
+    displayName = serializers.CharField(required=False, allow_blank=False, max_length=200,
+                                        help_text="The copy's display name; by default the source's with \" (copy)\".")
     projectId = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
 

@@ -245,11 +245,14 @@ def profile_delete(*, actor, profile: ServiceProfile) -> None:
     model_delete(profile, actor=actor)
 
 
-def profile_clone(*, actor, profile: ServiceProfile, name: str, owner_project: Project | None = None) -> ServiceProfile:
-    """An editable copy (not shared, revision 1) of any profile, system ones included."""
+def profile_clone(*, actor, profile: ServiceProfile, name: str, owner_project: Project | None = None,
+                  display_name: str | None = None) -> ServiceProfile:
+    """An editable copy (not shared, revision 1) of any profile, system ones included. Its display name is the
+    given one, else the source's marked "(copy)", so that a catalog never shows two entries of the same name."""
     return profile_create(
         actor=actor, name=name, owner_project=owner_project, template_version=profile.template_version,
-        service_type=profile.service_type, display_name=profile.display_name, description=profile.description,
+        service_type=profile.service_type, display_name=display_name or f"{profile.display_name} (copy)"[:200],
+        description=profile.description,
         icon_url=profile.icon_url, readme=profile.readme, labels=dict(profile.labels),
         annotations=dict(profile.annotations), extra_config=dict(profile.extra_config),
         inputs=[dict(s) for s in profile.inputs], outputs=[dict(s) for s in profile.outputs])

@@ -134,12 +134,18 @@ TEMPLATES = [
     },
 ]
 
+# Icons of the system templates' profiles ship with PaaS Studio as static files (static/studio/profile-icons), so
+# the catalog shows them offline; a profile on a system template (a clone included) gets its template's icon unless
+# it names its own icon URL.
+SYSTEM_ICONS = {name: f"studio/profile-icons/{name}.svg"
+                for name in ("jupyter-notebook", "llm-inference-server", "pytorch-training")}
+
 PROFILES = [
     {
         "name": "jupyter-notebook", "template": "jupyter-notebook", "version": "1.0.0",
         "display_name": "Jupyter Notebook", "service_type": "notebook",
         "description": "A JupyterLab notebook with half a GPU, ready in a minute.",
-        "icon_url": "https://jupyter.org/assets/homepage/main-logo.svg", "readme": JUPYTER_README,
+        "readme": JUPYTER_README,
         "labels": {"paas.example.com/service": "notebook"},
         "inputs": [{"name": "image", "override": "restricted", "allowedValues": [
             "jupyter/base-notebook:latest", "jupyter/scipy-notebook:latest", "jupyter/pytorch-notebook:latest"]}],
@@ -148,7 +154,7 @@ PROFILES = [
         "name": "llm-inference-server", "template": "llm-inference-server", "version": "1.0.0",
         "display_name": "LLM Inference Server", "service_type": "inference",
         "description": "Serve a Hugging Face model behind an OpenAI-compatible API, autoscaled 1-3 replicas.",
-        "icon_url": "https://docs.vllm.ai/en/latest/_static/vllm-logo-text-light.png", "readme": LLM_README,
+        "readme": LLM_README,
         "labels": {"paas.example.com/service": "llm"},
         "extra_config": {"VLLM_NO_USAGE_STATS": "1"},
         "inputs": [{"name": "image", "override": "not-allowed"}, {"name": "max_replicas", "visible": False}],
@@ -157,7 +163,7 @@ PROFILES = [
         "name": "pytorch-training", "template": "pytorch-training", "version": "1.0.0",
         "display_name": "PyTorch Training", "service_type": "jobs",
         "description": "Run a PyTorch training script to completion on one or more GPUs.",
-        "icon_url": "https://pytorch.org/assets/images/pytorch-logo.png", "readme": PYTORCH_README,
+        "readme": PYTORCH_README,
         "labels": {"paas.example.com/service": "training"},
         "extra_config": {"PYTHONUNBUFFERED": "1"},
     },

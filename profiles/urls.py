@@ -6,6 +6,7 @@ from profiles import views
 
 urlpatterns = [
     path("studio/service-profiles", views.profile_list, name="profile-list"),
+    path("studio/system-profiles", views.system_profiles, name="system-profiles"),
     path("studio/service-profiles/new", views.profile_step, name="profile-new"),
     path("studio/service-profiles/version-options", views.version_options, name="profile-version-options"),
     path("studio/service-profiles/readme-preview", views.readme_preview, name="profile-readme-preview"),

@@ -8,6 +8,7 @@ projects it is shared with. Editing a profile goes through the same steps."""
 
 import json
 
+import yaml
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -35,10 +36,10 @@ from profiles.serializers import (
 from profiles.wizard import STEP_NAMES, STEPS
 from studio.context import navigation
 from studio.errors import Conflict
-from studio.models import Membership, Project, is_platform_admin
+from studio.models import Level, Project, is_platform_admin
+from studio.pages import paged
 from studio.permissions import has_project_role
 
-PAGE_SIZE = 200
 WRITE_ERRORS = (DjangoValidationError, APIException)
 
 
@@ -77,10 +78,25 @@ def _profile(request, pk) -> ServiceProfile:
 def profile_list(request):
     _admin_only(request)
     queryset = selectors.profiles_visible_to(request.user).select_related("owner_project")
+    rows, errors, page = paged(request, ServiceProfileFilterSet, queryset)
     return render(request, "profiles/profile_list.html", {
-        "profiles": _page_filter(ServiceProfileFilterSet, request, queryset)[:PAGE_SIZE],
+        "profiles": rows, "errors": errors, "page": page,
         "search": request.GET.get("search", ""), "service_type": request.GET.get("serviceType", ""),
         "service_types": forms.SERVICE_TYPES, "system_only": "system==true" in request.GET.getlist("filterBy"),
+    })
+
+
+@login_required
+def system_profiles(request):
+    """The profiles PaaS Studio ships (seed 002's "System Profiles" page): cards to launch from the current
+    project's catalog, or to clone into a project's own editable copy."""
+    _admin_only(request)
+    project = _current_project(request)
+    in_catalog = set(selectors.catalog_for(project).filter(system=True).values_list("pk", flat=True)) if project else set()
+    profiles = selectors.profiles_visible_to(request.user).filter(system=True).order_by("service_type", "name")
+    return render(request, "profiles/system_profiles.html", {
+        "profiles": profiles, "in_catalog": in_catalog, "project": project,
+        "may_launch": project is not None and has_project_role(request.user, project, Level.MEMBER),
     })
 
 
@@ -93,7 +109,9 @@ def _detail_context(request, profile, clone_form=None) -> dict:
                 ("Extra configuration", profile.extra_config)]
     return {"profile": profile, "version": version, "outputs": outputs, "metadata": metadata,
             "inputs": effective_inputs(version.variables, profile.inputs),
-            "clone_form": clone_form or forms.CloneForm(initial={"name": f"{profile.name}-copy"[:63]})}
+            "clone_form": clone_form or forms.CloneForm(projects=Project.objects.order_by("name"), initial={
+                "name": f"{profile.name}-copy"[:63], "displayName": f"{profile.display_name} (copy)",
+                "projectId": str(profile.owner_project_id or getattr(_current_project(request), "pk", "") or "")})}
 
 
 @login_required
@@ -208,16 +226,25 @@ def profile_delete(request, pk):
 def profile_clone(request, pk):
     _admin_only(request)
     source = _profile(request, pk)
-    form = forms.CloneForm(request.POST)
+    form = forms.CloneForm(request.POST, projects=Project.objects.order_by("name"))
+    body = form.payload()
     try:
-        serializer = CloneSerializer(data={"name": form.payload()["name"]})
+        fields = {"name": body["name"], "projectId": body["projectId"] or None}
+        if body.get("displayName"):
+            fields["displayName"] = body["displayName"]
+        serializer = CloneSerializer(data=fields)
         serializer.is_valid(raise_exception=True)
-        copy = services.profile_clone(actor=request.user, profile=source, name=serializer.validated_data["name"],
-                                      owner_project=source.owner_project)
+        data = serializer.validated_data
+        owner = Project.objects.filter(pk=data.get("projectId")).first() if data.get("projectId") else None
+        if owner is None:
+            raise DRFValidationError({"projectId": ["Choose the project that owns the copy."]})
+        copy = services.profile_clone(actor=request.user, profile=source, name=data["name"], owner_project=owner,
+                                      display_name=data.get("displayName"))
     except WRITE_ERRORS as exc:
         form.file_all(_errors(exc, conflict_field="name"))
         return render(request, "profiles/profile_detail.html", _detail_context(request, source, form))
-    messages.success(request, f"Cloned {source.name} as {copy.name}; it is shared with no other project yet.")
+    messages.success(request, f"Cloned {source.name} as {copy.name} in project {owner.name}: it is in that "
+                              "project's catalog, and shared with no other yet.")
     return redirect("profile-detail", copy.pk)
 
 
@@ -236,9 +263,9 @@ def template_list(request):
             return redirect("template-detail", template.pk)
         except WRITE_ERRORS as exc:
             form.file_all(_errors(exc, conflict_field="name"))
-    templates = _page_filter(EnvironmentTemplateFilterSet, request, selectors.templates_visible_to(request.user))
+    rows, errors, page = paged(request, EnvironmentTemplateFilterSet, selectors.templates_visible_to(request.user))
     return render(request, "profiles/template_list.html", {
-        "templates": templates[:PAGE_SIZE], "form": form, "search": request.GET.get("search", "")})
+        "templates": rows, "errors": errors, "page": page, "form": form, "search": request.GET.get("search", "")})
 
 
 @login_required
@@ -317,8 +344,16 @@ def catalog(request):
     return render(request, "profiles/catalog.html", {
         "project": project, "groups": [g for g in groups if g["profiles"]], "search": request.GET.get("search", ""),
         "service_type": request.GET.get("serviceType", ""), "service_types": forms.SERVICE_TYPES,
-        "may_launch": project is not None and has_project_role(request.user, project, Membership.Role.MEMBER),
+        "may_launch": project is not None and has_project_role(request.user, project, Level.MEMBER),
     })
+
+
+def _preview_shown(preview: dict) -> dict:
+    """A launch preview for the page: each manifest as YAML, and how many objects the cluster would take."""
+    objects = [{**obj, "yaml": yaml.safe_dump(obj["manifest"], sort_keys=False)} for obj in preview["objects"]]
+    refused = sum(1 for obj in objects if obj["verdict"]["allowed"] is False)
+    return {**preview, "objects": objects, "refused": refused,
+            "ready": not refused and preview["quota"]["allowed"] and preview["policy"]["allowed"]}
 
 
 @login_required
@@ -330,7 +365,7 @@ def catalog_launch(request, pk):
     profile = get_object_or_404(selectors.catalog_for(project), pk=pk)
     entry = CatalogEntrySerializer(profile).data
     form = forms.LaunchForm(request.POST or None, inputs=entry["inputs"])
-    may_launch = has_project_role(request.user, project, Membership.Role.MEMBER)
+    may_launch = has_project_role(request.user, project, Level.MEMBER)
     if request.method == "POST":
         try:
             if not may_launch:
@@ -338,6 +373,12 @@ def catalog_launch(request, pk):
             serializer = LaunchSerializer(data=form.payload(project.pk))
             serializer.is_valid(raise_exception=True)
             data = serializer.validated_data
+            if request.POST.get("action") == "preview":  # the launch's dry run: nothing created
+                preview = launch.profile_launch_preview(profile=profile, project=project, user=request.user,
+                                                        name=data["name"], inputs=dict(data["inputs"]))
+                return render(request, "profiles/launch.html", {
+                    "profile": profile, "entry": entry, "project": project, "form": form,
+                    "may_launch": may_launch, "preview": _preview_shown(preview)})
             workload = launch.profile_launch(profile=profile, project=project, user=request.user,
                                              name=data["name"], inputs=dict(data["inputs"]))
             messages.success(request, f"Launched {workload.name} from {profile.display_name}.")

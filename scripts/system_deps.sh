@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# System packages the test suite drives: Debian's Chromium (Playwright uses it; it cannot download its own
-# browser here) and Debian's kubectl (package kubernetes-client), which lists objects from the simulated cluster.
+# System programs the test suite drives: Debian's Chromium (Playwright uses it; it cannot download its own
+# browser here) and a kubectl (any conformant one on PATH: the kubectl tests check that a standard client reads
+# what the product wrote). Debian's kubernetes-client is installed only when there is no kubectl at all, so a
+# machine's own kubectl (Google Cloud SDK's, a distribution's) is used as it is and never overwritten.
+# `system_deps.sh e2e-real`: what `make e2e-real` needs instead — Debian's etcd (package etcd-server) under the
+# real kube-apiserver, and a kubectl.
 set -euo pipefail
 need=()
-[ -x /usr/bin/chromium ] || need+=(chromium)
-dpkg -s kubernetes-client >/dev/null 2>&1 || need+=(kubernetes-client)
+if [ "${1:-}" = e2e-real ]; then
+  command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+else
+  command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
+fi
+command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 [ ${#need[@]} -eq 0 ] && exit 0
+
+hint="apt-get update && apt-get install -y --no-install-recommends ${need[*]}"
 if [ "$(id -u)" != 0 ]; then
-  echo "Missing system packages: ${need[*]} — install them with: sudo apt-get install -y ${need[*]}" >&2
+  echo "system_deps: missing ${need[*]}. Install them as root with:  sudo sh -c '$hint'" >&2
   exit 1
 fi
-# Some images ship another kubectl (e.g. Google Cloud SDK's) at /usr/bin/kubectl; divert that path so Debian's
-# package installs beside it, at /usr/bin/kubectl.debian, which the kubectl test finds through dpkg.
-if [[ " ${need[*]} " == *" kubernetes-client "* ]] && [ -e /usr/bin/kubectl ] && ! dpkg -S /usr/bin/kubectl >/dev/null 2>&1; then
-  dpkg-divert --no-rename --package kubectl --divert /usr/bin/kubectl.debian --add /usr/bin/kubectl >/dev/null
+echo "system_deps: installing ${need[*]} from Debian's packages" >&2
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Quiet on success; on failure, apt's own output (the real reason) and the command to run by hand.
+if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"; } \
+     >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "system_deps: installing ${need[*]} failed (apt's output above). Fix the cause, then run:  $hint" >&2
+  exit 1
 fi
-apt-get update -q >/dev/null
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null

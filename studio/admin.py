@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from studio.models import AccessKey, AuditEvent, Cluster, Department, Membership, Project
+from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Project, Role
 
 
 @admin.register(Cluster)
@@ -14,15 +14,29 @@ class DepartmentAdmin(admin.ModelAdmin):
     list_display = ["name", "created_at"]
 
 
-class MembershipInline(admin.TabularInline):
-    model = Membership
+class AccessRuleInline(admin.TabularInline):
+    model = AccessRule
+    fk_name = "project"
+    fields = ["subject_type", "subject_id", "role", "created_by"]
+    readonly_fields = ["subject_type", "subject_id", "role", "created_by"]
     extra = 0
+
+
+@admin.register(Role)
+class RoleAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "level"]
+
+
+@admin.register(AccessRule)
+class AccessRuleAdmin(admin.ModelAdmin):
+    list_display = ["id", "subject_type", "subject_id", "role", "scope_type", "scope_id"]
+    list_filter = ["subject_type", "scope_type", "role"]
 
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ["name", "department", "cluster", "namespace", "gpu_deserved", "gpu_limit"]
-    inlines = [MembershipInline]
+    inlines = [AccessRuleInline]
 
 
 @admin.register(AccessKey)

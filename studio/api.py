@@ -1,14 +1,14 @@
 """API views of the organisation and identity (CONTRACT §2). Thin: parse, authorize, call a service, render."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio import auth, services
+from studio import api_schemas, auth, services
 from studio.concurrency import ETagMixin
 from studio.filtersets import (
     AuditEventFilterSet,
@@ -17,8 +17,9 @@ from studio.filtersets import (
     MemberFilterSet,
     ProjectFilterSet,
 )
-from studio.models import AccessKey, AuditEvent, Cluster, Department, Membership, Project
+from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Level, Project
 from studio.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
+from studio.selectors import project_members
 from studio.serializers import (
     AccessKeySerializer,
     AuditEventSerializer,
@@ -30,6 +31,11 @@ from studio.serializers import (
     TokenRequestSerializer,
     TokenResponseSerializer,
 )
+from studio.throttling import LOGIN_THROTTLES
+
+# Path ids that are not of the key's form never reach the database (a 404, not a 500 on a failed cast).
+INTEGER_REGEX = r"[0-9]{1,18}"
+UUID_REGEX = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
 
 class ServiceViewSet(
@@ -74,6 +80,14 @@ class ServiceViewSet(
         services.model_delete(instance, actor=self.request.user)
 
 
+@extend_schema_view(
+    list=extend_schema(tags=["Clusters"], responses={200: api_schemas.CLUSTER}),  # as an array (many)
+    retrieve=extend_schema(tags=["Clusters"], responses={200: api_schemas.CLUSTER}),
+    create=extend_schema(tags=["Clusters"], responses={201: api_schemas.CLUSTER}),
+    update=extend_schema(tags=["Clusters"], responses={204: None}),
+    partial_update=extend_schema(tags=["Clusters"], responses={200: api_schemas.CLUSTER}),
+    destroy=extend_schema(tags=["Clusters"]),
+)
 class ClusterViewSet(ServiceViewSet):
     queryset = Cluster.objects.all()
     serializer_class = ClusterSerializer
@@ -81,6 +95,22 @@ class ClusterViewSet(ServiceViewSet):
     permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "clusters"
     lookup_url_kwarg = "clusterId"
+    pagination_class = None  # Run:ai's get_clusters is one bare array
+    lookup_value_regex = UUID_REGEX
+
+    def list(self, request, *args, **kwargs):
+        # Run:ai's get_clusters answers a bare array of DisplayedCluster, unpaged.
+        clusters = self.filter_queryset(self.get_queryset())
+        return Response(self.get_serializer(clusters, many=True).data)
+
+    def update(self, request, *args, partial=False, **kwargs):
+        response = super().update(request, *args, partial=partial, **kwargs)
+        if not partial:  # Run:ai 2.18's updateCluster answers 204; PATCH (ours) keeps the body
+            return Response(status=status.HTTP_204_NO_CONTENT, headers={"ETag": response.get("ETag", "")})
+        return response
+
+    def perform_create(self, serializer):
+        return services.cluster_create(actor=self.request.user, **serializer.validated_data)
 
 
 class DepartmentViewSet(ServiceViewSet):
@@ -89,6 +119,7 @@ class DepartmentViewSet(ServiceViewSet):
     filterset_class = DepartmentFilterSet
     permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "departments"
+    lookup_value_regex = INTEGER_REGEX
 
 
 class ProjectViewSet(ServiceViewSet):
@@ -97,6 +128,7 @@ class ProjectViewSet(ServiceViewSet):
     filterset_class = ProjectFilterSet
     permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "projects"
+    lookup_value_regex = INTEGER_REGEX
 
     def perform_create(self, serializer):
         return services.project_create(actor=self.request.user, **serializer.service_fields())
@@ -106,14 +138,16 @@ class ProjectViewSet(ServiceViewSet):
 
 
 class MemberViewSet(ServiceViewSet):
-    """Members of one project: read by its members, changed by platform admins and project admins."""
+    """Members of one project — a view over its project-scope user access rules (one row per user, the
+    highest level): read by its members, changed by platform admins and project admins."""
 
     serializer_class = MemberSerializer
     filterset_class = MemberFilterSet
-    queryset = Membership.objects.all()
+    queryset = AccessRule.objects.all()
     results_key = "members"
     lookup_field = "user_id"
     lookup_url_kwarg = "userId"
+    lookup_value_regex = INTEGER_REGEX
 
     def project(self) -> Project:
         if not hasattr(self, "_project"):
@@ -121,12 +155,12 @@ class MemberViewSet(ServiceViewSet):
         return self._project
 
     def get_queryset(self):
-        return Membership.objects.filter(project=self.project()).select_related("user")
+        return project_members(self.project())
 
     def check_permissions(self, request):
         super().check_permissions(request)
         if request.method not in ("GET", "HEAD", "OPTIONS") and not has_project_role(
-            request.user, self.project(), Membership.Role.ADMIN
+            request.user, self.project(), Level.ADMIN
         ):
             raise PermissionDenied("Only project admins and platform admins may manage members.")
 
@@ -135,8 +169,12 @@ class MemberViewSet(ServiceViewSet):
 
     def perform_update(self, serializer):
         # A PATCH may leave the role out: then it stays as it is.
-        role = serializer.validated_data.get("role", serializer.instance.role)
-        return services.model_update(serializer.instance, actor=self.request.user, role=role)
+        role = serializer.validated_data.get("role", serializer.instance.role.level)
+        return services.membership_set(actor=self.request.user, project=self.project(), user=serializer.instance.user,
+                                       role=role)
+
+    def perform_destroy(self, instance):
+        services.membership_remove(actor=self.request.user, project=self.project(), user=instance.user)
 
 
 class AccessKeyViewSet(
@@ -145,6 +183,7 @@ class AccessKeyViewSet(
     queryset = AccessKey.objects.all()
     serializer_class = AccessKeySerializer
     results_key = "accessKeys"
+    lookup_value_regex = UUID_REGEX
     filterset_class = None
 
     def get_queryset(self):
@@ -153,10 +192,7 @@ class AccessKeyViewSet(
     def create(self, request):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        key, secret = AccessKey.issue(user=request.user, name=serializer.validated_data["name"])
-        from studio.audit import audit_record
-
-        audit_record(actor=request.user, action=AuditEvent.Action.CREATE, instance=key)
+        key, secret = services.access_key_create(user=request.user, name=serializer.validated_data["name"])
         return Response({**self.get_serializer(key).data, "clientSecret": secret}, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance):
@@ -169,6 +205,7 @@ class AuditEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     filterset_class = AuditEventFilterSet
     permission_classes = [IsPlatformAdmin]
     results_key = "auditEvents"
+    lookup_value_regex = INTEGER_REGEX
 
 
 class MeView(APIView):
@@ -180,17 +217,19 @@ class MeView(APIView):
 class TokenView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
+    throttle_classes = LOGIN_THROTTLES  # per client address and per account tried: a 429 with Retry-After
 
     def get_authenticate_header(self, request):
         return 'Bearer realm="api"'  # bad credentials are a 401, not a 403
 
-    @extend_schema(request=TokenRequestSerializer, responses=TokenResponseSerializer, auth=[])
+    @extend_schema(request=TokenRequestSerializer, responses=TokenResponseSerializer, auth=[], tags=["Tokens"])
     def post(self, request):
         serializer = TokenRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if data["grantType"] == "password":
             return Response(auth.grant_password(username=data["username"], password=data["password"]))
+        # client_credentials and app_token alike: an access key's client id and secret.
         return Response(auth.grant_client_credentials(client_id=data["clientId"], client_secret=data["clientSecret"]))
 
 

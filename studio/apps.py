@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class StudioConfig(AppConfig):
@@ -6,4 +7,7 @@ class StudioConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from studio import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from studio import keys, schema  # noqa: F401  (register the key checks and the OpenAPI auth extension)
+        from studio.roles import roles_ensure
+
+        post_migrate.connect(roles_ensure, sender=self, dispatch_uid="studio-roles-ensure")

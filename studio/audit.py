@@ -1,5 +1,7 @@
 """The audit trail: every create, update and delete through the API or the pages is recorded here."""
 
+import re
+
 from django.db import models
 
 from studio.logs import current_request_id
@@ -21,6 +23,30 @@ def snapshot(instance: models.Model) -> dict:
     return values
 
 
+# Keys whose values are (or name where to find) credentials, in any JSON a row holds: specs, environment
+# variables of Kit profiles, inputs and their defaults.
+SECRET_LOOKING = re.compile(r"pass(word|wd|phrase)|token|secret|credential|key|cert", re.IGNORECASE)
+MASK = "***"
+
+
+def masked(value):
+    """`value` with every value under a secret-looking key, and the value of every `{name, value}` entry
+    whose name looks secret (or that is marked secret), replaced by "***"; for the audit trail only (ETags
+    must still see every change)."""
+    if isinstance(value, list):
+        return [masked(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    marked = any(SECRET_LOOKING.search(str(value.get(k) or "")) for k in ("name", "key")) \
+        or value.get("secret") is True or value.get("type") == "secret" or value.get("sensitive") is True
+    out = {}
+    for key, item in value.items():
+        hidden = (SECRET_LOOKING.search(str(key)) and not isinstance(item, bool)) or (
+            marked and key in ("value", "default", "values"))
+        out[key] = MASK if hidden and item not in (None, "", [], {}) else masked(item)
+    return out
+
+
 def diff(before: dict, after: dict) -> dict:
     return {k: [before.get(k), after.get(k)] for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)}
 
@@ -36,6 +62,8 @@ def audit_record(*, actor, action: str, instance: models.Model, before: dict | N
         changes = {k: [v, None] for k, v in (before or {}).items()}
     else:
         changes = diff(before or {}, after)
+    changes = {name: [MASK if v not in (None, "") else v for v in pair] if SECRET_LOOKING.search(name)
+               else masked(pair) for name, pair in changes.items()}
     authenticated = actor is not None and getattr(actor, "is_authenticated", False)
     return AuditEvent.objects.create(
         actor=actor if authenticated else None,

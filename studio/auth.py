@@ -5,6 +5,7 @@ clientId + clientSecret). A token names its access key (`akid`), so deleting the
 `POST /api/v1/token/revoke` blacklists the presented token."""
 
 from django.contrib.auth import authenticate
+from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework_simplejwt.authentication import JWTAuthentication
@@ -65,6 +66,10 @@ def grant_password(*, username: str, password: str) -> dict:
 
 def grant_client_credentials(*, client_id: str, client_secret: str) -> dict:
     key = AccessKey.objects.select_related("user").filter(client_id=client_id).first()
+    if key is None:
+        # Hash anyway, as a known key's check does: an unknown client id must not answer faster (as Django's
+        # ModelBackend does for an unknown username).
+        make_password(client_secret)
     if key is None or not key.user.is_active or not key.check_secret(client_secret):
         raise exceptions.AuthenticationFailed("Invalid client credentials.")
     AccessKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())

@@ -2,10 +2,24 @@
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 
 app = Celery("studio")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _refuse_without_keys(**kwargs):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from studio.keys import require_keys
+
+    try:
+        require_keys()
+    except ImproperlyConfigured as exc:
+        # Celery logs and swallows an Exception raised by a signal handler; SystemExit stops the process.
+        raise SystemExit(f"ImproperlyConfigured: {exc}") from exc

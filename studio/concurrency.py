@@ -57,7 +57,8 @@ class ETagMixin:
         return instance
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method in WRITES:
+        # OPTIONS too: DRF's metadata describes a write by running its object lookup, which locks the row.
+        if request.method in (*WRITES, "OPTIONS"):
             with transaction.atomic():
                 return super().dispatch(request, *args, **kwargs)
         return super().dispatch(request, *args, **kwargs)

@@ -5,13 +5,16 @@ import hashlib
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
 
 def _fernet() -> Fernet:
     key = settings.FIELD_ENCRYPTION_KEY
     if not key:
-        # Derived so a dev install works without configuration; production sets FIELD_ENCRYPTION_KEY.
+        if not settings.DEBUG:
+            raise ImproperlyConfigured("FIELD_ENCRYPTION_KEY is not set, and DEBUG is off.")
+        # Derived only under DEBUG, so a development shell works without configuration.
         key = base64.urlsafe_b64encode(hashlib.sha256(("field-encryption:" + settings.SECRET_KEY).encode()).digest())
     return Fernet(key)
 

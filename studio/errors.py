@@ -4,6 +4,7 @@ Validation errors are flattened to dotted JSON paths (`spec.compute.gpuPortionRe
 `spec.storage.pvc[0].claimInfo.size`) so that every problem is named at once."""
 
 import structlog
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, InterfaceError, OperationalError
@@ -141,6 +142,23 @@ def handler404(request, exception=None):
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
+
+
+def handler400(request, exception=None):
+    """Django's own refusals before a view runs: a body over DATA_UPLOAD_MAX_MEMORY_SIZE (413), more than
+    DATA_UPLOAD_MAX_NUMBER_FIELDS parameters, a bad Host header... As JSON under the API paths."""
+    from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+    from django.views.defaults import bad_request
+
+    if isinstance(exception, RequestDataTooBig):
+        body = error_body(413, "The request body is too large.", details=f"At most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+        return JsonResponse(body, status=413) if _is_json_path(request) else bad_request(request, exception)
+    if not _is_json_path(request):
+        return bad_request(request, exception)
+    if isinstance(exception, TooManyFieldsSent):
+        return JsonResponse(error_body(400, f"Too many query or form parameters (more than "
+                                            f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS})."), status=400)
+    return JsonResponse(error_body(400, "Bad request."), status=400)
 
 
 def handler500(request):

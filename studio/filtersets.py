@@ -1,5 +1,9 @@
-from studio.listing import StudioFilterSet
-from studio.models import AuditEvent, Cluster, Department, Membership, Project
+import django_filters
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from studio.listing import StudioFilterSet, split_list_param
+from studio.models import AccessRule, AuditEvent, Cluster, Department, Project
 
 
 class ClusterFilterSet(StudioFilterSet):
@@ -31,9 +35,9 @@ class ProjectFilterSet(StudioFilterSet):
 
 class MemberFilterSet(StudioFilterSet):
     class Meta:
-        model = Membership
+        model = AccessRule
         fields = []
-        api_fields = {"username": "user__username", "role": "role", "createdAt": "created_at"}
+        api_fields = {"username": "user__username", "role": "role__level", "createdAt": "created_at"}
         search_fields = ["user__username", "user__email"]
         default_sort = ["user__username"]
 
@@ -48,3 +52,55 @@ class AuditEventFilterSet(StudioFilterSet):
         }
         search_fields = ["object_repr", "actor_name"]
         default_sort = ["-at"]
+
+
+def _scope_name():
+    from django.db.models import CharField, Value
+    from django.db.models.functions import Coalesce
+
+    return Coalesce("project__name", "department__name", "cluster__name", Value("tenant"), output_field=CharField())
+
+
+class AccessRuleFilterSet(StudioFilterSet):
+    """Run:ai's access-rule list parameters: the plain ones (subjectType, subjectIdFilter, subjectIds, scopeType,
+    scopeId, roleId, clusterId, lastUpdated) and filterBy/sortBy over AccessRulesSortFilterFields."""
+
+    subjectType = django_filters.CharFilter(field_name="subject_type")
+    subjectIdFilter = django_filters.CharFilter(field_name="subject_id")  # the spec's name of the parameter
+    subjectId = django_filters.CharFilter(field_name="subject_id")
+    subjectIds = django_filters.CharFilter(method="_subject_ids")
+    scopeType = django_filters.CharFilter(field_name="scope_type")
+    scopeId = django_filters.CharFilter(field_name="scope_id")
+    roleId = django_filters.NumberFilter(field_name="role_id")
+    clusterId = django_filters.UUIDFilter(method="_cluster")
+    lastUpdated = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
+    includeDeleted = django_filters.BooleanFilter(method="_noop")  # rules are deleted for good: nothing to include
+
+    class Meta:
+        model = AccessRule
+        fields = []
+        api_fields = {
+            "subjectId": "subject_id", "subjectType": "subject_type", "roleId": "role_id", "scopeId": "scope_id",
+            "scopeType": "scope_type", "roleName": "role__name", "createdAt": "created_at", "createdBy": "created_by",
+        }
+        api_expressions = {"scopeName": _scope_name}
+        search_fields = ["subject_id", "role__name"]
+        default_sort = ["id"]
+
+    def _subject_ids(self, queryset, name, value):
+        return queryset.filter(subject_id__in=split_list_param([value]))
+
+    def _cluster(self, queryset, name, value):
+        return queryset.filter(Q(cluster_id=value) | Q(project__cluster_id=value))
+
+
+class UserFilterSet(StudioFilterSet):
+    """Run:ai's users list: filterBy/sortBy over username, lastLogin, creationTime (UsersFilterSortFields)."""
+
+    class Meta:
+        model = get_user_model()
+        fields = []
+        api_fields = {"username": "username", "lastLogin": "last_login", "creationTime": "date_joined",
+                      "lastUpdated": "date_joined"}
+        search_fields = ["username", "email"]
+        default_sort = ["username"]

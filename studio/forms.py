@@ -3,17 +3,30 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from studio.models import Cluster, Department, Membership, Project
+from studio.models import Cluster, Department, Level, Project
 
 
 class ClusterForm(forms.ModelForm):
-    token = forms.CharField(required=False, widget=forms.PasswordInput, help_text="Service-account bearer token.")
-    kubeconfig = forms.CharField(required=False, widget=forms.Textarea, help_text="Or a whole kubeconfig (YAML).")
+    # Credentials are write-only: an edit form shows them empty, and empty keeps the stored value.
+    token = forms.CharField(required=False, widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
+                            help_text="Service-account bearer token. Stored encrypted; leave empty to keep the "
+                                      "current one.")
+    kubeconfig = forms.CharField(required=False, widget=forms.Textarea,
+                                 help_text="Or a whole kubeconfig (YAML), instead of URL and token. Stored encrypted; "
+                                           "leave empty to keep the current one.")
 
     class Meta:
         model = Cluster
         fields = ["name", "api_server_url", "token", "kubeconfig", "verify_tls", "prometheus_url"]
         labels = {"api_server_url": "API server URL", "verify_tls": "Verify TLS", "prometheus_url": "Prometheus URL"}
+        help_texts = {"api_server_url": "e.g. https://10.0.0.1:6443", "name": "Lowercase letters, digits and dashes.",
+                      "prometheus_url": "Optional: where GPU metrics (DCGM) are read from."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["token"].initial = self.fields["kubeconfig"].initial = ""
+        if self.instance.pk:
+            self.initial["token"] = self.initial["kubeconfig"] = ""
 
 
 class DepartmentForm(forms.ModelForm):
@@ -27,14 +40,45 @@ class ProjectForm(forms.ModelForm):
         model = Project
         fields = ["name", "department", "cluster", "gpu_deserved", "gpu_limit"]
         labels = {"gpu_deserved": "GPUs deserved", "gpu_limit": "GPU limit"}
+        help_texts = {"gpu_deserved": "GPUs the project is guaranteed (its quota), e.g. 2 or 0.5.",
+                      "gpu_limit": "The most GPUs it may use when others' are free; empty for no limit.",
+                      "name": "Lowercase letters, digits and dashes; its namespace is studio-<name>."}
+
+
+class ProjectEditForm(forms.ModelForm):
+    """A project's name and cluster are fixed (its namespace lives there); its department and quota change."""
+
+    class Meta:
+        model = Project
+        fields = ["department", "gpu_deserved", "gpu_limit"]
+        labels = ProjectForm.Meta.labels
+        help_texts = {k: v for k, v in ProjectForm.Meta.help_texts.items() if k != "name"}
 
 
 class MemberForm(forms.Form):
     username = forms.CharField()
-    role = forms.ChoiceField(choices=Membership.Role.choices)
+    role = forms.ChoiceField(choices=Level.choices)
 
     def clean_username(self):
         user = get_user_model().objects.filter(username=self.cleaned_data["username"]).first()
         if user is None:
             raise forms.ValidationError("No such user.")
         return user
+
+
+class UserCreateForm(forms.Form):
+    email = forms.EmailField(label="Email", help_text="The user logs in with it; a temporary password is shown once.")
+
+
+class UserProjectRoleForm(forms.Form):
+    project = forms.ModelChoiceField(queryset=Project.objects.none(), label="Project")
+    role = forms.ChoiceField(choices=Level.choices, label="Role", help_text=(
+        "Viewer: reads the project. Member: launches and changes workloads. Admin: also manages members."))
+
+    def __init__(self, *args, projects=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = projects if projects is not None else Project.objects.all()
+
+
+class AccessKeyForm(forms.Form):
+    name = forms.CharField(label="Name", max_length=100, help_text="What uses it, e.g. ci-pipeline or my laptop.")

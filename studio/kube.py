@@ -6,11 +6,15 @@ sorting of failures into transient (worth a retry) and permanent (the cluster re
 read with `_preload_content=False` and `json.loads`: much faster than the typed models for big lists.
 """
 
+import base64
+import hashlib
 import json
+import os
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import urllib3
 import yaml
@@ -18,6 +22,8 @@ from django.conf import settings
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from prometheus_client import Counter
+
+from studio import cluster_access
 
 MANAGED_BY_SELECTOR = "app.kubernetes.io/managed-by=paas-studio"
 WORKLOAD_ID_LABEL = "paas-studio/workload-id"
@@ -67,6 +73,7 @@ RESOURCES = {
     ("v1", "ConfigMap"): ("configmaps", True),
     ("v1", "Secret"): ("secrets", True),
     ("v1", "Event"): ("events", True),
+    ("v1", "Node"): ("nodes", False),
     ("batch/v1", "Job"): ("jobs", True),
     ("apps/v1", "Deployment"): ("deployments", True),
     ("networking.k8s.io/v1", "Ingress"): ("ingresses", True),
@@ -74,6 +81,10 @@ RESOURCES = {
     ("serving.knative.dev/v1", "Service"): ("services", True),
     ("metrics.k8s.io/v1beta1", "PodMetrics"): ("pods", True),
 }
+# Where a cluster does not serve an API version yet, the same object under the older version it does serve
+# (Kubernetes < 1.23 has no autoscaling/v2; its v2beta2 HPA has the same fields).
+OLDER_VERSIONS = {"autoscaling/v2": "autoscaling/v2beta2"}
+RESOURCES[("autoscaling/v2beta2", "HorizontalPodAutoscaler")] = RESOURCES[("autoscaling/v2", "HorizontalPodAutoscaler")]
 POD = ("v1", "Pod")
 EVENT = ("v1", "Event")
 POD_METRICS = ("metrics.k8s.io/v1beta1", "PodMetrics")
@@ -115,15 +126,35 @@ class _RateLimiter:
 
 
 def _status_message(exc: ApiException) -> tuple[str, str]:
-    """(message, reason) from the Status body the API server sends with an error."""
+    """(message, reason) from the Status object a Kubernetes API server sends with an error. Any other body
+    is never repeated (the URL may point at something that is not a cluster: its answer is not ours to show);
+    then the message is the classified `HTTP <status> <reason>`."""
     body = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else exc.body or ""
+    classified = f"HTTP {exc.status} {exc.reason or ''}".strip()
     try:
         status = json.loads(body)
     except ValueError:
-        return (body.strip() or f"{exc.status} {exc.reason}")[:2000], str(exc.reason or "")
-    if not isinstance(status, dict):
-        return f"{exc.status} {exc.reason}", str(exc.reason or "")
-    return str(status.get("message") or f"{exc.status} {exc.reason}"), str(status.get("reason") or exc.reason or "")
+        return classified, str(exc.reason or "")
+    if not isinstance(status, dict) or status.get("kind") != "Status":
+        return classified, str(exc.reason or "")
+    return str(status.get("message") or classified)[:2000], str(status.get("reason") or exc.reason or "")
+
+
+def unreachable_reason(exc: Exception) -> str:
+    """A short classified reason for a transport failure, without the remote side's words."""
+    if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
+        exc = exc.reason
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return "TLS error"
+    if isinstance(exc, urllib3.exceptions.NameResolutionError):
+        return "host name not resolved"
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):  # a subclass of ConnectTimeoutError
+        return "connection refused" if "refused" in str(exc).lower() else "cannot connect"
+    if isinstance(exc, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError)):
+        return "timed out"
+    if isinstance(exc, urllib3.exceptions.ProtocolError):
+        return "connection broken"
+    return "unreachable"
 
 
 def _sorted_error(exc: ApiException) -> ClusterError:
@@ -147,6 +178,8 @@ class Connection:
         self.cluster_id, self.cluster_name = cluster_id, cluster_name or cluster_id
         self.timeout = settings.KUBE_REQUEST_TIMEOUT_SECONDS
         self.limiter = _RateLimiter(settings.KUBE_QPS, burst=max(1, int(settings.KUBE_QPS * 2)))
+        self.served_versions: dict[str, str] = {}  # an API version -> the one this cluster serves for it
+        self.namespaced_reads = False  # the account may not list across namespaces: list in each namespace
 
     def call(self, fn, *args, verb: str = "call", resource: str = "", **kwargs):
         """Call an API method under the rate limit; sort its failures into transient and permanent errors.
@@ -163,13 +196,14 @@ class Connection:
             raise error from exc
         except urllib3.exceptions.HTTPError as exc:
             API_ERRORS.labels(self.cluster_name, verb, resource, "0").inc()
-            raise TransientClusterError(f"The cluster API is unreachable: {exc}") from exc
+            raise TransientClusterError(f"The cluster API is unreachable: {unreachable_reason(exc)}") from exc
 
     def request(self, method: str, path: str, *, verb: str, resource: str, query: dict | None = None,
-                body=None, content_type: str = "application/json", stream: bool = False, timeout=None):
+                body=None, content_type: str = "application/json", stream: bool = False, timeout=None,
+                accept: str = "application/json"):
         """One REST call; the JSON body as a dict (None when empty), or the raw response when `stream`."""
         params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": accept, "Content-Type": content_type}
         response = self.call(
             self.api.call_api, path, method, query_params=params, header_params=headers, body=body,
             auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
@@ -195,22 +229,39 @@ def _api_client(cluster) -> client.ApiClient:
     if cluster.kubeconfig:
         configuration = client.Configuration()
         try:
-            config.load_kube_config_from_dict(yaml.safe_load(cluster.kubeconfig),
-                                              client_configuration=configuration)
+            kubeconfig = yaml.safe_load(cluster.kubeconfig)
+            # Inline credentials only: an exec plugin or a file reference must never run or be read here.
+            cluster_access.check_kubeconfig(kubeconfig if isinstance(kubeconfig, dict) else {})
+            config.load_kube_config_from_dict(kubeconfig, client_configuration=configuration)
         except (config.ConfigException, yaml.YAMLError, TypeError, ValueError) as exc:
             raise PermanentClusterError(f"The cluster's kubeconfig cannot be used: {exc}") from exc
         configuration.retries = False
         return client.ApiClient(configuration)
+    try:
+        cluster_access.check_url("apiServerUrl", cluster.api_server_url)
+    except cluster_access.AccessRefused as exc:
+        raise PermanentClusterError(f"The cluster's address cannot be used: {exc}") from exc
     configuration = client.Configuration(host=cluster.api_server_url.rstrip("/"))
     if cluster.token:
         configuration.api_key = {"authorization": f"Bearer {cluster.token}"}
     configuration.verify_ssl = cluster.verify_tls
     if cluster.ca_cert:
-        with tempfile.NamedTemporaryFile("w", suffix=".crt", delete=False) as handle:
-            handle.write(cluster.ca_cert)
-        configuration.ssl_ca_cert = handle.name
+        configuration.ssl_ca_cert = ca_file(cluster.ca_cert)
     configuration.retries = False  # retries are Celery's, with backoff; a hidden retry loop would hide outages
     return client.ApiClient(configuration)
+
+
+def ca_file(pem: str) -> str:
+    """The client reads a CA bundle from a file: one file per distinct bundle (named by its digest, written
+    once, owner-only), not one left behind per connection."""
+    folder = Path(settings.VAR_DIR) / "cluster-ca"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / (hashlib.sha256(pem.encode()).hexdigest()[:32] + ".crt")
+    if not path.exists():
+        with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
+            handle.write(pem)
+        os.replace(handle.name, path)  # atomic: a concurrent reader never sees half a bundle
+    return str(path)
 
 
 def connect(cluster) -> Connection:
@@ -240,17 +291,60 @@ def has_api_group(conn: Connection, group: str) -> bool:
     return any(g.get("name") == group for g in groups.get("groups") or [])
 
 
+def served_version(conn: Connection, api_version: str) -> str:
+    """`api_version`, or the older one the cluster serves instead (OLDER_VERSIONS); asked once per connection."""
+    older = OLDER_VERSIONS.get(api_version)
+    if older is None:
+        return api_version
+    if api_version not in conn.served_versions:
+        group, _, version = api_version.partition("/")
+        try:
+            served = conn.request("GET", f"/apis/{group}", verb="get", resource="discovery") or {}
+        except NotFound:
+            served = {}
+        versions = {v.get("version") for v in served.get("versions") or []}
+        conn.served_versions[api_version] = api_version if version in versions or not versions else older
+    return conn.served_versions[api_version]
+
+
 # --- objects -------------------------------------------------------------------------------------------
 
 def get(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str) -> dict:
+    api_version = served_version(conn, api_version)
     path = resource_path(api_version, kind, namespace=namespace, name=name)
     return conn.request("GET", path, verb="get", resource=_label(api_version, kind))
 
 
 def create(conn: Connection, obj: dict) -> dict:
     namespace = obj["metadata"].get("namespace")
+    obj = {**obj, "apiVersion": served_version(conn, obj["apiVersion"])}
     path = resource_path(obj["apiVersion"], obj["kind"], namespace=namespace)
     return conn.request("POST", path, verb="create", resource=_label(obj["apiVersion"], obj["kind"]), body=obj)
+
+
+def dry_run_create(conn: Connection, obj: dict) -> dict:
+    """The server's own verdict on creating `obj` (`dryRun=All`: admission, validation and defaulting, nothing
+    stored): `{"allowed", "code", "reason", "message"}`. `allowed` is None when the cluster gave no verdict
+    (unreachable, overloaded): the message is then our classification, never the remote body."""
+    namespace = obj["metadata"].get("namespace")
+    try:
+        obj = {**obj, "apiVersion": served_version(conn, obj["apiVersion"])}
+        path = resource_path(obj["apiVersion"], obj["kind"], namespace=namespace)
+        conn.request("POST", path, verb="create", resource=_label(obj["apiVersion"], obj["kind"]), body=obj,
+                     query={"dryRun": "All"})
+    except TransientClusterError as exc:
+        return {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
+    except PermanentClusterError as exc:
+        return {"allowed": False, "code": exc.status, "reason": exc.reason, "message": exc.message}
+    return {"allowed": True, "code": 201, "reason": "", "message": "The cluster would accept it."}
+
+
+def exists(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str) -> bool:
+    try:
+        get(conn, api_version, kind, namespace, name)
+    except NotFound:
+        return False
+    return True
 
 
 def create_or_adopt(conn: Connection, obj: dict, *, owner_label: str = WORKLOAD_ID_LABEL) -> tuple[dict, bool]:
@@ -273,6 +367,7 @@ def create_or_adopt(conn: Connection, obj: dict, *, owner_label: str = WORKLOAD_
 
 def patch(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str, body: dict) -> dict:
     """A JSON merge patch (RFC 7386): works for custom resources too, unlike a strategic merge."""
+    api_version = served_version(conn, api_version)
     path = resource_path(api_version, kind, namespace=namespace, name=name)
     return conn.request("PATCH", path, verb="patch", resource=_label(api_version, kind), body=body,
                         content_type="application/merge-patch+json")
@@ -281,6 +376,7 @@ def patch(conn: Connection, api_version: str, kind: str, namespace: str | None, 
 def delete(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str, *,
            propagation: str = "Background") -> bool:
     """Delete with dependents (pods of a Job, ReplicaSets of a Deployment); False when already gone."""
+    api_version = served_version(conn, api_version)
     path = resource_path(api_version, kind, namespace=namespace, name=name)
     try:
         conn.request("DELETE", path, verb="delete", resource=_label(api_version, kind),
@@ -290,8 +386,70 @@ def delete(conn: Connection, api_version: str, kind: str, namespace: str | None,
     return True
 
 
+NAMESPACE_ROLE = "paas-studio-namespace"  # deploy/rbac.yaml: what the product may do inside a project namespace
+
+
 def namespace_ensure(conn: Connection, name: str, *, labels: dict | None = None) -> bool:
-    """Create the namespace unless it exists; True when created."""
+    """Create the namespace unless it exists, and give this account its rights there; True when created."""
+    created = _namespace_create(conn, name, labels=labels)
+    namespace_access_ensure(conn, name)
+    return created
+
+
+def _token_subject(conn: Connection) -> dict | None:
+    """The RBAC subject of the connection's token when it is a service account's (a JWT whose `sub` is
+    system:serviceaccount:<namespace>:<name>); None for any other credential. Read, not verified: it only
+    names whom to bind, and the server checks the token on every request."""
+    token = (conn.api.configuration.api_key or {}).get("authorization", "").removeprefix("Bearer ").strip()
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, TypeError):
+        return None
+    subject = str(claims.get("sub") or "").split(":") if isinstance(claims, dict) else []
+    if len(subject) != 4 or subject[:2] != ["system", "serviceaccount"]:
+        return None
+    return {"kind": "ServiceAccount", "namespace": subject[2], "name": subject[3]}
+
+
+def namespace_access_ensure(conn: Connection, namespace: str, *, wait_seconds: float = 10.0) -> bool:
+    """Bind the ClusterRole `paas-studio-namespace` to this service account in `namespace` (a RoleBinding), as
+    deploy/rbac.yaml lets it do for exactly that role; True when the binding was made now. Skipped for other
+    credentials (an admin kubeconfig, kubesim's token), and where the cluster's operator made the binding
+    (409) or keeps RBAC to themselves (403: the creates that follow say what is missing)."""
+    subject = _token_subject(conn)
+    if subject is None:
+        return False
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "paas-studio", "namespace": namespace,
+                            "labels": {"app.kubernetes.io/managed-by": "paas-studio"}},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAMESPACE_ROLE},
+               "subjects": [subject]}
+    path = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings"
+    try:
+        conn.request("POST", path, verb="create", resource="rolebindings.rbac.authorization.k8s.io", body=binding)
+    except AlreadyExists:
+        return False
+    except PermanentClusterError as exc:
+        if exc.status == 403:
+            return False
+        raise
+    # The authorizer reads bindings from a cache: wait until the new rights are in force before using them.
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            conn.request("GET", f"/apis/batch/v1/namespaces/{namespace}/jobs", verb="list", resource="jobs.batch",
+                         query={"limit": 1})
+            return True
+        except PermanentClusterError as exc:
+            if exc.status != 403 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _namespace_create(conn: Connection, name: str, *, labels: dict | None = None) -> bool:
     body = {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -317,7 +475,8 @@ def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: st
                  label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE) -> list[dict]:
     """Every object of a kind matching the selectors, read `limit` at a time (`continue` tokens). A token that
     expired (410) starts the list over, as client-go's pager does."""
-    path = resource_path(api_version, kind, namespace=namespace)
+    served = served_version(conn, api_version)
+    path = resource_path(served, kind, namespace=namespace)
     resource = _label(api_version, kind)
     items: list[dict] = []
     token = ""
@@ -335,6 +494,32 @@ def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: st
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
             return items
+
+
+def list_managed(conn: Connection, api_version: str, kind: str, *, label_selector: str = MANAGED_BY_SELECTOR,
+                 field_selector: str = "") -> list[dict]:
+    """Every object of a kind in the namespaces this product manages: one list across all namespaces where
+    the account may, else (deploy/rbac.yaml: rights only inside project namespaces) one list in each namespace
+    labelled managed-by=paas-studio. Which one is learned from the first 403 and kept for the connection."""
+    if not conn.namespaced_reads:
+        try:
+            return list_objects(conn, api_version, kind, label_selector=label_selector,
+                                field_selector=field_selector)
+        except PermanentClusterError as exc:
+            if exc.status != 403:
+                raise
+            conn.namespaced_reads = True
+    items: list[dict] = []
+    for namespace in list_objects(conn, "v1", "Namespace", label_selector=MANAGED_BY_SELECTOR):
+        try:
+            items.extend(list_objects(conn, api_version, kind, namespace=namespace["metadata"]["name"],
+                                      label_selector=label_selector, field_selector=field_selector))
+        except PermanentClusterError as exc:
+            # A namespace without our RoleBinding: being deleted (its bindings go first), or one the operator
+            # has not bound yet. Nothing of ours can be read or repaired there; the others still sync.
+            if exc.status != 403:
+                raise
+    return items
 
 
 def _with_kind(items: list[dict], api_version: str, kind: str) -> list[dict]:
@@ -396,6 +581,57 @@ def _watch_events(response) -> Iterator[dict]:
         yield json.loads(buffer)
 
 
+# --- pod logs ------------------------------------------------------------------------------------------
+
+LOG_LIMIT_BYTES = 10 * 1024 * 1024  # never hold more than this of one log in memory
+
+
+def pod_log(conn: Connection, namespace: str, name: str, *, container: str = "", tail_lines: int | None = None,
+            since_seconds: int | None = None, limit_bytes: int = LOG_LIMIT_BYTES) -> str:
+    """A container's log so far (the kubelet's, through the API server's pods/log). A pod that has no
+    running kubelet behind it is answered by the server with an error, raised as a ClusterError."""
+    response = _log_request(conn, namespace, name, container=container, tail_lines=tail_lines,
+                            since_seconds=since_seconds, limit_bytes=limit_bytes, follow=False)
+    try:
+        return response.data.decode("utf-8", "replace")
+    finally:
+        response.release_conn()
+
+
+def pod_log_follow(conn: Connection, namespace: str, name: str, *, container: str = "",
+                   tail_lines: int | None = None, since_seconds: int | None = None,
+                   max_seconds: float = 300.0) -> Iterator[bytes]:
+    """The log, then what the container writes next, as byte chunks, until the container ends, the server
+    closes the stream or `max_seconds` pass. The first request is made before the first chunk is asked for,
+    so that a refusal (no kubelet, no such container) raises here, while the caller can still answer it."""
+    response = _log_request(conn, namespace, name, container=container, tail_lines=tail_lines,
+                            since_seconds=since_seconds, limit_bytes=None, follow=True, read_timeout=max_seconds)
+
+    def chunks() -> Iterator[bytes]:
+        deadline = time.monotonic() + max_seconds
+        try:
+            for chunk in response.stream(4096, decode_content=True):
+                yield chunk
+                if time.monotonic() > deadline:
+                    return
+        except (urllib3.exceptions.HTTPError, OSError):
+            return  # the stream ended under us (read timeout, server gone): the follow is over
+        finally:
+            response.release_conn()
+
+    return chunks()
+
+
+def _log_request(conn: Connection, namespace: str, name: str, *, container: str, tail_lines, since_seconds,
+                 limit_bytes, follow: bool, read_timeout: float | None = None):
+    query = {"container": container, "tailLines": tail_lines, "sinceSeconds": since_seconds,
+             "limitBytes": limit_bytes, "follow": "true" if follow else None}
+    path = resource_path(*POD, namespace=namespace, name=name) + "/log"
+    timeout = (conn.timeout, read_timeout) if read_timeout else None
+    return conn.request("GET", path, verb="get", resource="pods/log", query=query, stream=True, timeout=timeout,
+                        accept="text/plain, application/json")
+
+
 # --- metrics -------------------------------------------------------------------------------------------
 
 def pod_metrics(conn: Connection, *, namespace: str | None = None, label_selector: str = "") -> list[dict]:
@@ -412,9 +648,15 @@ def prometheus_query(conn: Connection, prometheus_url: str, promql: str) -> list
     if url.startswith(base + "/"):
         body = conn.request("GET", url[len(base):], verb="query", resource="prometheus", query={"query": promql})
     else:
+        try:
+            cluster_access.check_url("prometheusUrl", prometheus_url)
+        except cluster_access.AccessRefused as exc:
+            raise PermanentClusterError(f"Prometheus cannot be used: {exc}") from exc
         body = _plain_get(conn, url, {"query": promql})
     if (body or {}).get("status") != "success":
-        raise TransientClusterError(f"Prometheus query failed: {(body or {}).get('error', 'no answer')}")
+        # Prometheus's errorType (bad_data, timeout, ...) classifies the failure; its free text is not repeated.
+        error_type = "".join(c for c in str((body or {}).get("errorType") or "no answer")[:40] if c.isalnum() or c in "_ ")
+        raise TransientClusterError(f"Prometheus query failed: {error_type}")
     return (body.get("data") or {}).get("result") or []
 
 
@@ -428,8 +670,11 @@ def _plain_get(conn: Connection, url: str, fields: dict) -> dict:
         response = _plain_pool.request("GET", url, fields=fields, timeout=conn.timeout, retries=False)
     except urllib3.exceptions.HTTPError as exc:
         API_ERRORS.labels(conn.cluster_name, "query", "prometheus", "0").inc()
-        raise TransientClusterError(f"Prometheus is unreachable: {exc}") from exc
+        raise TransientClusterError(f"Prometheus is unreachable: {unreachable_reason(exc)}") from exc
     if response.status >= 400:
         API_ERRORS.labels(conn.cluster_name, "query", "prometheus", str(response.status)).inc()
-        raise TransientClusterError(f"Prometheus answered {response.status}")
-    return json.loads(response.data)
+        raise TransientClusterError(f"Prometheus answered HTTP {response.status}")
+    try:
+        return json.loads(response.data)
+    except ValueError:
+        raise TransientClusterError("Prometheus answered something that is not JSON") from None

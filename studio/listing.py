@@ -1,17 +1,28 @@
 """The list conventions of every endpoint (CONTRACT §1), as one reusable piece:
 
 * `OffsetPagination` — `offset`, `limit` (1–500, default 50) → `{"<results_key>": [...], "next": offset|null}`;
-  the view names its key with `results_key` (e.g. "workloads"). One extra row is read instead of a COUNT.
-* `StudioFilterSet` — a django-filter FilterSet that also understands `filterBy` (repeatable `field<op>value`),
-  `sortBy`/`sortOrder` and `search`, over the API field names the subclass maps to ORM paths in
-  `Meta.api_fields`. The same FilterSet serves the API list and the page list."""
+  the view names its key with `results_key` (e.g. "workloads"), and with `omit_last_next = True` leaves `next`
+  out on the last page (Run:ai's views: the spec types it as a non-null integer). One extra row is read
+  instead of a COUNT.
+* `StudioFilterSet` — a django-filter FilterSet that also understands `filterBy` (`field<op>value`), `sortBy`/
+  `sortOrder` and `search`, over the API field names the subclass maps to ORM paths in `Meta.api_fields` (or to
+  expressions in `Meta.api_expressions`, computed only when a query names them). The same FilterSet serves the
+  API list and the page list.
+
+`filterBy` and `sortBy` come as Run:ai's spec declares them (`explode: false`): one parameter holding a comma
+list, `filterBy=name!=x,allocatedGPU>=2`, and also repeated (`filterBy=a==1&filterBy=b==2`); the filters all
+apply (AND). The spec gives no escape for a comma inside a value, so a comma belongs to the value when the text
+after it does not start with `<field><operator>`: `name=@a,b` filters on "a,b", while `name=@a,projectId==1` is
+two filters (and `name=@a,secret==1` a 400 on the unknown field `secret`)."""
 
 import re
 from collections import OrderedDict
+from datetime import timedelta
 
 import django_filters
+from django.core.exceptions import FieldError
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import BooleanField, Q
+from django.db.models import BooleanField, DurationField, Q
 from rest_framework import serializers
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -32,6 +43,30 @@ OPERATORS = {
     "=^": ("istartswith", False),
     "=$": ("iendswith", False),
 }
+
+
+def split_list_param(values, *, expressions=False) -> list[str]:
+    """The items of an `explode: false` parameter given once or more (`a,b` and `a&b` alike), blanks dropped.
+    With `expressions`, the items are filters: a comma followed by no `<field><op>` stays in the value before it."""
+    items = []
+    for value in values:
+        for index, piece in enumerate(value.split(",")):
+            # Only a comma inside one value can belong to a filter's value; a separate (blank) value cannot.
+            if index and expressions and not FILTER_PATTERN.match(piece.strip()):
+                items[-1] += "," + piece
+            else:
+                items.append(piece)
+    return [item for item in (i.strip() for i in items) if item]
+
+
+class CommaListField(serializers.ListField):
+    """A query parameter of `explode: false` (Run:ai's `metricType=A,B`), also taken repeated (`A&B`)."""
+
+    def get_value(self, dictionary):
+        value = super().get_value(dictionary)
+        if isinstance(value, list):
+            return split_list_param(value)
+        return value
 
 
 def int_query_param(request, name: str, default: int, low: int, high: int | None) -> int:
@@ -56,19 +91,24 @@ class OffsetPagination(BasePagination):
         self.offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
         self.limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
         self.results_key = getattr(view, "results_key", self.results_key)
+        # Run:ai's spec types `next` as an integer: its views leave it out on the last page instead of null.
+        self.omit_last_next = getattr(view, "omit_last_next", False)
         rows = list(queryset[self.offset : self.offset + self.limit + 1])
         self.has_next = len(rows) > self.limit
         return rows[: self.limit]
 
     def get_paginated_response(self, data):
         next_offset = self.offset + self.limit if self.has_next else None
+        if next_offset is None and self.omit_last_next:
+            return Response({self.results_key: data})
         return Response(OrderedDict([(self.results_key, data), ("next", next_offset)]))
 
     def get_paginated_response_schema(self, schema):
         return {
             "type": "object",
-            "properties": {self.results_key: schema, "next": {"type": "integer", "nullable": True}},
-            "required": [self.results_key, "next"],
+            "properties": {self.results_key: schema, "next": {"type": "integer", "nullable": True,
+                                                              "description": "Offset of the next page."}},
+            "required": [self.results_key],
         }
 
     def get_schema_operation_parameters(self, view):
@@ -102,21 +142,27 @@ class StudioFilterSet(django_filters.FilterSet):
     def filter_queryset(self, queryset):
         queryset = super().filter_queryset(queryset)
         meta = self._meta
-        api_fields = getattr(self.Meta, "api_fields", {})
+        api_fields = self._api_fields()
         errors = []
-        expressions = self.data.getlist("filterBy") if hasattr(self.data, "getlist") else []
-        for expression in filter(None, expressions):  # a blank one is "no filter" (e.g. "Any type" in a form)
+        raw = self.data.getlist("filterBy") if hasattr(self.data, "getlist") else []
+        # A blank item is "no filter" (e.g. "Any type" in a form).
+        for expression in split_list_param(raw, expressions=True):
             match = FILTER_PATTERN.match(expression)
             if not match or match["field"] not in api_fields:
+                field = match["field"] if match else re.split(r"[=!<>]", expression, maxsplit=1)[0]
                 known = ", ".join(sorted(api_fields))
-                errors.append(f"{expression!r} is not `field<op>value` over one of: {known}.")
+                errors.append(f"{expression!r}: {field!r} is not a field to filter by; use `field<op>value` over one of: {known}.")
                 continue
             lookup, negate = OPERATORS[match["op"]]
-            path = api_fields[match["field"]]
-            condition = Q(**{f"{path}__{lookup}": _coerce(queryset.model, path, match["value"])})
+            queryset, path, field = self._path_of(queryset, match["field"])
+            if lookup in TEXT_LOOKUPS and not _is_text(field):
+                errors.append(f"{expression!r}: {match['op']} compares text, and {match['field']} is not text; "
+                              "use == != <= >=.")
+                continue
             try:
+                condition = Q(**{f"{path}__{lookup}": _coerce(field, match["value"])})
                 queryset = queryset.exclude(condition) if negate else queryset.filter(condition)
-            except (ValueError, TypeError, DjangoValidationError):
+            except (ValueError, TypeError, DjangoValidationError, FieldError):
                 errors.append(f"{match['value']!r} is not a valid value for {match['field']}.")
         if errors:
             raise serializers.ValidationError({"filterBy": errors})
@@ -129,27 +175,62 @@ class StudioFilterSet(django_filters.FilterSet):
                 condition |= Q(**{f"{path}__icontains": term})
             queryset = queryset.filter(condition)
 
-        sort_by = self.form.cleaned_data.get("sortBy")
+        sort_by = split_list_param(self.data.getlist("sortBy") if hasattr(self.data, "getlist") else [])
         descending = self.form.cleaned_data.get("sortOrder") == "desc"
         if sort_by:
-            if sort_by not in api_fields:
+            unknown = [name for name in sort_by if name not in api_fields]
+            if unknown:
                 raise serializers.ValidationError(
-                    {"sortBy": [f"{sort_by!r} is not one of: {', '.join(sorted(api_fields))}."]}
+                    {"sortBy": [f"{name!r} is not one of: {', '.join(sorted(api_fields))}." for name in unknown]}
                 )
-            path = api_fields[sort_by]
-            queryset = queryset.order_by(f"-{path}" if descending else path, "-pk" if descending else "pk")
+            order = []
+            for name in sort_by:
+                queryset, path, _ = self._path_of(queryset, name)
+                order.append(f"-{path}" if descending else path)
+            queryset = queryset.order_by(*order, "-pk" if descending else "pk")
         else:
             default = list(getattr(self.Meta, "default_sort", ())) or list(meta.model._meta.ordering or ["pk"])
             queryset = queryset.order_by(*default, "pk")
         return queryset
 
+    def _api_fields(self) -> dict:
+        return {**getattr(self.Meta, "api_fields", {}), **getattr(self.Meta, "api_expressions", {})}
 
-def _coerce(model, path: str, value: str):
-    """"true"/"false" become booleans only where the field is a boolean."""
+    def _path_of(self, queryset, name: str):
+        """(queryset, ORM path, model field or expression output field) of an API field name; an expression is
+        added to the queryset as an alias, so it is computed only by the queries that name it."""
+        expressions = getattr(self.Meta, "api_expressions", {})
+        if name in expressions:
+            alias = f"api_{name}"
+            expression = expressions[name]()
+            if alias not in queryset.query.annotations:
+                queryset = queryset.alias(**{alias: expression})
+            return queryset, alias, expression.output_field
+        path = self.Meta.api_fields[name]
+        return queryset, path, _model_field(queryset.model, path)
+
+
+def _model_field(model, path: str):
     field = None
     for part in path.split("__"):
         field = model._meta.get_field(part)
         model = field.related_model or model
+    return field
+
+
+# Operators that compare text (=@ !@ =^ =$): on an integer, uuid or relation they are a 400, not a FieldError.
+TEXT_LOOKUPS = {"icontains", "istartswith", "iendswith"}
+
+
+def _is_text(field) -> bool:
+    return field is not None and field.get_internal_type() in ("CharField", "TextField", "SlugField", "EmailField",
+                                                                "URLField")
+
+
+def _coerce(field, value: str):
+    """"true"/"false" become booleans where the field is a boolean; durations are given in seconds."""
     if isinstance(field, BooleanField):
         return {"true": True, "false": False}.get(value.lower(), value)
+    if isinstance(field, DurationField):
+        return timedelta(seconds=float(value))
     return value

@@ -1,10 +1,13 @@
 """JSON logs through structlog, each line carrying the request id of the request that wrote it."""
 
+import logging
+import re
 import uuid
 
 import structlog
 
 REQUEST_ID_HEADER = "HTTP_X_REQUEST_ID"
+REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
 
 def logging_config(*, level: str, fmt: str) -> dict:
@@ -31,7 +34,9 @@ def logging_config(*, level: str, fmt: str) -> dict:
                 "foreign_pre_chain": shared,
             }
         },
-        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
+        "filters": {"periodic": {"()": PeriodicChatter, "keep": level.upper() == "DEBUG"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured",
+                                 "filters": ["periodic"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
             "django.db.backends": {"level": "WARNING"},
@@ -39,6 +44,27 @@ def logging_config(*, level: str, fmt: str) -> dict:
             "urllib3": {"level": "WARNING"},
         },
     }
+
+
+class PeriodicChatter(logging.Filter):
+    """Celery logs each run of the beat's periodic tasks at INFO (beat's "Sending due task", the worker's
+    "received" and "succeeded"): with a sync every second that floods the log. Those lines are DEBUG-level
+    chatter, shown only when LOG_LEVEL is DEBUG; tasks a user caused (push, suspend, ...) keep their INFO lines."""
+
+    LOGGERS = frozenset({"celery.beat", "celery.worker.strategy", "celery.app.trace"})
+    TASKS = re.compile(r"\btasks\.(clusters?_sync|clusters?_collect_metrics|metrics_purge|workloads_reclaim)\b")
+
+    def __init__(self, keep: bool = False):
+        super().__init__()
+        self.keep = keep
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name not in self.LOGGERS or record.levelno != logging.INFO:
+            return True
+        if not self.TASKS.search(record.getMessage()):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return self.keep
 
 
 def current_request_id() -> str | None:
@@ -53,8 +79,9 @@ class RequestIdMiddleware:
         self.log = structlog.get_logger("studio.request")
 
     def __call__(self, request):
-        request_id = request.META.get(REQUEST_ID_HEADER) or uuid.uuid4().hex
-        request.id = request_id[:64]
+        # A caller's id is kept only when it is short and plain (it lands in logs and the audit trail).
+        given = request.META.get(REQUEST_ID_HEADER, "")
+        request.id = given if REQUEST_ID_PATTERN.fullmatch(given) else uuid.uuid4().hex
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request.id)
         response = self.get_response(request)

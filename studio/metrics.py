@@ -3,8 +3,10 @@ PROMETHEUS_MULTIPROC_DIR — counters that workers increment (cluster API calls,
 web's /metrics that way. Collectors computed at scrape time (e.g. workloads by phase) are added to either."""
 
 import os
+import secrets
 
-from django.http import HttpResponse
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 # Collectors that read the database at scrape time; apps append to this in AppConfig.ready().
@@ -30,4 +32,11 @@ def register_scrape_collector(collector) -> None:
 
 
 def metrics(request):
+    expected = settings.METRICS_TOKEN
+    if expected:
+        # Prometheus's `authorization: {credentials: ...}` sends it as a bearer token.
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not secrets.compare_digest(given.encode(), expected.encode()):
+            return JsonResponse({"code": 401, "message": "A bearer token (METRICS_TOKEN) is required."}, status=401,
+                                headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
     return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)

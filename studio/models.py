@@ -1,4 +1,4 @@
-"""Organisation and identity: clusters, departments, projects, memberships, access keys, the audit trail."""
+"""Organisation and identity: clusters, departments, projects, roles and access rules, access keys, the audit trail."""
 
 import secrets
 import uuid
@@ -6,6 +6,7 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
 from django.db import models
+from django.db.models import Exists, Q
 
 from studio.crypto import EncryptedTextField
 from studio.names import validate_name
@@ -14,21 +15,37 @@ PLATFORM_ADMINS_GROUP = "platform-admins"
 
 
 def is_platform_admin(user) -> bool:
-    """Superusers and members of the `platform-admins` group; cached on the user for the request."""
+    """Superusers, and subjects of an admin-level role at tenant scope (e.g. "System administrator").
+
+    The `platform-admins` group keeps working through the group access rule the migration created for it.
+    Cached on the user for the request."""
     if not getattr(user, "is_authenticated", False):
         return False
     cached = getattr(user, "_studio_platform_admin", None)
     if cached is None:
-        cached = user.is_superuser or user.groups.filter(name=PLATFORM_ADMINS_GROUP).exists()
+        cached = user.is_superuser or AccessRule.objects.of_subject(user).filter(
+            scope_type__in=AccessRule.TENANT_WIDE, role__level=Level.ADMIN
+        ).exists()
         user._studio_platform_admin = cached
     return cached
 
 
+def _rules_of(user):
+    return AccessRule.objects.of_subject(user)
+
+
 class ClusterQuerySet(models.QuerySet):
     def visible_to(self, user):
+        """Clusters of the projects the user sees, and clusters named by a cluster-scope rule."""
         if is_platform_admin(user):
             return self
-        return self.filter(projects__memberships__user=user).distinct()
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        rules = _rules_of(user)
+        return self.filter(
+            Q(pk__in=Project.objects.visible_to(user).values("cluster_id"))
+            | Q(pk__in=rules.filter(scope_type=AccessRule.Scope.CLUSTER).values("cluster_id"))
+        )
 
 
 class Cluster(models.Model):
@@ -63,16 +80,65 @@ class Cluster(models.Model):
         return self.name
 
 
+NODE_POOL_LABEL = "run.ai/node-pool"  # the node label of a pool that does not name its own
+DEFAULT_NODE_POOL = "default"
+
+
+class NodePoolQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        return self.filter(cluster__in=Cluster.objects.visible_to(user))
+
+
+class NodePool(models.Model):
+    """A set of a cluster's nodes, chosen by one node label (`labelKey=labelValue`), as Run:ai defines them.
+    Every cluster has the pool `default` (no label: every node). Workloads ask for pools by name
+    (`spec.nodePools`), and reach them through required node affinity on the pool's label."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="node_pools")
+    name = models.CharField(max_length=63, validators=[validate_name])
+    label_key = models.CharField(max_length=253, blank=True, default="")
+    label_value = models.CharField(max_length=63, blank=True, default="")
+    is_default = models.BooleanField(default=False)
+    # Stored and answered as Run:ai's fields (runapy sends them): scheduling knobs of Run:ai's own scheduler.
+    over_provisioning_ratio = models.PositiveSmallIntegerField(default=1)
+    gpu_network_acceleration_detection = models.CharField(max_length=8, default="Auto")
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_by = models.CharField(max_length=150, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NodePoolQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["cluster_id", "-is_default", "name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="one_node_pool_name_per_cluster")]
+
+    def __str__(self):
+        return f"{self.name} ({self.cluster_id})"
+
+
 class DepartmentQuerySet(models.QuerySet):
     def visible_to(self, user):
+        """Departments named by a rule of the user, and departments of the projects the user sees."""
         if is_platform_admin(user):
             return self
-        return self.filter(projects__memberships__user=user).distinct()
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        rules = _rules_of(user)
+        return self.filter(
+            Exists(rules.filter(scope_type__in=AccessRule.TENANT_WIDE))
+            | Q(pk__in=rules.filter(scope_type=AccessRule.Scope.DEPARTMENT).values("department_id"))
+            | Q(pk__in=Project.objects.filter(pk__in=rules.filter(scope_type=AccessRule.Scope.PROJECT)
+                                              .values("project_id")).values("department_id"))
+        )
 
 
 class Department(models.Model):
     name = models.CharField(max_length=63, unique=True, validators=[validate_name])
     description = models.TextField(blank=True, default="")
+    # Run:ai's per-node-pool quotas of the department (`resources`), stored and answered; the scheduler of a
+    # real Run:ai cluster enforces them, PaaS Studio enforces the projects' quotas only.
+    node_pool_resources = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -91,7 +157,13 @@ class ProjectQuerySet(models.QuerySet):
             return self
         if not getattr(user, "is_authenticated", False):
             return self.none()
-        return self.filter(memberships__user=user)
+        # One query: a tenant-wide rule covers every project, a department rule its projects, a project rule one.
+        rules = _rules_of(user)
+        return self.filter(
+            Exists(rules.filter(scope_type__in=AccessRule.TENANT_WIDE))
+            | Q(department_id__in=rules.filter(scope_type=AccessRule.Scope.DEPARTMENT).values("department_id"))
+            | Q(pk__in=rules.filter(scope_type=AccessRule.Scope.PROJECT).values("project_id"))
+        )
 
 
 class Project(models.Model):
@@ -101,6 +173,14 @@ class Project(models.Model):
     namespace = models.CharField(max_length=63, unique=True, editable=False)
     gpu_deserved = models.DecimalField(max_digits=10, decimal_places=2, default=0)
     gpu_limit = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    # Run:ai's per-node-pool quotas, as its `resources` array shapes them: [{"nodePool": {"id", "name"},
+    # "gpu": {"deserved", "limit", "overQuotaWeight"}, "cpu": {…}, "memory": {…, "units"}}]. Empty: the
+    # project may use every pool of its cluster under its GPU totals above.
+    node_pool_resources = models.JSONField(default=list, blank=True)
+    # Run:ai's SchedulingRules (seconds, each optional): idle and time limits the reclaim round enforces
+    # (workloads/reclaim.py): interactiveJobMaxIdleDurationSeconds, interactiveJobTimeLimitSeconds,
+    # trainingJobMaxIdleDurationSeconds, trainingJobTimeLimitSeconds, interactiveJobPreemptIdleDurationSeconds.
+    scheduling_rules = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -117,24 +197,110 @@ class Project(models.Model):
         return f"studio-{name}"[:63]
 
 
-class Membership(models.Model):
-    class Role(models.TextChoices):
-        ADMIN = "admin"
-        MEMBER = "member"
-        VIEWER = "viewer"
+class Level(models.TextChoices):
+    """Our three permission levels; every Run:ai role maps to one (CONTRACT §2)."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=8, choices=Role.choices, default=Role.MEMBER)
+    ADMIN = "admin"
+    MEMBER = "member"
+    VIEWER = "viewer"
+
+
+LEVEL_RANK = {Level.VIEWER: 1, Level.MEMBER: 2, Level.ADMIN: 3}
+
+
+class Role(models.Model):
+    """A predefined Run:ai role (seeded by a migration, read-only through the API) and the level it grants."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True, default="")
+    level = models.CharField(max_length=8, choices=Level.choices)
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "project"], name="one_membership_per_project")]
-        ordering = ["project__name", "user__username"]
+        ordering = ["id"]
 
     def __str__(self):
-        return f"{self.user} in {self.project} ({self.role})"
+        return self.name
 
+
+# The role a project member of each level gets when granted through the members API or page.
+DEFAULT_ROLE_OF_LEVEL = {Level.ADMIN: "Editor", Level.MEMBER: "L1 researcher", Level.VIEWER: "Viewer"}  # as migration 0002
+PLATFORM_ADMIN_ROLE = "System administrator"
+
+
+class AccessRuleQuerySet(models.QuerySet):
+    def of_subject(self, user):
+        """Rules that apply to the user: as a user subject, or through one of the user's groups."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(
+            Q(subject_type=AccessRule.Subject.USER, user_id=user.pk)
+            | Q(subject_type=AccessRule.Subject.GROUP, subject_id__in=user.groups.values("name"))
+        )
+
+    def visible_to(self, user):
+        """Platform admins see every rule; others their own rules and the rules on the projects they see (as
+        the members of a project are shown to its viewers)."""
+        if is_platform_admin(user):
+            return self
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(Q(user_id=user.pk) | Q(scope_type=AccessRule.Scope.PROJECT,
+                                                  project__in=Project.objects.visible_to(user)))
+
+
+class AccessRule(models.Model):
+    """Subject (user / group / app) × role × scope (tenant / department / project …): how roles are granted.
+
+    A tenant-scope rule covers everything, a department-scope rule its projects. The scope's row is also kept
+    as a foreign key, so deleting a project or department deletes its rules and lookups are indexed joins."""
+
+    class Subject(models.TextChoices):
+        USER = "user"
+        GROUP = "group"
+        APP = "app"
+
+    class Scope(models.TextChoices):
+        SYSTEM = "system"
+        TENANT = "tenant"
+        CLUSTER = "cluster"
+        DEPARTMENT = "department"
+        PROJECT = "project"
+
+    TENANT_WIDE = (Scope.SYSTEM, Scope.TENANT)
+    TENANT_ID = 1  # one tenant per installation
+
+    subject_type = models.CharField(max_length=8, choices=Subject.choices)
+    subject_id = models.CharField(max_length=255)  # a username, a group name or an app's client id
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
+                             related_name="access_rules")
+    role = models.ForeignKey(Role, on_delete=models.PROTECT, related_name="access_rules")
+    scope_type = models.CharField(max_length=12, choices=Scope.choices)
+    scope_id = models.CharField(max_length=64)
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, null=True, blank=True, related_name="access_rules")
+    department = models.ForeignKey(Department, on_delete=models.CASCADE, null=True, blank=True,
+                                   related_name="access_rules")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, null=True, blank=True, related_name="access_rules")
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AccessRuleQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["subject_type", "subject_id", "role", "scope_type", "scope_id"],
+                                               name="one_access_rule_per_subject_role_scope")]
+        indexes = [models.Index(fields=["subject_type", "subject_id"]), models.Index(fields=["scope_type", "scope_id"])]
+
+    def __str__(self):
+        return f"{self.subject_type} {self.subject_id}: {self.role} on {self.scope_type} {self.scope_id}"
+
+    @property
+    def scope_name(self) -> str:
+        target = self.project or self.department or self.cluster
+        return target.name if target is not None else "tenant"
 
 class AccessKey(models.Model):
     """A client id and secret for the client_credentials grant; the secret is shown once and stored hashed."""

@@ -1,4 +1,6 @@
-"""Organisation pages for platform admins (clusters, departments, projects, audit) and project admins (members)."""
+"""Organisation pages for platform admins (clusters, departments, projects, audit) and project admins (members).
+
+Lists read through the API's FilterSets (search, sort, paging); writes go through studio.services."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -9,16 +11,31 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException
 
-from studio import services
-from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectForm
-from studio.models import AuditEvent, Cluster, Department, Membership, Project, is_platform_admin
+from studio import selectors, services
+from studio.filtersets import (
+    AuditEventFilterSet,
+    ClusterFilterSet,
+    DepartmentFilterSet,
+    MemberFilterSet,
+    ProjectFilterSet,
+)
+from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditForm, ProjectForm
+from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
+from studio.pages import paged
 from studio.permissions import has_project_role
 
+# kind → (model, form, FilterSet, columns as (label, attribute, API sort field))
 PAGES = {
-    "clusters": (Cluster, ClusterForm, ["name", "api_server_url", "status", "last_seen_at"]),
-    "departments": (Department, DepartmentForm, ["name", "description", "created_at"]),
-    "projects": (Project, ProjectForm, ["name", "department", "cluster", "namespace", "gpu_deserved", "gpu_limit"]),
+    "clusters": (Cluster, ClusterForm, ClusterFilterSet, [
+        ("Name", "name", "name"), ("API server URL", "api_server_url", ""), ("Status", "status", "status"),
+        ("Last seen", "last_seen_at", "lastSeenAt")]),
+    "departments": (Department, DepartmentForm, DepartmentFilterSet, [
+        ("Name", "name", "name"), ("Description", "description", ""), ("Created", "created_at", "createdAt")]),
+    "projects": (Project, ProjectForm, ProjectFilterSet, [
+        ("Name", "name", "name"), ("Department", "department", ""), ("Cluster", "cluster", ""),
+        ("Namespace", "namespace", ""), ("GPUs deserved", "gpu_deserved", ""), ("GPU limit", "gpu_limit", "")]),
 }
+SINGULAR = {"clusters": "cluster", "departments": "department", "projects": "project"}
 
 
 def _admin_only(request):
@@ -31,32 +48,83 @@ def _apply_errors(form, exc: ValidationError):
         form.add_error(field if field in form.fields else None, errors)
 
 
+def _save(form, save) -> bool:
+    """Run one service with the form's data; its refusals land on the form. True when saved."""
+    try:
+        save(form.cleaned_data)
+        return True
+    except ValidationError as exc:
+        _apply_errors(form, exc)
+    except APIException as exc:
+        form.add_error(None, str(exc.detail))
+    return False
+
+
 @login_required
 def org_list(request, kind):
     _admin_only(request)
-    model, form_class, columns = PAGES[kind]
+    model, form_class, filterset_class, columns = PAGES[kind]
     form = form_class(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            data = form.cleaned_data
-            if kind == "projects":
-                services.project_create(actor=request.user, **data)
-            else:
-                services.model_create(model, actor=request.user, **data)
-            messages.success(request, f"Created {data['name']}.")
+        if kind == "projects":
+            saved = _save(form, lambda data: services.project_create(actor=request.user, **data))
+        elif kind == "clusters":  # with its default node pool
+            saved = _save(form, lambda data: services.cluster_create(actor=request.user, **data))
+        else:
+            saved = _save(form, lambda data: services.model_create(model, actor=request.user, **data))
+        if saved:
+            messages.success(request, f"Created {SINGULAR[kind]} {form.cleaned_data['name']}.")
             return HttpResponseRedirect(request.path)
-        except ValidationError as exc:
-            _apply_errors(form, exc)
-        except APIException as exc:
-            form.add_error(None, str(exc.detail))
-    rows = model.objects.all()
+    queryset = model.objects.all()
     if kind == "projects":
-        rows = rows.select_related("department", "cluster")
-    table = [[getattr(row, c) for c in columns] for row in rows]
-    return render(request, "studio/org_list.html", {
-        "kind": kind, "form": form, "columns": [model._meta.get_field(c).verbose_name for c in columns],
-        "rows": zip(rows, table, strict=True),
+        queryset = queryset.select_related("department", "cluster")
+    rows, errors, page = paged(request, filterset_class, queryset)
+    live = kind == "clusters"  # a cluster's status changes with every sync round
+    context = {
+        "kind": kind, "singular": SINGULAR[kind], "form": form, "columns": columns, "errors": errors, "page": page,
+        "rows": [(row, [getattr(row, attribute) for _, attribute, _ in columns]) for row in rows],
+        "search": request.GET.get("search", ""), "live": live,
+    }
+    if request.htmx and live:
+        return render(request, "studio/_org_rows.html", context)
+    return render(request, "studio/org_list.html", context)
+
+
+@login_required
+def org_edit(request, kind, pk):
+    """Edit a cluster (credentials are write-only: left blank, they are kept), a department or a project (its
+    GPU quota; its name and cluster are fixed)."""
+    _admin_only(request)
+    model = PAGES[kind][0]
+    instance = get_object_or_404(model, pk=pk)
+    form_class = {"clusters": ClusterForm, "departments": DepartmentForm, "projects": ProjectEditForm}[kind]
+    form = form_class(request.POST or None, instance=instance)
+    if request.method == "POST" and form.is_valid():
+        data = {name: form.cleaned_data[name] for name in form.changed_data}
+        if kind == "clusters":
+            data = {name: value for name, value in data.items() if name not in ("token", "kubeconfig") or value}
+        fresh = model.objects.get(pk=pk)  # the form wrote its values onto `instance`; the service compares
+        if kind == "projects":
+            saved = _save(form, lambda _: services.project_update(fresh, actor=request.user, **data))
+        else:
+            saved = _save(form, lambda _: services.model_update(fresh, actor=request.user, **data))
+        if saved:
+            messages.success(request, f"Saved {SINGULAR[kind]} {fresh}.")
+            return HttpResponseRedirect(reverse("org-list", args=[kind]))
+    return render(request, "studio/org_edit.html", {
+        "kind": kind, "singular": SINGULAR[kind], "instance": model.objects.get(pk=pk), "form": form,
     })
+
+
+@login_required
+@require_POST
+def cluster_test(request, pk):
+    """Reach the cluster's API server now and say what answered (its Kubernetes version) or why not."""
+    _admin_only(request)
+    cluster = get_object_or_404(Cluster, pk=pk)
+    ok, message = services.cluster_test_connection(cluster=cluster, actor=request.user)
+    (messages.success if ok else messages.error)(request, f"{cluster.name}: {message}")
+    return HttpResponseRedirect(request.POST.get("next") or reverse("org-list", args=["clusters"]))
 
 
 @login_required
@@ -67,7 +135,7 @@ def org_delete(request, kind, pk):
     instance = get_object_or_404(model, pk=pk)
     try:
         services.model_delete(instance, actor=request.user)
-        messages.success(request, f"Deleted {instance}.")
+        messages.success(request, f"Deleted {SINGULAR[kind]} {instance}.")
     except APIException as exc:
         messages.error(request, str(exc.detail))
     return HttpResponseRedirect(reverse("org-list", args=[kind]))
@@ -76,7 +144,7 @@ def org_delete(request, kind, pk):
 @login_required
 def project_members(request, pk):
     project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
-    can_manage = has_project_role(request.user, project, Membership.Role.ADMIN)
+    can_manage = has_project_role(request.user, project, Level.ADMIN)
     form = MemberForm(request.POST or None)
     if request.method == "POST":
         if not can_manage:
@@ -86,24 +154,28 @@ def project_members(request, pk):
                                     role=form.cleaned_data["role"])
             messages.success(request, f"{form.cleaned_data['username']} is now {form.cleaned_data['role']}.")
             return HttpResponseRedirect(request.path)
-    members = project.memberships.select_related("user").order_by("user__username")
+    members, errors, page = paged(request, MemberFilterSet, selectors.project_members(project))
     return render(request, "studio/members.html", {"project": project, "members": members, "form": form,
-                                                   "can_manage": can_manage})
+                                                   "can_manage": can_manage, "errors": errors, "page": page})
 
 
 @login_required
 @require_POST
 def member_remove(request, pk, user_id):
     project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
-    if not has_project_role(request.user, project, Membership.Role.ADMIN):
+    if not has_project_role(request.user, project, Level.ADMIN):
         raise PermissionDenied
-    membership = get_object_or_404(Membership, project=project, user_id=user_id)
-    services.model_delete(membership, actor=request.user)
+    member = get_object_or_404(selectors.project_members(project), user_id=user_id)
+    services.membership_remove(actor=request.user, project=project, user=member.user)
+    messages.success(request, f"Removed {member.user.username} from {project.name}.")
     return HttpResponseRedirect(reverse("project-members", args=[pk]))
 
 
 @login_required
 def audit_trail(request):
+    """Every recorded change, newest first, paged like the API's /audit-events (never cut off)."""
     _admin_only(request)
-    events = AuditEvent.objects.all()[:200]
-    return render(request, "studio/audit.html", {"events": events})
+    events, errors, page = paged(request, AuditEventFilterSet, AuditEvent.objects.all(), size=50)
+    return render(request, "studio/audit.html", {"events": events, "errors": errors, "page": page,
+                                                 "search": request.GET.get("search", ""),
+                                                 "actions": AuditEvent.Action.choices})

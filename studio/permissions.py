@@ -1,29 +1,63 @@
 """Roles as DRF permissions, and the role lookups the services use.
 
 Visibility is a queryset (`Model.objects.visible_to(user)`): outside it, a 404. Once an object is visible,
-a role that may not do the action is a 403."""
+a role that may not do the action is a 403. Roles come from access rules (`studio.models.AccessRule`): the
+level of a user in a project is the highest level of the rules that cover it (project, its department, tenant)."""
 
 from rest_framework import permissions
 
-from studio.models import Membership, is_platform_admin
+from studio.models import LEVEL_RANK, AccessRule, Level, Project, is_platform_admin
 
-ROLE_RANK = {Membership.Role.VIEWER: 1, Membership.Role.MEMBER: 2, Membership.Role.ADMIN: 3}
+ROLE_RANK = LEVEL_RANK  # the old name, kept for callers
+
+
+def _levels_by_project(user) -> dict:
+    """{project id: highest level} of every project the user's rules cover; one query (two with department
+    rules), cached on the user for the request."""
+    cache = getattr(user, "_studio_roles", None)
+    if cache is not None:
+        return cache
+    rules = list(AccessRule.objects.of_subject(user).values_list("scope_type", "project_id", "department_id",
+                                                                  "role__level"))
+    levels: dict = {}
+
+    def grant(project_id, level):
+        if LEVEL_RANK[level] > LEVEL_RANK.get(levels.get(project_id), 0):
+            levels[project_id] = level
+
+    tenant = [level for scope, _p, _d, level in rules if scope in AccessRule.TENANT_WIDE]
+    departments: dict = {}
+    for scope, project_id, department_id, level in rules:
+        if scope == AccessRule.Scope.PROJECT:
+            grant(project_id, level)
+        elif scope == AccessRule.Scope.DEPARTMENT:
+            departments.setdefault(department_id, []).append(level)
+    if departments or tenant:
+        projects = Project.objects.all() if tenant else Project.objects.filter(department_id__in=departments)
+        for project_id, department_id in projects.values_list("id", "department_id"):
+            for level in departments.get(department_id, []) + tenant:
+                grant(project_id, level)
+    user._studio_roles = levels
+    return levels
 
 
 def project_role(user, project) -> str | None:
-    """The user's role in the project; platform admins act as project admins everywhere."""
+    """The user's level in the project; platform admins act as project admins everywhere."""
     if is_platform_admin(user):
-        return Membership.Role.ADMIN
-    cache = getattr(user, "_studio_roles", None)
-    if cache is None:
-        cache = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
-        user._studio_roles = cache
-    return cache.get(project.pk if hasattr(project, "pk") else project)
+        return Level.ADMIN
+    if not getattr(user, "is_authenticated", False):
+        return None
+    return _levels_by_project(user).get(project.pk if hasattr(project, "pk") else project)
 
 
 def has_project_role(user, project, minimum: str) -> bool:
     role = project_role(user, project)
     return role is not None and ROLE_RANK[role] >= ROLE_RANK[minimum]
+
+
+def projects_with_level(user, minimum: str) -> list:
+    """Ids of the projects where the user holds at least `minimum` (not for platform admins: they hold all)."""
+    return [pid for pid, level in _levels_by_project(user).items() if LEVEL_RANK[level] >= LEVEL_RANK[minimum]]
 
 
 class IsPlatformAdmin(permissions.BasePermission):

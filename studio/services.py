@@ -1,14 +1,33 @@
 """Writes of the organisation: one function per change, each validated, audited and atomic."""
 
+import secrets
 from decimal import Decimal
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
+from django.utils import timezone
 
+from studio import kube
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
-from studio.models import AuditEvent, Cluster, Department, Membership, Project
+from studio.models import (
+    DEFAULT_NODE_POOL,
+    DEFAULT_ROLE_OF_LEVEL,
+    LEVEL_RANK,
+    NODE_POOL_LABEL,
+    PLATFORM_ADMIN_ROLE,
+    AccessKey,
+    AccessRule,
+    AuditEvent,
+    Cluster,
+    Department,
+    NodePool,
+    Project,
+    Role,
+)
 from studio.queue import enqueue_on_commit
 
 
@@ -50,13 +69,18 @@ def _check_gpu(deserved: Decimal, limit: Decimal | None) -> None:
 
 
 def project_create(*, actor, name: str, department: Department, cluster: Cluster,
-                   gpu_deserved: Decimal = Decimal(0), gpu_limit: Decimal | None = None) -> Project:
+                   gpu_deserved: Decimal = Decimal(0), gpu_limit: Decimal | None = None,
+                   scheduling_rules: dict | None = None, node_pool_resources: list | None = None) -> Project:
     _check_gpu(gpu_deserved, gpu_limit)
     project = model_create(
         Project, actor=actor, name=name, department=department, cluster=cluster,
         namespace=Project.namespace_for(name), gpu_deserved=gpu_deserved, gpu_limit=gpu_limit,
+        scheduling_rules={k: v for k, v in (scheduling_rules or {}).items() if v is not None},
+        node_pool_resources=node_pool_resources or [],
     )
     enqueue_on_commit("studio.tasks.project_namespace_ensure", project.pk)
+    # Its Pod Security labels follow the policies (an app to the right, so reached by task name only).
+    enqueue_on_commit("policies.tasks.project_namespace_security", project.pk)
     return project
 
 
@@ -69,9 +93,197 @@ def project_update(project: Project, *, actor, **fields) -> Project:
     return model_update(project, actor=actor, **fields)
 
 
-def membership_set(*, actor, project: Project, user, role: str) -> Membership:
-    """Add the user to the project with `role`, or change the role of an existing member."""
-    existing = Membership.objects.filter(project=project, user=user).first()
-    if existing is None:
-        return model_create(Membership, actor=actor, project=project, user=user, role=role)
-    return model_update(existing, actor=actor, role=role)
+def cluster_test_connection(*, cluster: Cluster, actor) -> tuple[bool, str]:
+    """Ask the cluster's API server for its version now; (reached, what it said or why not). A success marks the
+    cluster Connected, as a sync round would; a failure is only reported (the sync decides Disconnected)."""
+    try:
+        info = kube.version(kube.connect(cluster))
+    except kube.ClusterError as exc:
+        return False, f"not reachable: {exc}"
+    Cluster.objects.filter(pk=cluster.pk).update(status=Cluster.Status.CONNECTED, last_seen_at=timezone.now(),
+                                                 status_message="")
+    return True, f"connected, Kubernetes {info['gitVersion'] or 'version unknown'}."
+
+
+def _scope_target(*, scope_type: str, scope_id: str) -> dict:
+    """The row an access rule's scope names, as the rule's foreign key; a missing one is a 400."""
+    models_of = {AccessRule.Scope.PROJECT: ("project", Project), AccessRule.Scope.DEPARTMENT: ("department", Department),
+                 AccessRule.Scope.CLUSTER: ("cluster", Cluster)}
+    if scope_type in AccessRule.TENANT_WIDE:
+        return {}
+    field, model = models_of[scope_type]
+    try:
+        target = model.objects.filter(pk=scope_id).first()
+    except (ValueError, ValidationError):
+        target = None
+    if target is None:
+        raise ValidationError({"scopeId": f"No {scope_type} with id {scope_id!r}."})
+    return {field: target}
+
+
+def access_rule_create(*, actor, subject_type: str, subject_id: str, role: Role, scope_type: str, scope_id: str,
+                       user=None) -> AccessRule:
+    """Grant `role` to a subject in a scope. A user subject must exist (named by username, email or id)."""
+    if subject_type == AccessRule.Subject.USER:
+        if user is None:
+            from studio.selectors import user_by_subject_id
+
+            user = user_by_subject_id(subject_id)
+        if user is None:
+            raise ValidationError({"subjectId": f"No user {subject_id!r}."})
+        subject_id = user.username
+    scope_id = str(scope_id)
+    target = _scope_target(scope_type=scope_type, scope_id=scope_id)
+    rule = AccessRule(subject_type=subject_type, subject_id=subject_id, user=user, role=role, scope_type=scope_type,
+                      scope_id=scope_id, created_by=getattr(actor, "username", "") or "", **target)
+    return _save(rule, actor=actor, action=AuditEvent.Action.CREATE)
+
+
+def access_rule_delete(rule: AccessRule, *, actor) -> None:
+    model_delete(rule, actor=actor)
+
+
+def project_members_rules(project: Project, user):
+    """The user's own project-scope rules on the project (what the members API shows as one member)."""
+    return AccessRule.objects.filter(scope_type=AccessRule.Scope.PROJECT, project=project,
+                                     subject_type=AccessRule.Subject.USER, user=user)
+
+
+def membership_set(*, actor, project: Project, user, role: str) -> AccessRule:
+    """Give the user the level `role` in the project: one project-scope access rule of the level's default
+    role (an existing rule of that level is kept), replacing the user's other rules on this project."""
+    with transaction.atomic():
+        rules = list(project_members_rules(project, user).select_related("role"))
+        keep = next((rule for rule in rules if rule.role.level == role), None)
+        for rule in rules:
+            if rule is not keep:
+                model_delete(rule, actor=actor)
+        if keep is not None:
+            return keep
+        default = Role.objects.get(name=DEFAULT_ROLE_OF_LEVEL[role])
+        return access_rule_create(actor=actor, subject_type=AccessRule.Subject.USER, subject_id=user.username,
+                                  user=user, role=default, scope_type=AccessRule.Scope.PROJECT, scope_id=str(project.pk))
+
+
+def membership_remove(*, actor, project: Project, user) -> None:
+    """Take the user out of the project: delete the user's project-scope rules there."""
+    with transaction.atomic():
+        for rule in project_members_rules(project, user):
+            model_delete(rule, actor=actor)
+
+
+def membership_level(rules) -> str | None:
+    """The highest level among rules (with their roles loaded)."""
+    levels = [rule.role.level for rule in rules]
+    return max(levels, key=LEVEL_RANK.get) if levels else None
+
+
+# --- users (Run:ai's Users tag) -----------------------------------------------------------------------------
+
+def _temporary_password() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def user_create(*, actor, email: str) -> tuple:
+    """A local user named by its email, with a temporary password shown once: (user, password)."""
+    users = get_user_model().objects
+    if users.filter(username=email).exists() or users.filter(email__iexact=email).exists():
+        raise Conflict(f"A user {email!r} already exists.")
+    password = _temporary_password()
+    user = users.model(username=email, email=email)
+    user.set_password(password)
+    _save(user, actor=actor, action=AuditEvent.Action.CREATE)
+    return user, password
+
+
+def user_delete(user, *, actor) -> None:
+    if user.pk == getattr(actor, "pk", None):
+        raise ValidationError({"userId": "You cannot delete yourself."})
+    model_delete(user, actor=actor)
+
+
+def user_password_reset(user, *, actor) -> str:
+    """Give the user a new temporary password (answered once, stored hashed)."""
+    password = _temporary_password()
+    before = snapshot(user)
+    user.set_password(password)
+    with transaction.atomic():
+        user.save(update_fields=["password"])
+        audit_record(actor=actor, action=AuditEvent.Action.UPDATE, instance=user, before=before)
+    return password
+
+
+def access_key_create(*, user, name: str) -> tuple:
+    """A client id and secret for the user (client_credentials); the secret is returned once, stored hashed."""
+    key, secret = AccessKey.issue(user=user, name=name)
+    audit_record(actor=user, action=AuditEvent.Action.CREATE, instance=key)
+    return key, secret
+
+
+def user_set_active(user, *, actor, active: bool) -> None:
+    """Deactivate (the user can no longer log in or use tokens; rules and history stay) or reactivate."""
+    if not active and user.pk == getattr(actor, "pk", None):
+        raise ValidationError({"userId": "You cannot deactivate yourself."})
+    model_update(user, actor=actor, is_active=active)
+
+
+def user_platform_admin_set(user, *, actor, admin: bool) -> None:
+    """Grant or take the platform admin role: the user's own "System administrator" rule at tenant scope.
+    Admin through a group or as a superuser is not changed here (the page says so)."""
+    role = Role.objects.get(name=PLATFORM_ADMIN_ROLE)
+    rules = AccessRule.objects.filter(subject_type=AccessRule.Subject.USER, user=user, role=role,
+                                      scope_type=AccessRule.Scope.TENANT)
+    if admin and not rules.exists():
+        access_rule_create(actor=actor, subject_type=AccessRule.Subject.USER, subject_id=user.username, user=user,
+                           role=role, scope_type=AccessRule.Scope.TENANT, scope_id=str(AccessRule.TENANT_ID))
+    elif not admin:
+        if user.pk == getattr(actor, "pk", None):
+            raise ValidationError({"userId": "You cannot take the platform admin role from yourself."})
+        for rule in rules:
+            model_delete(rule, actor=actor)
+
+
+def me_password_change(*, user, current_password: str, new_password: str) -> None:
+    """Change one's own password: the current one must be right, the new one pass the password validators."""
+    if not user.check_password(current_password):
+        raise ValidationError({"currentPassword": "This is not your current password."})
+    try:
+        validate_password(new_password, user=user)
+    except ValidationError as exc:
+        raise ValidationError({"newPassword": exc.messages}) from exc
+    before = snapshot(user)
+    user.set_password(new_password)
+    with transaction.atomic():
+        user.save(update_fields=["password"])
+        audit_record(actor=user, action=AuditEvent.Action.UPDATE, instance=user, before=before)
+
+
+# --- clusters and node pools ----------------------------------------------------------------------------------
+
+def cluster_create(*, actor, **fields) -> Cluster:
+    """A cluster and its `default` node pool (every node)."""
+    with transaction.atomic():
+        cluster = model_create(Cluster, actor=actor, **fields)
+        NodePool.objects.create(cluster=cluster, name=DEFAULT_NODE_POOL, is_default=True,
+                                created_by=getattr(actor, "username", ""))
+    return cluster
+
+
+def node_pool_create(*, actor, cluster: Cluster, name: str, label_key: str = NODE_POOL_LABEL,
+                     label_value: str | None = None, **settings) -> NodePool:
+    """A pool of the cluster's nodes that carry `label_key=label_value` (by default run.ai/node-pool=<name>)."""
+    if name == DEFAULT_NODE_POOL or NodePool.objects.filter(cluster=cluster, name=name).exists():
+        raise Conflict(f"Cluster {cluster.name} has a node pool {name!r} already.")
+    pool = NodePool(cluster=cluster, name=name, label_key=label_key, label_value=label_value or name,
+                    created_by=getattr(actor, "username", ""), updated_by=getattr(actor, "username", ""), **settings)
+    return _save(pool, actor=actor, action=AuditEvent.Action.CREATE)
+
+
+def node_pool_delete(pool: NodePool, *, actor) -> None:
+    if pool.is_default:
+        raise ValidationError({"nodepoolId": "The default node pool cannot be deleted."})
+    users = [p.name for p in Project.objects.filter(cluster_id=pool.cluster_id)
+             if any((r.get("nodePool") or {}).get("name") == pool.name for r in p.node_pool_resources)]
+    if users:
+        raise Conflict(f"Node pool {pool.name} holds quotas of projects {', '.join(sorted(users))}.")
+    model_delete(pool, actor=actor)

@@ -1,6 +1,7 @@
 """Settings, driven by environment variables; with none set, an embedded default that needs no servers
 (SQLite and Celery's filesystem broker under var/). Every variable is listed in the README."""
 
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,8 +15,14 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").exists() else None
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="dev-insecure-" + "k" * 50)
-# Secrets at rest (cluster credentials) are encrypted with this key; derived from SECRET_KEY when unset.
+# No known key outside DEBUG: studio/keys.py refuses to start servers without SECRET_KEY and
+# FIELD_ENCRYPTION_KEY (the latter encrypts cluster credentials at rest; derived from SECRET_KEY only under
+# DEBUG). Unset, SECRET_KEY is a random one of this process only, so that `manage.py check --deploy` can load
+# and name what is missing.
+SECRET_KEY = env.str("SECRET_KEY", default="")
+SECRET_KEY_MISSING = not SECRET_KEY
+if SECRET_KEY_MISSING:
+    SECRET_KEY = "django-insecure-development-only-" + "k" * 40 if DEBUG else secrets.token_urlsafe(50)
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -31,6 +38,11 @@ SECURE_HSTS_PRELOAD = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_PROXY", default=False) else None
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 X_FRAME_OPTIONS = "DENY"
+# Sent on every page (studio/security_headers.py): scripts only from our own static files, no inline script.
+CONTENT_SECURITY_POLICY = env.str("CONTENT_SECURITY_POLICY", default=(
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -48,6 +60,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "studio",
     "sharing",
+    "policies",
     "profiles",
     "workloads",
     "kit",
@@ -64,6 +77,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "studio.security_headers.SecurityHeadersMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "studio.errors.DatabaseUnavailableMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
@@ -127,12 +141,19 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["studio.parsers.JSONParser"],  # JSON with a bound on nesting
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "studio.listing.OffsetPagination",
     "DEFAULT_SCHEMA_CLASS": "studio.schema.StudioAutoSchema",
     "EXCEPTION_HANDLER": "studio.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Credential checks (studio/throttling.py): per client address and per account tried.
+    "DEFAULT_THROTTLE_RATES": {
+        "login-client": env.str("LOGIN_RATE_PER_CLIENT", default="30/min"),
+        "login-account": env.str("LOGIN_RATE_PER_ACCOUNT", default="10/min"),
+    },
+    # Behind a reverse proxy (BEHIND_PROXY), the client is the last address it adds to X-Forwarded-For.
+    "NUM_PROXIES": 1 if env.bool("BEHIND_PROXY", default=False) else 0,
 }
 
 SIMPLE_JWT = {
@@ -145,6 +166,8 @@ SIMPLE_JWT = {
     "JTI_CLAIM": "jti",
     "USER_ID_CLAIM": "user_id",
     "UPDATE_LAST_LOGIN": False,
+    # A token carries a digest of its user's password hash: a changed password revokes every token issued before.
+    "CHECK_REVOKE_TOKEN": True,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -166,9 +189,17 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "studio.schema.add_error_responses"],
 }
 
-# Celery: Redis in production and CI; the filesystem broker under var/ when REDIS_URL is unset.
 REDIS_URL = env.str("REDIS_URL", default="")
-CELERY_BROKER_URL = REDIS_URL or "filesystem://"
+# The cache holds throttling counters, shared by every process: Redis where there is one, else files under var/.
+CACHES = {"default": {
+    "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "studio",
+} if REDIS_URL else {
+    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache"),
+}}
+
+# Celery: Redis in production and CI; the filesystem broker under var/ when REDIS_URL is unset.
+# The filesystem broker has no host; naming one keeps kombu from warning that it "reverts to localhost".
+CELERY_BROKER_URL = REDIS_URL or "filesystem://localhost/"
 if not REDIS_URL:
     _broker_dir = VAR_DIR / "broker"
     for sub in ("queue", "processed", "control"):
@@ -200,6 +231,10 @@ CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 SYNC_INTERVAL_SECONDS = env.float("SYNC_INTERVAL_SECONDS", default=5.0)
 METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
+# Idle GPU reclaim and time limits (projects' schedulingRules, workloads/reclaim.py): how often the round runs,
+# and the GPU utilisation (percent) under which a workload counts as idle.
+RECLAIM_INTERVAL_SECONDS = env.float("RECLAIM_INTERVAL_SECONDS", default=30.0)
+GPU_IDLE_THRESHOLD_PERCENT = env.float("GPU_IDLE_THRESHOLD_PERCENT", default=5.0)
 METRICS_RETENTION_DAYS = env.int("METRICS_RETENTION_DAYS", default=7)
 # Cluster tasks: retries of transient cluster errors (exponential backoff with jitter, capped).
 KUBE_RETRY_BACKOFF = env.int("KUBE_RETRY_BACKOFF", default=1)
@@ -209,12 +244,17 @@ KUBE_MAX_RETRIES = env.int("KUBE_MAX_RETRIES", default=10)
 # a task that should have pushed, suspended or removed gets this long before the sync does it again.
 SYNC_DISCONNECTED_AFTER_ROUNDS = env.int("SYNC_DISCONNECTED_AFTER_ROUNDS", default=3)
 SYNC_REPAIR_GRACE_SECONDS = env.float("SYNC_REPAIR_GRACE_SECONDS", default=60.0)
-SYNC_LEASE_SECONDS = env.float("SYNC_LEASE_SECONDS", default=120.0)
+# A seed for the random suffixes of useGivenNameAsPrefix names (None: the system's randomness). Tests set it to
+# make every submission draw the same suffixes, so that collisions happen on purpose.
+WORKLOAD_NAME_SEED = None
 SYNC_MAX_REPAIRS = env.int("SYNC_MAX_REPAIRS", default=200)  # orphan deletions per round
 GPU_SCHEDULER_NAME = env.str("GPU_SCHEDULER_NAME", default="runai-scheduler")
 # PromQL per metric type, overriding workloads.collect.PROMETHEUS_QUERIES: {"TYPE": [template, "sum"|"mean", scale]}.
 PROMETHEUS_QUERIES = env.json("PROMETHEUS_QUERIES", default={})
 # Beat messages expire after two intervals: a worker that was down does not replay a backlog of rounds.
+# One beat at a time: the scheduler sends due tasks only while it holds the beat lease (workloads/beat_lease.py).
+CELERY_BEAT_SCHEDULER = "workloads.beat_lease:LeasedScheduler"
+BEAT_LEASE_CHECK_SECONDS = env.float("BEAT_LEASE_CHECK_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "clusters-sync": {
         "task": "workloads.tasks.clusters_sync",
@@ -226,14 +266,25 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": METRICS_INTERVAL_SECONDS,
         "options": {"expires": METRICS_INTERVAL_SECONDS * 2},
     },
+    "workloads-reclaim": {"task": "workloads.tasks.workloads_reclaim", "schedule": RECLAIM_INTERVAL_SECONDS,
+                          "options": {"expires": RECLAIM_INTERVAL_SECONDS * 2}},
     "metrics-purge": {"task": "workloads.tasks.metrics_purge", "schedule": 3600.0, "options": {"expires": 3600.0}},
 }
 
 # The simulated cluster that `make run` starts and registers as the demo cluster.
 KUBESIM_URL = env.str("KUBESIM_URL", default="")
 KUBESIM_TOKEN = env.str("KUBESIM_TOKEN", default="kubesim-token")
+# Networks besides public addresses where a cluster's API server or Prometheus may be (studio/cluster_access.py).
+# Link-local and metadata addresses are refused whatever this says. Production: private ranges, not loopback;
+# DEBUG (make run, with kubesim on 127.0.0.1): loopback too.
+PRIVATE_NETWORKS = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"]
+CLUSTER_ALLOWED_NETWORKS = env.list(
+    "CLUSTER_ALLOWED_NETWORKS", default=PRIVATE_NETWORKS + (["127.0.0.0/8", "::1/128"] if DEBUG else []))
 KUBE_REQUEST_TIMEOUT_SECONDS = env.float("KUBE_REQUEST_TIMEOUT_SECONDS", default=10.0)
 KUBE_QPS = env.float("KUBE_QPS", default=50.0)
+
+# When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open (as /healthz).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOG_FORMAT = env.str("LOG_FORMAT", default="json")  # json | console

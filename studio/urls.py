@@ -2,10 +2,13 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.views.decorators.csrf import csrf_exempt
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from studio import api, metrics, ops, org_views, views
+from studio import api, cluster_api, errors, iam_api, metrics, ops, org_views, quota_api, user_views, views
 from studio.urls_router import Router
 
 router = Router()
@@ -20,6 +23,25 @@ api_v1 = [
     path("token", api.TokenView.as_view(), name="token"),
     path("token/revoke", api.TokenRevokeView.as_view(), name="token-revoke"),
     path("me", api.MeView.as_view(), name="me"),
+    path("me/password", iam_api.MePasswordView.as_view(), name="me-password"),
+    path("authorization/roles", iam_api.RoleListView.as_view(), name="role-list"),
+    path("authorization/roles/<int:roleIdPath>", iam_api.RoleDetailView.as_view(), name="role-detail"),
+    path("authorization/access-rules", iam_api.AccessRuleListView.as_view(), name="access-rule-list"),
+    path("authorization/access-rules/count", iam_api.AccessRuleCountView.as_view(), name="access-rule-count"),
+    path("authorization/access-rules/<int:accessRuleId>", iam_api.AccessRuleDetailView.as_view(),
+         name="access-rule-detail"),
+    path("org-unit/projects/<int:projectId>/resources", quota_api.ProjectResourcesView.as_view(),
+         name="project-resources"),
+    path("org-unit/departments/<int:departmentId>/resources", quota_api.DepartmentResourcesView.as_view(),
+         name="department-resources"),
+    path("node-pools", cluster_api.NodePoolListView.as_view(), name="node-pool-list"),
+    path("node-pools/count", cluster_api.NodePoolCountView.as_view(), name="node-pool-count"),
+    path("node-pools/<str:nodepoolId>", cluster_api.NodePoolDetailView.as_view(), name="node-pool-detail"),
+    path("clusters/<uuid:clusterUuid>/nodes", cluster_api.ClusterNodesView.as_view(), name="cluster-nodes"),
+    path("users", iam_api.UserListView.as_view(), name="user-list"),
+    path("users/count", iam_api.UserCountView.as_view(), name="user-count"),
+    path("users/<str:userId>", iam_api.UserDetailView.as_view(), name="user-detail"),
+    path("users/<str:userId>/password", iam_api.UserPasswordResetView.as_view(), name="user-password"),
     *router.urls,
     path("", include("workloads.api_urls")),
     path("", include("profiles.api_urls")),
@@ -27,28 +49,43 @@ api_v1 = [
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login", auth_views.LoginView.as_view(), name="login"),
+    path("login", views.LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("switch-project", views.switch_project, name="switch-project"),
     path("org/audit", org_views.audit_trail, name="audit-trail"),
+    path("org/users", user_views.user_list, name="portal-users"),
+    path("org/users/<int:pk>", user_views.user_detail, name="portal-user"),
+    path("account/access-keys", user_views.access_key_list, name="portal-access-keys"),
+    path("account/access-keys/<uuid:pk>/delete", user_views.access_key_delete, name="portal-access-key-delete"),
     path("org/projects/<int:pk>/members", org_views.project_members, name="project-members"),
     path("org/projects/<int:pk>/members/<int:user_id>/remove", org_views.member_remove, name="member-remove"),
     re_path(r"^org/(?P<kind>clusters|departments|projects)$", org_views.org_list, name="org-list"),
+    re_path(r"^org/(?P<kind>clusters|departments|projects)/(?P<pk>[-\w]+)/edit$", org_views.org_edit,
+            name="org-edit"),
+    path("org/clusters/<uuid:pk>/test", org_views.cluster_test, name="cluster-test"),
     re_path(r"^org/(?P<kind>clusters|departments|projects)/(?P<pk>[-\w]+)/delete$", org_views.org_delete,
             name="org-delete"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    path("api/v2/", include("policies.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("cfg/", include("kit.cfg_urls")),
     path("streaming/", include("kit.streaming_urls")),
     path("healthz", ops.healthz, name="healthz"),
+    # Browsers ask for /favicon.ico on pages that name no icon (a JSON answer, a file): the shipped SVG.
+    path("favicon.ico", RedirectView.as_view(url=static("studio/favicon.svg"), permanent=True)),
     path("readyz", ops.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="prometheus-metrics"),
     path("", include("workloads.urls")),
     path("", include("profiles.urls")),
     path("", include("kit.urls")),
+    path("", include("policies.urls")),
+    # An unknown path under the APIs is a JSON 404 even with DEBUG on (make run), where Django would answer
+    # its HTML debug page instead of handler404.
+    re_path(r"^(?:api|cfg|streaming)/", csrf_exempt(errors.json_not_found)),
 ]
 
+handler400 = "studio.errors.handler400"
 handler404 = "studio.errors.handler404"
 handler500 = "studio.errors.handler500"

@@ -1,14 +1,17 @@
 """Pages of the organisation: home, the project switcher."""
 
 from django.apps import apps
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from studio.models import Cluster, Department, Project, is_platform_admin
+from studio.throttling import login_wait
 
 
 def _workload_counts(user) -> dict:
@@ -41,12 +44,39 @@ def home(request):
             ("Starting", workloads["starting"], reverse("workload-list"), "Creating, pending or initializing"),
             ("All workloads", workloads["total"], reverse("workload-list"), ""),
         ]
-    return render(request, "studio/home.html", {"counts": counts})
+    system_profiles = []
+    if is_platform_admin(request.user):
+        # Seed 002: the home page shows the system profiles as cards, with "View All" and launch.
+        system_profiles = list(apps.get_model("profiles", "ServiceProfile").objects
+                               .filter(system=True).order_by("service_type", "name")[:3])
+    return render(request, "studio/home.html", {"counts": counts, "system_profiles": system_profiles})
 
 
 @login_required
 @require_POST
 def switch_project(request):
-    project = get_object_or_404(Project.objects.visible_to(request.user), pk=request.POST.get("project"))
+    project_id = request.POST.get("project", "")
+    if not project_id.isdigit():
+        raise Http404("No such project.")
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=project_id)
     request.session["project_id"] = project.pk
-    return HttpResponseRedirect(request.POST.get("next") or reverse("home"))
+    # Back to the page the switcher was on, never to another site.
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = reverse("home")
+    return HttpResponseRedirect(target)
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, throttled as POST /api/v1/token is (studio/throttling.py): over a rate, the form
+    comes back with a 429, Retry-After and a message saying how long to wait; the password is not checked."""
+
+    def post(self, request, *args, **kwargs):
+        wait = login_wait(request)
+        if wait is None:
+            return super().post(request, *args, **kwargs)
+        throttled = f"Too many login attempts. Try again in {int(wait) + 1} seconds."
+        response = self.render_to_response(self.get_context_data(throttled=throttled), status=429)
+        response["Retry-After"] = str(int(wait) + 1)
+        return response

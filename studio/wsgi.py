@@ -4,3 +4,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 application = get_wsgi_application()
+
+from studio.keys import require_keys  # noqa: E402  (needs the settings loaded above)
+
+require_keys()  # gunicorn's workers fail to boot, with the reason, rather than serve with a missing key

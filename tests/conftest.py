@@ -1,13 +1,18 @@
 """Shared fixtures: users in every role, API clients that authenticate with real bearer tokens."""
 
+import base64
+import copy
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
+from profiles import services as profile_services
 from studio.auth import issue_token
-from studio.models import Membership
+from studio.models import Level
 from tests.factories import ClusterFactory, DepartmentFactory, MembershipFactory, ProjectFactory, UserFactory
 
 
@@ -22,6 +27,13 @@ def pytest_report_header(config):
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttling_counters():
+    from django.core.cache import cache
+
+    cache.clear()  # login throttles count per address: every test starts below the rates
 
 
 def bearer_client(user) -> APIClient:
@@ -54,11 +66,73 @@ def org(db):
         viewer=UserFactory(username="carol"),
         other=UserFactory(username="dave"),
     )
-    MembershipFactory(user=users.admin, project=a, role=Membership.Role.ADMIN)
-    MembershipFactory(user=users.member, project=a, role=Membership.Role.MEMBER)
-    MembershipFactory(user=users.viewer, project=a, role=Membership.Role.VIEWER)
-    MembershipFactory(user=users.other, project=b, role=Membership.Role.MEMBER)
+    MembershipFactory(user=users.admin, project=a, role=Level.ADMIN)
+    MembershipFactory(user=users.member, project=a, role=Level.MEMBER)
+    MembershipFactory(user=users.viewer, project=a, role=Level.VIEWER)
+    MembershipFactory(user=users.other, project=b, role=Level.MEMBER)
     return SimpleNamespace(cluster=cluster, department=department, a=a, b=b, users=users)
+
+
+# --- the real control plane (`make e2e-real`): etcd + kube-apiserver + kube-controller-manager v1.20.2 ---------
+
+def _say(config, line: str) -> None:
+    """A line in pytest's own output (not captured): what the real tests ran against."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def real_apiserver(pytestconfig):
+    """One real control plane for the session (scripts/realkube.py): `.url`, `.token` (admin, system:masters),
+    `.ca_file`, `.ca_pem`, `.kubeconfig` (admin, a file), `.compact()` (etcd compaction: old continue tokens and
+    watch versions answer 410). Tests that use it are marked `real` and run in `make e2e-real` only."""
+    from scripts.realkube import RealKube
+
+    kube = RealKube().start()
+    _say(pytestconfig, f"\nreal control plane: GET {kube.url}/version -> {kube.get('/version')['gitVersion']} "
+                       f"(etcd + kube-apiserver + kube-controller-manager, {kube.workdir})")
+    yield kube
+    kube.stop()
+
+
+@pytest.fixture(scope="session")
+def real_cluster(real_apiserver, pytestconfig):
+    """The real control plane made a whole cluster: kubesim's node side (4 nodes x 8 GPUs, over HTTP, as the
+    admin: it registers Nodes, binds pods, writes pods/status and serves the kubelet's logs), and deploy/rbac.yaml
+    applied. `.product_token` is the token of deploy/'s ServiceAccount: the least-privilege identity the
+    product uses; `.nodes` the node side."""
+    from kubernetes import client, utils
+
+    from kubesim.node.remote import RemoteNodes
+    from tests.workloads.cluster_support import wait_for
+
+    nodes = RemoteNodes(real_apiserver.url, real_apiserver.token, ca_file=real_apiserver.ca_file,
+                        pull_seconds=0.2, run_seconds=2.0).start()
+    api = real_official_client(real_apiserver)
+    utils.create_from_yaml(api, str(Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"))
+    core = client.CoreV1Api(api)
+    secret = wait_for(lambda: (core.read_namespaced_secret("paas-studio-token", "paas-studio").data or {}).get("token"),
+                      what="the token controller to fill deploy/'s paas-studio-token")
+    token = base64.b64decode(secret).decode()
+    claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    _say(pytestconfig, f"product identity: {claims['sub']} (deploy/rbac.yaml, RoleBindings in project namespaces); "
+                       f"nodes: {', '.join(o['metadata']['name'] for o in nodes.node_objects)} (kubesim's node side)")
+    yield SimpleNamespace(server=real_apiserver, nodes=nodes, product_token=token, api=api)
+    nodes.stop()
+    api.close()
+
+
+def real_official_client(real_apiserver, token: str | None = None) -> "kubernetes.client.ApiClient":  # noqa: F821
+    """The official client on the real server, as its admin (or with `token`), as kubectl would be."""
+    from kubernetes import client
+
+    configuration = client.Configuration(host=real_apiserver.url)
+    configuration.api_key = {"authorization": f"Bearer {token or real_apiserver.token}"}
+    configuration.ssl_ca_cert = real_apiserver.ca_file
+    return client.ApiClient(configuration)
 
 
 # --- the cluster path: the simulated cluster, a cluster row on it, a real Celery worker ---------------------
@@ -68,7 +142,7 @@ NO_FAULTS = {"outage": False, "latency_ms": 0, "pull_fail_images": [], "crash_im
 
 
 def start_sim(**options):
-    from studio.kubesim import KubeSim
+    from kubesim import KubeSim
 
     sim = KubeSim(**{"nodes": 4, "gpus_per_node": 8, "knative": True, "token": SIM_TOKEN, "pull_seconds": 0.2,
                      "run_seconds": 2.0, "tick": 0.05, "history": 1000, "port": 0, **options})
@@ -146,7 +220,7 @@ def sim_org(transactional_db, kubesim):
                              prometheus_url=kubesim.url + "/prometheus")
     project = ProjectFactory(name=name, cluster=cluster, gpu_deserved=64, gpu_limit=64)
     member = UserFactory(username=f"member-{name}")
-    MembershipFactory(user=member, project=project, role=Membership.Role.MEMBER)
+    MembershipFactory(user=member, project=project, role=Level.MEMBER)
     k8s = official_client(kubesim)
     yield SimpleNamespace(sim=kubesim, cluster=cluster, project=project, user=member, api=bearer_client(member),
                           k8s=k8s, namespace=project.namespace)
@@ -157,3 +231,78 @@ def sim_org(transactional_db, kubesim):
         if exc.status != 404:
             raise
     k8s.close()
+
+
+@pytest.fixture
+def real_org(transactional_db, real_cluster):
+    """`sim_org`'s shape on the real API server: the cluster registered through the API (a kubeconfig with
+    deploy/'s ServiceAccount token, nothing more), a project on it, a member and the member's client;
+    `k8s` is the official client as the cluster's admin, to look at the cluster as an operator would."""
+    import uuid
+
+    from kubernetes import client
+
+    from scripts.realkube import kubeconfig_text
+    from studio.models import Cluster
+
+    name = f"p{uuid.uuid4().hex[:8]}"
+    server = real_cluster.server
+    kubeconfig = kubeconfig_text(server=server.url, ca_pem=server.ca_pem, token=real_cluster.product_token,
+                                 user="paas-studio")
+    root = UserFactory(username=f"root-{name}", platform_admin=True)
+    registered = bearer_client(root).post("/api/v1/clusters", {"name": f"real-{name}", "kubeconfig": kubeconfig},
+                                          format="json")
+    assert registered.status_code == 201, registered.json()
+    cluster = Cluster.objects.get(pk=registered.json()["clusterId"])
+    project = ProjectFactory(name=name, cluster=cluster, gpu_deserved=64, gpu_limit=64)
+    member = UserFactory(username=f"member-{name}")
+    MembershipFactory(user=member, project=project, role=Level.MEMBER)
+    k8s = real_official_client(server)
+    yield SimpleNamespace(sim=None, kind="real", cluster=cluster, project=project, user=member,
+                          api=bearer_client(member), k8s=k8s, namespace=project.namespace, real=real_cluster)
+    try:
+        client.CoreV1Api(k8s).delete_namespace(project.namespace)
+    except client.ApiException as exc:
+        if exc.status != 404:
+            raise
+    k8s.close()
+
+
+@pytest.fixture(params=["kubesim", pytest.param("real", marks=pytest.mark.real)])
+def cluster_org(request):
+    """The same end-to-end test on kubesim (`make test`) and on the real API server v1.20.2 with kubesim's node
+    side (`make e2e-real`); `cluster_org.kind` says which, for the few lines that differ."""
+    if request.param == "kubesim":
+        org = request.getfixturevalue("sim_org")
+        org.kind = "kubesim"
+        return org
+    return request.getfixturevalue("real_org")
+
+
+# A template version and finished profiles to build pages and launches on (browser and page tests).
+@pytest.fixture
+def notebook_version(org):
+    """The system Jupyter template's version as an ordinary, active template version. The system profiles
+    themselves stay out of these tests: their icons are on the internet, which this browser cannot reach."""
+    template = profile_services.template_create(actor=org.users.platform_admin, name="notebook", display_name="Notebook server",
+                                        description="JupyterLab with a GPU share and a login token.")
+    return profile_services.version_create(actor=org.users.platform_admin, template=template, state="active",
+                                   **copy.deepcopy(_jupyter()["versions"][0]))
+
+
+@pytest.fixture
+def make_profile(org, notebook_version):
+    """A finished profile on the notebook version, owned by project alpha and shared with no other."""
+    def make(name="lab-notebook", **fields):
+        fields.setdefault("service_type", "notebook")
+        fields.setdefault("owner_project", org.a)
+        return profile_services.profile_create(actor=org.users.platform_admin, name=name, template_version=notebook_version,
+                                       **fields)
+
+    return make
+
+
+def _jupyter():
+    from profiles.system import TEMPLATES
+
+    return next(t for t in TEMPLATES if t["name"] == "jupyter-notebook")

@@ -2,9 +2,17 @@
 
 import factory
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
-from studio.models import PLATFORM_ADMINS_GROUP, Cluster, Department, Membership, Project
+from studio.models import (
+    DEFAULT_ROLE_OF_LEVEL,
+    PLATFORM_ADMIN_ROLE,
+    AccessRule,
+    Cluster,
+    Department,
+    Level,
+    Project,
+    Role,
+)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -20,7 +28,10 @@ class UserFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def platform_admin(user, create, extracted, **kwargs):
         if create and extracted:
-            user.groups.add(Group.objects.get_or_create(name=PLATFORM_ADMINS_GROUP)[0])
+            # A platform admin holds an admin-level role at tenant scope.
+            AccessRule.objects.create(subject_type=AccessRule.Subject.USER, subject_id=user.username, user=user,
+                                      role=Role.objects.get(name=PLATFORM_ADMIN_ROLE),
+                                      scope_type=AccessRule.Scope.TENANT, scope_id=str(AccessRule.TENANT_ID))
         if create:
             user.save()
 
@@ -53,13 +64,32 @@ class ProjectFactory(factory.django.DjangoModelFactory):
     gpu_limit = 8
 
 
-class MembershipFactory(factory.django.DjangoModelFactory):
+class AccessRuleFactory(factory.django.DjangoModelFactory):
+    """A user's access rule; `role` is a Run:ai role name, the scope a project, department or the tenant."""
+
     class Meta:
-        model = Membership
+        model = AccessRule
 
     user = factory.SubFactory(UserFactory)
+    subject_type = AccessRule.Subject.USER
+    subject_id = factory.LazyAttribute(lambda r: r.user.username)
+    role = factory.LazyFunction(lambda: Role.objects.get(name="L1 researcher"))
+    scope_type = AccessRule.Scope.PROJECT
     project = factory.SubFactory(ProjectFactory)
-    role = Membership.Role.MEMBER
+    department = None
+    scope_id = factory.LazyAttribute(
+        lambda r: str(r.project.pk) if r.project else str(r.department.pk) if r.department else "1"
+    )
+
+
+class MembershipFactory(AccessRuleFactory):
+    """A project member of a level (`role="member"`): a project-scope rule of the level's default role."""
+
+    @classmethod
+    def _create(cls, model_class, *args, role=Level.MEMBER, **kwargs):
+        if isinstance(role, str):
+            role = Role.objects.get(name=DEFAULT_ROLE_OF_LEVEL[role])
+        return super()._create(model_class, *args, role=role, **kwargs)
 
 
 # --- Kit App Streaming (kit) ---------------------------------------------------------------------------
@@ -158,3 +188,25 @@ class ServiceProfileFactory(factory.django.DjangoModelFactory):
     def shared_with(profile, create, extracted, **kwargs):
         if create and extracted:
             profile.shared_with.set(extracted)
+
+
+def allow_host_paths(project):
+    """A project policy (trainings and workspaces) that lets the project mount hostPath volumes, as seed 003's
+    example does: the secure tenant default refuses them (policies.fallback)."""
+    from policies.models import Policy
+
+    for policy_type in ("trainings", "workspaces"):
+        Policy.objects.update_or_create(
+            policy_type=policy_type, scope_key=Policy.key_for("project", project_id=project.pk),
+            defaults={"scope": "project", "project": project, "name": f"{project.name}-host-paths",
+                      "rules": {"storage": {"hostPath": {"instances": {"canAdd": True}}}}})
+
+
+def seed_node_pools(cluster):
+    """The node pools the seeds' bodies name (my-node-pool-a, my-node-pool-b) and `default`, on `cluster`, as
+    make run's demo cluster has them: a submission naming a pool its cluster lacks is a 400."""
+    from studio.models import NodePool
+
+    for name in ("default", "my-node-pool-a", "my-node-pool-b"):
+        label = {} if name == "default" else {"label_key": "run.ai/node-pool", "label_value": name}
+        NodePool.objects.get_or_create(cluster=cluster, name=name, defaults={"is_default": name == "default", **label})

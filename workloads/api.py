@@ -1,21 +1,33 @@
 """The Run:ai-compatible workloads API (CONTRACT §3). Thin views: parse, authorize, call a service, render."""
 
-from django.db.models import Count
+from django.db.models import Count, Q
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from profiles.selectors import workload_outputs
 from profiles.serializers import OutputsSerializer
-from workloads import services
+from workloads import pod_logs, services
+from workloads import runai_fields as derived
 from workloads.filtersets import WorkloadFilterSet
-from workloads.metric_types import INFERENCE_TYPES, WORKLOAD_TYPES
+from workloads.metric_types import INFERENCE_TYPES, POD_TYPES, WORKLOAD_TYPES
 from workloads.metrics import MetricsQuerySerializer, measurements
 from workloads.models import Pod, Workload
+from workloads.preview import workload_preview
+from workloads.preview_schema import DRY_RUN_PARAMETER, PREVIEW_NOTE, dry_run_requested
+from workloads.seed_examples import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
 from workloads.serializers import (
+    CREATED_SCHEMAS,
     AcceptedSerializer,
     CountSerializer,
     MeasurementsSerializer,
@@ -25,10 +37,12 @@ from workloads.serializers import (
     WorkloadSerializer,
 )
 from workloads.specs import validate_workload_request
+from workloads.specs.kinds import CREATION_REQUESTS, InferenceUpdate
 
 UUID_REGEX = "[0-9a-fA-F-]{36}"
 LIST_FIELDS = (
-    "id", "name", "requested_name", "kind", "project_id", "project__name", "department_id", "cluster_id",
+    "id", "name", "requested_name", "kind", "project_id", "project__name", "project__namespace", "department_id",
+    "department__name", "cluster_id", "endpoints",
     "actual_phase", "phase_message", "desired_phase", "created_at", "updated_at", "phase_updated_at", "started_at",
     "completed_at", "deleted_at", "created_by_name", "running_pods", "requested_pods", "gpu_request", "source",
     "profile_id", "profile_name", "profile_revision",
@@ -62,11 +76,13 @@ class KindViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     pagination_class = None
 
     def get_queryset(self):
-        return Workload.objects.visible_to(self.request.user).live().filter(kind=self.kind).select_related("project")
+        return Workload.objects.visible_to(self.request.user).live().filter(kind=self.kind).select_related(
+            "project", "department")
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={200: WorkloadCreatedSerializer})
     def create(self, request):
         body = validate_workload_request(self.kind, request.data)
+        if dry_run_requested(request):
+            return Response(workload_preview(kind=self.kind, request=body, user=request.user))
         workload = services.workload_submit(kind=self.kind, request=body, user=request.user)
         return Response(WorkloadCreatedSerializer(workload).data, status=status.HTTP_200_OK)
 
@@ -90,18 +106,55 @@ class SuspendableMixin:
         return Response(ACCEPTED, status=status.HTTP_202_ACCEPTED)
 
 
+def _kind_schema(kind: str, tag: str, seed: dict, seed_name: str):
+    """The OpenAPI description of one kind's operations: Run:ai's tag, its request and answer schemas, and
+    the seed's body as the example."""
+    created = CREATED_SCHEMAS[kind]
+    example = OpenApiExample(seed_name, value=seed, request_only=True)
+    views = dict(
+        create=extend_schema(tags=[tag], request=CREATION_REQUESTS[kind],
+                             responses={200: created}, parameters=[DRY_RUN_PARAMETER], examples=[example],
+                             summary=f"Create a {kind} (or preview it with dryRun=true).",
+                             description=PREVIEW_NOTE),
+        retrieve=extend_schema(tags=[tag], responses={200: created}, summary=f"Get a {kind}."),
+        destroy=extend_schema(tags=[tag], summary=f"Delete a {kind}."),
+        suspend=extend_schema(tags=[tag]),
+        resume=extend_schema(tags=[tag]),
+        metrics=extend_schema(tags=[tag]),
+        pod_metrics=extend_schema(tags=[tag]),
+    )
+    # Only the operations the view has (metrics are the inference's): else check --deploy warns (W001).
+    return lambda view: extend_schema_view(**{name: s for name, s in views.items() if hasattr(view, name)})(view)
+
+
+@_kind_schema("training", "Trainings", TRAINING_REQUEST, "Seed 003: a training")
 class TrainingViewSet(SuspendableMixin, KindViewSet):
     kind = Workload.Kind.TRAINING
 
 
+@_kind_schema("workspace", "Workspaces", WORKSPACE_REQUEST, "Seed 003's body as a workspace")
 class WorkspaceViewSet(SuspendableMixin, KindViewSet):
     kind = Workload.Kind.WORKSPACE
 
 
+@_kind_schema("inference", "Inferences", INFERENCE_REQUEST, "Seed 001: an inference")
+@extend_schema_view(partial_update=extend_schema(tags=["Inferences"]))
 class InferenceViewSet(SuspendableMixin, KindViewSet):
     """Inferences cannot be suspended: the routes exist so that the answer is a 400 that says why."""
 
     kind = Workload.Kind.INFERENCE
+
+    @extend_schema(request=InferenceUpdate, responses={202: CREATED_SCHEMAS["inference"]},
+                   description="Run:ai latest's update: `{\"spec\": {…}}` replaces the given top-level spec "
+                               "fields, and the inference rolls to a new revision. 202 with the inference.")
+    def partial_update(self, request, workloadId=None):
+        body = request.data if isinstance(request.data, dict) else None
+        unknown = sorted(set(body or {}) - {"spec"})
+        if body is None or unknown or "spec" not in body:
+            problems = {name: ["Unknown field."] for name in unknown} or {"spec": ["This field is required."]}
+            raise ValidationError(problems)
+        workload = services.workload_update(workload=self.get_object(), spec_changes=body["spec"], user=request.user)
+        return Response(WorkloadCreatedSerializer(workload).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(parameters=METRICS_PARAMETERS, responses={200: MeasurementsSerializer, 207: MeasurementsSerializer})
     @action(detail=True, methods=["get"])
@@ -116,19 +169,28 @@ class InferenceViewSet(SuspendableMixin, KindViewSet):
         return _metrics_response(request, workload, INFERENCE_TYPES, pod_name=pod.name)
 
 
+@extend_schema_view(
+    list=extend_schema(tags=["Workloads"], summary="List workloads of every kind."),
+    retrieve=extend_schema(tags=["Workloads"]), count=extend_schema(tags=["Workloads"]),
+    metrics=extend_schema(tags=["Workloads"]), outputs=extend_schema(tags=["Workloads"]),
+    pods=extend_schema(tags=["Pods"]), pod_metrics=extend_schema(tags=["Pods"]), pod_logs=extend_schema(tags=["Pods"]),
+    events=extend_schema(tags=["Events"]),
+)
 class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Every kind: list (with deleted=true for deleted ones), count, get, pods, events, metrics."""
 
     serializer_class = WorkloadSerializer
     filterset_class = WorkloadFilterSet
     results_key = "workloads"
+    omit_last_next = True
     lookup_url_kwarg = "workloadId"
     lookup_value_regex = UUID_REGEX
 
     def get_queryset(self):
-        queryset = Workload.objects.visible_to(self.request.user).select_related("project")
-        if self.action in ("list", "count"):
-            queryset = queryset.only(*LIST_FIELDS)  # what the list shows, not the big JSON columns
+        queryset = Workload.objects.visible_to(self.request.user).select_related("project", "department")
+        if self.action == "list":
+            # What the list shows: a few keys of the spec, not the big JSON columns.
+            queryset = queryset.only(*LIST_FIELDS).annotate(**derived.spec_key_annotations())
         return queryset
 
     def get_object(self):
@@ -143,18 +205,60 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         queryset = self.filter_queryset(self.get_queryset()).order_by()
         return Response({"count": queryset.aggregate(n=Count("pk"))["n"]})
 
-    @extend_schema(responses=inline_serializer("PodList", {"pods": PodSerializer(many=True)}))
-    @action(detail=True, methods=["get"], filterset_class=None)
+    @extend_schema(responses=PodSerializer(many=True),
+                   parameters=[OpenApiParameter("search", OpenApiTypes.STR, description="Part of a pod's name.")])
+    @action(detail=True, methods=["get"], filterset_class=None, results_key="pods")
     def pods(self, request, workloadId=None):
-        pods = self.get_object().pods.all()
-        return Response({"pods": PodSerializer(pods, many=True).data})
+        """Run:ai's Pods tag: paged with offset and limit, `next` on every page but the last."""
+        workload = self.get_object()
+        pods = workload.pods.order_by("created_at", "name", "pk")
+        if request.query_params.get("search"):
+            pods = pods.filter(name__icontains=request.query_params["search"])
+        page = self.paginate_queryset(pods)
+        return self.get_paginated_response(PodSerializer(page, many=True, context={"workload": workload}).data)
+
+    @extend_schema(
+        parameters=[pod_logs.LogQuerySerializer],
+        responses={(200, "text/plain"): OpenApiTypes.STR},
+        description="The pod's log as text (`tailLines`/`tail`, `sinceSeconds`/`since`, `container`); with "
+                    "`follow=true` a stream that goes on while the container writes (at most "
+                    f"{pod_logs.MAX_FOLLOW_SECONDS} s). The workload's submitter, the project's admins and platform admins (as its sensitive outputs). "
+                    "`podId` is a pod's `id` from `/pods` (or its name). A pod with no log to give (not started, "
+                    "no kubelet behind it) is a 409 that says why.",
+    )
+    @action(detail=True, methods=["get"], filterset_class=None, url_path=r"pods/(?P<podId>[^/]+)/logs")
+    def pod_logs(self, request, workloadId=None, podId=None):
+        workload = self.get_object()
+        pod = self.get_object_pod(workload, podId)
+        pod_logs.check_may_read_logs(workload=workload, user=request.user)
+        query = pod_logs.LogQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        log = pod_logs.pod_log(workload=workload, pod=pod, query=query.validated_data)
+        if isinstance(log, str):
+            return HttpResponse(log, content_type="text/plain; charset=utf-8")
+        response = StreamingHttpResponse(log, content_type="text/plain; charset=utf-8")
+        response["X-Accel-Buffering"] = "no"  # a proxy in front must pass each chunk on as it comes
+        return response
+
+    @staticmethod
+    def get_object_pod(workload, pod_id: str) -> Pod:
+        pod = workload.pods.filter(Q(uid=pod_id) | Q(name=pod_id)).first()
+        if pod is None:
+            raise Http404
+        return pod
 
     @extend_schema(responses=WorkloadEventSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None, results_key="events")
     def events(self, request, workloadId=None):
-        events = self.get_object().events.order_by("-at", "-id")
+        """Newest first, or oldest first with sortOrder=asc (Run:ai latest's EventsSort)."""
+        workload = self.get_object()
+        order = request.query_params.get("sortOrder") or "desc"
+        if order not in ("asc", "desc"):
+            raise ValidationError({"sortOrder": ["Must be asc or desc."]})
+        events = workload.events.order_by(*(("at", "id") if order == "asc" else ("-at", "-id")))
         page = self.paginate_queryset(events)
-        return self.get_paginated_response(WorkloadEventSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            WorkloadEventSerializer(page, many=True, context={"workload": workload}).data)
 
     @extend_schema(parameters=METRICS_PARAMETERS, responses={200: MeasurementsSerializer, 207: MeasurementsSerializer})
     @action(detail=True, methods=["get"], filterset_class=None)
@@ -162,6 +266,14 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         workload = self.get_object()
         allowed = INFERENCE_TYPES if workload.kind == Workload.Kind.INFERENCE else WORKLOAD_TYPES
         return _metrics_response(request, workload, allowed)
+
+    @extend_schema(parameters=METRICS_PARAMETERS, responses={200: MeasurementsSerializer, 207: MeasurementsSerializer},
+                   description=f"Metrics of one pod of the workload (Run:ai's Pods tag): {', '.join(POD_TYPES)}.")
+    @action(detail=True, methods=["get"], filterset_class=None, url_path=r"pods/(?P<podId>[^/]+)/metrics")
+    def pod_metrics(self, request, workloadId=None, podId=None):
+        workload = self.get_object()
+        pod = get_object_or_404(Pod, workload=workload, uid=podId)
+        return _metrics_response(request, workload, POD_TYPES, pod_name=pod.name)
 
     @extend_schema(responses=OutputsSerializer)
     @action(detail=True, methods=["get"], filterset_class=None)

@@ -20,9 +20,9 @@ from kubernetes.utils import parse_quantity
 from studio import kube
 from studio.models import Cluster
 from workloads import manifests
-from workloads.leases import lease_acquire, lease_release
 from workloads.metric_types import PROMETHEUS_TYPES
 from workloads.models import MetricSample, Workload
+from workloads.round_locks import cluster_round
 from workloads.specs import gpu_request_of
 
 __all__ = ["PROMETHEUS_TYPES", "cluster_collect_metrics", "metrics_purge"]
@@ -67,22 +67,20 @@ def cluster_collect_metrics(cluster_id, *, now: datetime | None = None) -> int |
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
-    token = lease_acquire(cluster.pk, "metrics", seconds=settings.SYNC_LEASE_SECONDS)
-    if token is None:
-        return None
-    try:
-        return _collect(cluster, now or timezone.now())
-    except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
-        log.warning("metrics of cluster %s not collected: %s", cluster.name, exc)
-        return None
-    finally:
-        lease_release(cluster.pk, "metrics", token)
+    with cluster_round(cluster.pk, "metrics") as held:
+        if not held:
+            return None
+        try:
+            return _collect(cluster, now or timezone.now())
+        except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
+            log.warning("metrics of cluster %s not collected: %s", cluster.name, exc)
+            return None
 
 
 def _collect(cluster: Cluster, now: datetime) -> int:
     conn = kube.connect(cluster)
     pods_by_workload: dict[str, list[dict]] = defaultdict(list)
-    for pod in kube.list_objects(conn, *kube.POD, label_selector=kube.MANAGED_BY_SELECTOR):
+    for pod in kube.list_managed(conn, *kube.POD):
         wid = (pod["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
         if wid and not pod["metadata"].get("deletionTimestamp"):
             pods_by_workload[wid].append(pod)

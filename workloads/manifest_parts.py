@@ -16,6 +16,8 @@ from decimal import Decimal, DecimalException
 from kubernetes.utils import parse_quantity
 
 MAIN_CONTAINER = "main"
+# Run:ai's `preemptibility` as its priority classes: `train` may be preempted, `build` may not.
+PREEMPTIBILITY_CLASS = {"preemptible": "train", "non-preemptible": "build"}
 NODE_TYPE_LABEL = "run.ai/type"
 NODE_POOL_LABEL = "run.ai/node-pool"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -75,6 +77,8 @@ def env_vars(spec: dict) -> list[dict]:
         if not item.get("name"):
             continue
         secret, config_map, field_ref = item.get("secret"), item.get("configMap"), item.get("podFieldRef")
+        if not (isinstance(secret, dict) and secret.get("name")):
+            secret = item.get("userCredential")  # a user's credential is a secret of the namespace too
         if isinstance(secret, dict) and secret.get("name"):
             ref = {"secretKeyRef": {"name": secret["name"], "key": secret.get("key") or item["name"]}}
             env.append({"name": item["name"], "valueFrom": ref})
@@ -216,6 +220,14 @@ def scheduling(spec: dict, *, selector: dict) -> dict:
         else:
             rule = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
         affinity["podAffinity"] = rule
+    required = spec.get("nodeAffinityRequired") if isinstance(spec.get("nodeAffinityRequired"), dict) else {}
+    terms = [t for t in required.get("nodeSelectorTerms") or () if isinstance(t, dict)]
+    if terms:
+        # Kubernetes ORs the terms: the node pool rule goes into each, so that it holds whichever matches.
+        pool_rule = [{"key": NODE_POOL_LABEL, "operator": "In", "values": pools}] if pools else []
+        terms = [{"matchExpressions": [_requirement(e) for e in t.get("matchExpressions") or ()] + pool_rule}
+                 for t in terms]
+        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
     if affinity:
         pod["affinity"] = affinity
     tolerations = [toleration(t) for t in enabled(spec.get("tolerations"))]
@@ -223,7 +235,22 @@ def scheduling(spec: dict, *, selector: dict) -> dict:
         pod["tolerations"] = tolerations
     if spec.get("priorityClass"):
         pod["priorityClassName"] = str(spec["priorityClass"])
+    elif spec.get("preemptibility") in PREEMPTIBILITY_CLASS:
+        # Run:ai's classes: `train` may be preempted, `build` not. The cluster must define them (Run:ai's do).
+        pod["priorityClassName"] = PREEMPTIBILITY_CLASS[spec["preemptibility"]]
+    secrets = [{"name": str(s["name"])} for s in enabled(spec.get("imagePullSecrets")) if s.get("name")]
+    if secrets:
+        pod["imagePullSecrets"] = secrets
+    if isinstance(spec.get("terminationGracePeriodSeconds"), int):
+        pod["terminationGracePeriodSeconds"] = spec["terminationGracePeriodSeconds"]
     return pod
+
+
+def _requirement(raw: dict) -> dict:
+    requirement = {"key": str(raw.get("key") or ""), "operator": raw.get("operator") or "In"}
+    if raw.get("values"):
+        requirement["values"] = [str(v) for v in raw["values"]]
+    return requirement
 
 
 def toleration(raw: dict) -> dict:
@@ -272,6 +299,11 @@ def security(spec: dict, *, knative: bool) -> tuple[dict, dict, dict]:
     caps = sec.get("capabilities")
     add = caps.get("add") if isinstance(caps, dict) else caps
     drop = caps.get("drop") if isinstance(caps, dict) else None
+    if sec.get("runAsNonRoot") is True and sec.get("allowPrivilegeEscalation") is not True:
+        # A non-root process has no use for the runtime's default capabilities (no ambient ones) nor for
+        # setuid escalation: dropping both is what Pod Security "restricted" asks of every container.
+        ctr_ctx["allowPrivilegeEscalation"] = False
+        drop = ["ALL"]
     if add or drop:
         ctr_ctx["capabilities"] = {k: [str(c) for c in v] for k, v in (("add", add), ("drop", drop)) if v}
     if not knative:  # Knative has no host namespaces

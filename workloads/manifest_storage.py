@@ -25,11 +25,13 @@ class Storage:
     init_containers: list[dict] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)  # PVC specs to create: {"name", "spec"}
 
-    def add(self, volume: dict, mount_path, *, read_only=False, propagation=None) -> None:
+    def add(self, volume: dict, mount_path, *, read_only=False, propagation=None, sub_path=None) -> None:
         self.volumes.append(volume)
         if not mount_path:
             return
         mount = {"name": volume["name"], "mountPath": mount_path}
+        if sub_path:
+            mount["subPath"] = sub_path
         if read_only:
             mount["readOnly"] = True
         if propagation in MOUNT_PROPAGATIONS:
@@ -37,11 +39,20 @@ class Storage:
         self.mounts.append(mount)
 
 
-def claim_spec(info: dict) -> dict:
+def _mode(item: dict) -> dict:
+    """Run:ai's `defaultMode` is the octal text "0644"; Kubernetes takes the number."""
+    mode = item.get("defaultMode")
+    return {"defaultMode": int(mode, 8)} if isinstance(mode, str) and mode else {}
+
+
+def claim_spec(info: dict, *, shared: bool = False) -> dict:
+    """`shared` (Run:ai's dataSharing): with no access mode asked for, other workloads may mount the claim too
+    (ReadWriteMany instead of ReadWriteOnce)."""
     info = info if isinstance(info, dict) else {}
     modes = info.get("accessModes") if isinstance(info.get("accessModes"), dict) else {}
+    default = "ReadWriteMany" if shared else "ReadWriteOnce"
     spec = {
-        "accessModes": [mode for key, mode in ACCESS_MODES.items() if modes.get(key)] or ["ReadWriteOnce"],
+        "accessModes": [mode for key, mode in ACCESS_MODES.items() if modes.get(key)] or [default],
         "resources": {"requests": {"storage": number_text(info.get("size") or "1Gi")}},
     }
     if info.get("storageClass"):
@@ -64,7 +75,7 @@ def _pvc(st: Storage, i: int, item: dict, base_name: str) -> None:
         existing = item.get("claimName") if item.get("existingPvc") else None
         claim = existing or f"{base_name}-{name}"
         if not existing:
-            st.claims.append({"name": claim, "spec": claim_spec(info)})
+            st.claims.append({"name": claim, "spec": claim_spec(info, shared=bool(item.get("dataSharing")))})
         source = {"claimName": claim, **({"readOnly": True} if read_only else {})}
         volume = {"name": name, "persistentVolumeClaim": source}
     if info.get("volumeMode") == "Block":
@@ -84,10 +95,13 @@ def _git(st: Storage, i: int, item: dict) -> None:
         {"name": "GIT_REVISION", "value": str(item.get("revision") or "")},
         {"name": "HOME", "value": "/tmp"},  # git writes config there; the image may run as any uid
     ]
-    if item.get("passwordSecret"):
+    # latest's secretRef {name, secretKeyOfUser, secretKeyOfPassword} is 2.18's passwordSecret + secretKeyOf*.
+    ref = item.get("secretRef") if isinstance(item.get("secretRef"), dict) else {}
+    secret = ref.get("name") or item.get("passwordSecret")
+    if secret:
         for var, key in (("GIT_USERNAME", "secretKeyOfUser"), ("GIT_PASSWORD", "secretKeyOfPassword")):
-            if item.get(key):
-                env.append({"name": var, "valueFrom": {"secretKeyRef": {"name": item["passwordSecret"], "key": item[key]}}})
+            if ref.get(key) or item.get(key):
+                env.append({"name": var, "valueFrom": {"secretKeyRef": {"name": secret, "key": ref.get(key) or item[key]}}})
     # Credentials go through a credential helper, never into the URL or .git/config.
     script = (
         'set -eu\n[ -n "$GIT_REPOSITORY" ] || { echo "git: no repository given" >&2; exit 1; }\n'
@@ -135,11 +149,14 @@ def storage(spec: dict, *, base_name: str, large_shm: bool = False) -> Storage:
         st.add({"name": f"data-volume-{i}", "persistentVolumeClaim": {"claimName": f"data-volume-{item.get('id')}"}},
                item.get("mountPath"), read_only=bool(item.get("readOnly")))
     for i, item in enumerate(enabled(raw.get("configMapVolume"))):
-        st.add({"name": f"configmap-{i}", "configMap": {"name": str(item.get("configMap") or "")}},
-               item.get("mountPath"))
+        source = {"name": str(item.get("configMap") or ""), **_mode(item)}
+        st.add({"name": f"configmap-{i}", "configMap": source}, item.get("mountPath"), sub_path=item.get("subPath"))
     for i, item in enumerate(enabled(raw.get("secretVolume"))):
-        st.add({"name": f"secret-{i}", "secret": {"secretName": str(item.get("secret") or "")}},
+        st.add({"name": f"secret-{i}", "secret": {"secretName": str(item.get("secret") or ""), **_mode(item)}},
                item.get("mountPath"))
+    for i, item in enumerate(enabled(raw.get("emptyDirVolume"))):
+        empty_dir = {k: item[k] for k in ("medium", "sizeLimit") if item.get(k)}
+        st.add({"name": f"emptydir-{i}", "emptyDir": empty_dir}, item.get("path"))
     for i, item in enumerate(enabled(raw.get("hostPath"))):
         st.add({"name": f"hostpath-{i}", "hostPath": {"path": str(item.get("path") or "")}}, item.get("mountPath"),
                read_only=bool(item.get("readOnly")), propagation=item.get("mountPropagation"))

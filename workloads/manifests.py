@@ -23,10 +23,18 @@ KIND_LABEL = "paas-studio/kind"
 
 TERMINATE_AFTER_PREEMPTION_ANNOTATION = "paas-studio/terminate-after-preemption"
 URL_ACCESS_ANNOTATION = "paas-studio/exposed-url-access"
+CATEGORY_ANNOTATION = "paas-studio/category"
+RELATED_URLS_ANNOTATION = "paas-studio/related-urls"
+KNATIVE_VISIBILITY_LABEL = "networking.knative.dev/visibility"
+KNATIVE_PROGRESS_DEADLINE = "serving.knative.dev/progress-deadline"
 AUTOSCALING_METRIC_ANNOTATION = "paas-studio/autoscaling-metric"
 AUTOSCALING_TARGET_ANNOTATION = "paas-studio/autoscaling-target"
 KNATIVE_API = "serving.knative.dev/v1"
 KNATIVE_AUTOSCALING = "autoscaling.knative.dev/"
+# Run:ai autoscaling fields (latest) -> Knative autoscaling annotations, with their unit.
+KNATIVE_SCALING_EXTRAS = (("initialReplicas", "initial-scale", ""), ("activationReplicas", "activation-scale", ""),
+                          ("metricThresholdPercentage", "target-utilization-percentage", ""),
+                          ("scaleDownDelaySeconds", "scale-down-delay", "s"))
 # Knative has no latency metric: latency scales on concurrency with Knative's default target, and the
 # requested metric and threshold (ms) are kept in the paas-studio/autoscaling-* annotations.
 KNATIVE_METRICS = {"throughput": "rps", "concurrency": "concurrency", "latency": "concurrency"}
@@ -119,7 +127,7 @@ def build_manifests(
     if knative:
         return [*objects, _knative_service(ref, spec, template)]
     if primary == JOB:
-        template["spec"]["restartPolicy"] = "Never"
+        template["spec"]["restartPolicy"] = spec.get("restartPolicy") or "Never"
         objects.append(_job(ref, spec, template))
     else:
         objects.append(_deployment(ref, spec, template))
@@ -171,13 +179,29 @@ def _workload_annotations(spec: dict) -> dict[str, str]:
     return {}
 
 
+def _description_annotations(spec: dict) -> dict[str, str]:
+    """Run:ai's descriptive fields, kept on the objects for whoever looks at the cluster: the category and
+    the related URLs (links a user attached to the workload)."""
+    annotations = {}
+    if spec.get("category"):
+        annotations[CATEGORY_ANNOTATION] = str(spec["category"])
+    related = [{k: u[k] for k in ("name", "type", "url") if u.get(k)} for u in parts.enabled(spec.get("relatedUrls"))]
+    if related:
+        annotations[RELATED_URLS_ANNOTATION] = json.dumps(related, sort_keys=True)
+    return annotations
+
+
 def _url_access(spec: dict) -> dict[str, str]:
-    """Who may open each exposed URL, by container port, for the authenticating proxy in front."""
+    """Who may open each exposed URL (and an inference's serving port), by container port, for the
+    authenticating proxy in front."""
     access = {}
-    for url in parts.enabled(spec.get("exposedUrls")):
+    serving = spec.get("servingPort") if isinstance(spec.get("servingPort"), dict) else {}
+    for url in [*parts.enabled(spec.get("exposedUrls")), serving]:
         users, groups = url.get("authorizedUsers") or [], url.get("authorizedGroups") or []
-        if url.get("container") and (users or groups):
-            access[str(url["container"])] = {"users": list(users), "groups": list(groups)}
+        kind = url.get("authorizationType")
+        if url.get("container") and (users or groups or kind):
+            entry = {"users": list(users), "groups": list(groups)}
+            access[str(url["container"])] = {**entry, "type": kind} if kind else entry
     return {URL_ACCESS_ANNOTATION: json.dumps(access, sort_keys=True)} if access else {}
 
 
@@ -210,7 +234,7 @@ def _pod_template(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler:
     pod.update(pod_fields)
     meta = {"labels": _labels(ref, spec)}
     annotations = {**parts.name_value_map(spec.get("annotations")), **comp.pod_annotations,
-                   **_workload_annotations(spec)}
+                   **_workload_annotations(spec), **_description_annotations(spec)}
     if annotations:
         meta["annotations"] = annotations
     return {"metadata": meta, "spec": pod}, st.claims
@@ -283,9 +307,23 @@ def _knative_service(ref: WorkloadRef, spec: dict, template: dict) -> dict:
     retention = auto.get("scaleToZeroRetentionSeconds")
     if low == 0 and isinstance(retention, int) and retention > 0:
         scale[f"{KNATIVE_AUTOSCALING}scale-to-zero-pod-retention-period"] = f"{retention}s"
+    for key, annotation, unit in KNATIVE_SCALING_EXTRAS:
+        if _is_int(auto.get(key)) or (key == "metricThresholdPercentage" and _positive(auto.get(key))):
+            scale[f"{KNATIVE_AUTOSCALING}{annotation}"] = f"{parts.number_text(auto[key])}{unit}"
+    serving = spec.get("servingConfiguration") if isinstance(spec.get("servingConfiguration"), dict) else {}
+    deadline = serving.get("initializationTimeoutSeconds") or auto.get("initializationTimeoutSeconds")
+    if _is_int(deadline):
+        scale[KNATIVE_PROGRESS_DEADLINE] = f"{deadline}s"
+    if _is_int(serving.get("requestTimeoutSeconds")):
+        template["spec"]["timeoutSeconds"] = serving["requestTimeoutSeconds"]
+    if _is_int(auto.get("concurrencyHardLimit")):
+        template["spec"]["containerConcurrency"] = auto["concurrencyHardLimit"]
     template["metadata"].setdefault("annotations", {}).update(scale)
-    annotations = {**_workload_annotations(spec), **_url_access(spec)}
-    return _object(KNATIVE_SERVICE, _metadata(ref, spec, object_name(ref), annotations), {"template": template})
+    annotations = {**_workload_annotations(spec), **_url_access(spec), **_description_annotations(spec)}
+    metadata = _metadata(ref, spec, object_name(ref), annotations)
+    if (spec.get("servingPort") or {}).get("clusterLocalAccessOnly"):
+        metadata["labels"][KNATIVE_VISIBILITY_LABEL] = "cluster-local"  # no route from outside the cluster
+    return _object(KNATIVE_SERVICE, metadata, {"template": template})
 
 
 def _hpa(ref: WorkloadRef, spec: dict) -> dict | None:

@@ -15,6 +15,9 @@ WORKLOAD_TYPES = (
     "GPU_ALLOCATION",
 )
 INFERENCE_TYPES = (*WORKLOAD_TYPES, "THROUGHPUT", "LATENCY")
+# Run:ai's PodMetricType values that a pod's samples answer (its per-GPU and NVLink/PCIe/NIM types have no source
+# here and are refused by name).
+POD_TYPES = ("GPU_UTILIZATION", "GPU_MEMORY_USAGE_BYTES", "CPU_USAGE_CORES", "CPU_MEMORY_USAGE_BYTES")
 # The seed spells GPU_ALLOCATION as ALLOCATED_GPU: both are accepted, and the answer uses the caller's spelling.
 ALIASES = {"ALLOCATED_GPU": "GPU_ALLOCATION"}
 # Types read from the cluster's Prometheus (DCGM exporter, Knative): without a prometheus_url they have no source.

@@ -5,12 +5,13 @@ from datetime import datetime
 
 from rest_framework import serializers
 
+from studio.listing import CommaListField
 from workloads.metric_types import ALIASES, PROMETHEUS_TYPES
 from workloads.models import MetricSample, Workload
 
 
 class MetricsQuerySerializer(serializers.Serializer):
-    metricType = serializers.ListField(child=serializers.CharField(), min_length=1)
+    metricType = CommaListField(child=serializers.CharField(), min_length=1)
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
     numberOfSamples = serializers.IntegerField(min_value=0, max_value=1000, default=20)

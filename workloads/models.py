@@ -11,6 +11,12 @@ from django.db.models import Q
 
 from studio.models import Cluster, Department, Project, is_platform_admin
 
+# Workloads that hold GPUs against their project's quota: live, meant to run, not finished, with GPUs. One
+# predicate for the quota sum and for its partial index, so that the sum reads only these rows (an index-only
+# scan on PostgreSQL), however many workloads the project ran before.
+HOLDING_GPUS = Q(deleted_at__isnull=True, desired_phase="Running", gpu_request__gt=0) & ~Q(
+    actual_phase__in=["Completed", "Failed"])
+
 
 class WorkloadQuerySet(models.QuerySet):
     def visible_to(self, user):
@@ -18,7 +24,7 @@ class WorkloadQuerySet(models.QuerySet):
             return self
         if not getattr(user, "is_authenticated", False):
             return self.none()
-        return self.filter(project__memberships__user=user)
+        return self.filter(project__in=Project.objects.visible_to(user))
 
     def live(self):
         return self.filter(deleted_at__isnull=True)
@@ -108,7 +114,11 @@ class Workload(models.Model):
                 fields=["project", "name"], condition=Q(deleted_at__isnull=True), name="one_live_workload_per_name"
             )
         ]
-        indexes = [models.Index(fields=["cluster", "deleted_at"]), models.Index(fields=["project", "-created_at"])]
+        indexes = [
+            models.Index(fields=["cluster", "deleted_at"]),
+            models.Index(fields=["project", "-created_at"]),
+            models.Index(fields=["project", "gpu_request"], condition=HOLDING_GPUS, name="workload_gpus_held"),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.name}"
@@ -180,20 +190,3 @@ class MetricSample(models.Model):
 
     def __str__(self):
         return f"{self.type}={self.value} at {self.timestamp:%Y-%m-%d %H:%M:%S}"
-
-
-class ClusterLease(models.Model):
-    """Who runs a cluster's periodic round (sync, metrics) and until when, so that two rounds of one cluster
-    never overlap. A row lock would not do: SQLite has none, and a round must not hold a transaction open
-    while it waits on the cluster."""
-
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
-    purpose = models.CharField(max_length=16)
-    holder = models.CharField(max_length=64, blank=True, default="")
-    expires_at = models.DateTimeField()
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["cluster", "purpose"], name="one_lease_per_cluster_purpose")]
-
-    def __str__(self):
-        return f"{self.purpose} lease of cluster {self.cluster_id} until {self.expires_at:%Y-%m-%d %H:%M:%S}"

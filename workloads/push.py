@@ -11,6 +11,7 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
+from policies.selectors import project_security_labels
 from profiles.selectors import launch_secret_manifest
 from studio import kube
 from studio.models import Cluster
@@ -71,7 +72,8 @@ def workload_push(workload_id) -> None:
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
-        kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project})
+        kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project,
+                                                           **project_security_labels(workload.project)})
         created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
     except kube.PermanentClusterError as exc:
         workload_fail(workload.pk, exc.message)
@@ -81,6 +83,33 @@ def workload_push(workload_id) -> None:
         names = ", ".join(f"{obj['kind']} {obj['metadata']['name']}" for obj in created)
         record_event(workload.pk, "Created", f"Created {names} in namespace {ref.namespace}.",
                      phase=workload.actual_phase)
+
+
+def workload_roll(workload_id) -> None:
+    """After an update: the primary object takes the new spec by a merge patch (its pod template changes, so
+    Knative makes a new Revision and a Deployment a new ReplicaSet); objects the new spec adds are created."""
+    workload = _load(workload_id)
+    if workload is None or workload.desired_phase == Workload.Desired.DELETED:
+        return
+    ref = workload_ref(workload)
+    try:
+        conn = kube.connect(workload.cluster)
+        knative = cluster_knative(workload.cluster, conn)
+        objects = manifests.build_manifests(ref, workload.spec, knative=knative,
+                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+        primary = manifests.primary_kind(ref, knative=knative)
+        for obj in objects:
+            created = kube.create_or_adopt(conn, obj)[1]
+            if not created and (obj["apiVersion"], obj["kind"]) == primary:
+                meta = obj["metadata"]
+                kube.patch(conn, obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"],
+                           {"metadata": {"labels": meta["labels"], "annotations": meta.get("annotations", {})},
+                            "spec": obj["spec"]})
+    except kube.PermanentClusterError as exc:
+        workload_fail(workload.pk, exc.message)
+        return
+    record_event(workload.pk, "Rolled", f"{primary[1]} {manifests.object_name(ref)} takes the new spec.",
+                 phase=workload.actual_phase)
 
 
 def workload_apply_suspension(workload_id) -> None:

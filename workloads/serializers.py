@@ -1,9 +1,13 @@
 """API shapes of workloads: the Run:ai create/get body (seeds 001, 003) and the generic workload view."""
 
+import uuid
+
 from rest_framework import serializers
 from rest_framework.fields import DateTimeField
 
-from workloads.models import Pod, WorkloadEvent
+from workloads import runai_fields as derived
+from workloads.manifest_parts import MAIN_CONTAINER
+from workloads.specs.kinds import InferenceSpec, TrainingSpec, WorkspaceSpec
 
 _datetime = DateTimeField()
 
@@ -13,60 +17,141 @@ def _iso(value):
 
 
 class WorkloadCreatedSerializer(serializers.Serializer):
-    """Seeds 001/003: the body answered to create and GET of a training, workspace or inference."""
+    """Seeds 001/003: the body answered to create and GET of a training, workspace or inference. Ids are strings
+    as Run:ai's spec types them (the seeds print 1 only because the renderer shows the example)."""
 
     name = serializers.CharField()
     requestedName = serializers.CharField(source="requested_name")
     workloadId = serializers.UUIDField(source="id")
-    projectId = serializers.IntegerField(source="project_id")
-    departmentId = serializers.IntegerField(source="department_id")
+    projectId = serializers.CharField(source="project_id")
+    departmentId = serializers.CharField(source="department_id")
     clusterId = serializers.UUIDField(source="cluster_id")
     createdBy = serializers.CharField(source="created_by_name")
     createdAt = serializers.DateTimeField(source="created_at")
     desiredPhase = serializers.CharField(source="desired_phase")
     actualPhase = serializers.CharField(source="actual_phase")
-    spec = serializers.JSONField()
+    spec = serializers.SerializerMethodField()
+
+    def get_spec(self, workload) -> dict:
+        return answered_spec(workload.spec)
+
+
+def _created_schema(name: str, spec_serializer):
+    """The create/get answer of one kind for the OpenAPI document, with that kind's spec (rendering uses
+    WorkloadCreatedSerializer, which echoes the stored spec)."""
+    return type(name, (WorkloadCreatedSerializer,), {"spec": spec_serializer(read_only=True),
+                                                      "__doc__": WorkloadCreatedSerializer.__doc__})
+
+
+Training = _created_schema("Training", TrainingSpec)
+Workspace = _created_schema("Workspace", WorkspaceSpec)
+Inference = _created_schema("Inference", InferenceSpec)
+CREATED_SCHEMAS = {"training": Training, "workspace": Workspace, "inference": Inference}
+
+
+def answered_spec(spec: dict) -> dict:
+    """The spec as submitted, with the values Run:ai types as strings answered as strings (an extended
+    resource's quantity may be sent as the number 2, as seed 003 does; the spec answers "2")."""
+    compute = spec.get("compute") or {}
+    resources = compute.get("extendedResources")
+    if not resources:
+        return spec
+    resources = [{**r, "quantity": str(r["quantity"])} if "quantity" in r else r for r in resources]
+    return {**spec, "compute": {**compute, "extendedResources": resources}}
+
+
+# Run:ai's workload view (schema `Workload`): required fields we do not track are derived (runai_fields).
+TENANT_ID = derived.TENANT_ID
+K8S_PHASE = {  # our phase -> the phase Kubernetes would show for the workload's pods
+    "Creating": "Pending", "Pending": "Pending", "Initializing": "Pending", "Resuming": "Pending",
+    "Running": "Running", "Degraded": "Running", "Updating": "Running", "Stopping": "Running",
+    "Terminating": "Running", "Completed": "Succeeded", "Failed": "Failed",
+}
 
 
 class WorkloadSerializer(serializers.Serializer):
-    """The generic view of a workload of any kind."""
+    """The generic view of a workload of any kind: Run:ai's `Workload` (2.18 and latest), plus ours
+    (requestedName, desiredPhase, startedAt, requestedGpus, launchedFrom, profile)."""
 
     id = serializers.UUIDField()
     name = serializers.CharField()
     requestedName = serializers.CharField(source="requested_name")
     type = serializers.CharField(source="kind")
-    projectId = serializers.IntegerField(source="project_id")
+    tenantId = serializers.IntegerField()
+    projectId = serializers.CharField(source="project_id")
     projectName = serializers.CharField(source="project.name")
-    departmentId = serializers.IntegerField(source="department_id")
+    departmentId = serializers.CharField(source="department_id")
+    departmentName = serializers.CharField(source="department.name")
     clusterId = serializers.UUIDField(source="cluster_id")
+    namespace = serializers.CharField(source="project.namespace")
     phase = serializers.CharField(source="actual_phase")
     phaseMessage = serializers.CharField(source="phase_message")
+    phaseUpdatedAt = serializers.DateTimeField()
+    k8sPhase = serializers.CharField()
+    k8sPhaseUpdatedAt = serializers.DateTimeField()
+    conditions = serializers.ListField(child=serializers.DictField())
     desiredPhase = serializers.CharField(source="desired_phase")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
-    phaseUpdatedAt = serializers.DateTimeField(source="phase_updated_at", allow_null=True)
     startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
     completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
     deletedAt = serializers.DateTimeField(source="deleted_at", allow_null=True)
     submittedBy = serializers.CharField(source="created_by_name")
+    source = serializers.ChoiceField(choices=["CLI", "Control-plane", "Other"])
+    launchedFrom = serializers.CharField(source="source")
     runningPods = serializers.IntegerField(source="running_pods")
-    requestedPods = serializers.IntegerField(source="requested_pods")
-    requestedGpus = serializers.DecimalField(source="gpu_request", max_digits=10, decimal_places=3, coerce_to_string=False)
-    source = serializers.CharField()
-    profile = serializers.SerializerMethodField()
+    requestedPods = serializers.DictField()
+    requestedGpus = serializers.FloatField()
+    allocatedResources = serializers.DictField()
+    requestedNodePools = serializers.ListField(child=serializers.CharField())
+    currentNodePools = serializers.ListField(child=serializers.CharField())
+    images = serializers.ListField(child=serializers.CharField())
+    urls = serializers.ListField(child=serializers.CharField())
+    category = serializers.CharField()
+    priorityClassName = serializers.CharField()
+    priority = serializers.IntegerField(allow_null=True)
+    preemptible = serializers.BooleanField(allow_null=True)
+    totalPendingTimeSeconds = serializers.IntegerField(allow_null=True)
+    totalRunningTimeSeconds = serializers.IntegerField(allow_null=True)
+    idleGpus = serializers.IntegerField(allow_null=True)
+    idleAllocatedGpus = serializers.FloatField(allow_null=True)
+    guaranteedRuntimeEndsAt = serializers.DateTimeField(allow_null=True)
+    actionsSupport = serializers.DictField()
+    profile = serializers.DictField(allow_null=True)
 
     def to_representation(self, w) -> dict:
         # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
-        # The declared fields above still describe the shape in the OpenAPI schema.
+        # The declared fields above describe the shape in the OpenAPI schema.
+        spec = derived.spec_of(w)
+        phase_at = _iso(w.phase_updated_at or w.created_at)
+        priority_class = derived.priority_class_of(w.kind, spec)
+        pools = derived.node_pools_of(spec)
+        running = w.actual_phase in derived.ALLOCATED_PHASES
+        url = (w.endpoints or {}).get("url")
         return {
             "id": str(w.id), "name": w.name, "requestedName": w.requested_name, "type": w.kind,
-            "projectId": w.project_id, "projectName": w.project.name, "departmentId": w.department_id,
-            "clusterId": str(w.cluster_id), "phase": w.actual_phase, "phaseMessage": w.phase_message,
+            "tenantId": TENANT_ID, "projectId": str(w.project_id), "projectName": w.project.name,
+            "departmentId": str(w.department_id), "departmentName": w.department.name,
+            "clusterId": str(w.cluster_id), "namespace": w.project.namespace,
+            "phase": w.actual_phase, "phaseMessage": w.phase_message, "phaseUpdatedAt": phase_at,
+            "k8sPhase": K8S_PHASE.get(w.actual_phase, "Unknown"), "k8sPhaseUpdatedAt": phase_at,
+            "conditions": [{"type": w.actual_phase, "status": "True", "message": w.phase_message,
+                            "reason": w.actual_phase, "lastTransitionTime": phase_at}],
             "desiredPhase": w.desired_phase, "createdAt": _iso(w.created_at), "updatedAt": _iso(w.updated_at),
-            "phaseUpdatedAt": _iso(w.phase_updated_at), "startedAt": _iso(w.started_at),
-            "completedAt": _iso(w.completed_at), "deletedAt": _iso(w.deleted_at), "submittedBy": w.created_by_name,
-            "runningPods": w.running_pods, "requestedPods": w.requested_pods, "requestedGpus": float(w.gpu_request),
-            "source": w.source, "profile": self.get_profile(w),
+            "startedAt": _iso(w.started_at), "completedAt": _iso(w.completed_at), "deletedAt": _iso(w.deleted_at),
+            "submittedBy": w.created_by_name, "source": "Control-plane", "launchedFrom": w.source,
+            "runningPods": w.running_pods, "requestedPods": derived.requested_pods_of(w.kind, w.requested_pods, spec),
+            "requestedGpus": float(w.gpu_request),
+            "allocatedResources": {"gpu": derived.allocated_gpu_of(w.actual_phase, w.gpu_request)},
+            "requestedNodePools": pools, "currentNodePools": pools if running else [],
+            "images": [spec["image"]] if spec.get("image") else [], "urls": [url] if url else [],
+            "category": derived.category_of(w.kind, spec), "priorityClassName": priority_class,
+            "priority": derived.priority_of(priority_class), "preemptible": derived.preemptible_of(priority_class),
+            "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at),
+            "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at),
+            "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
+            "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace")},
+            "profile": self.get_profile(w),
         }
 
     def get_profile(self, workload) -> dict | None:
@@ -75,22 +160,67 @@ class WorkloadSerializer(serializers.Serializer):
         return {"id": workload.profile_id, "name": workload.profile_name, "revision": workload.profile_revision}
 
 
-class PodSerializer(serializers.ModelSerializer):
-    id = serializers.CharField(source="uid")
-    nodeName = serializers.CharField(source="node_name")
-    createdAt = serializers.DateTimeField(source="created_at", allow_null=True)
+class PodSerializer(serializers.Serializer):
+    """Run:ai's `Pod1` (PodSyncFields + PodComputedFields + PodVerbosityFields) plus our `phase` and `message`.
+    Pods run one container, `main`, of the workload's image; the pod's node pool is not tracked (null)."""
 
-    class Meta:
-        model = Pod
-        fields = ["id", "name", "phase", "nodeName", "createdAt", "message"]
+    id = serializers.CharField()
+    name = serializers.CharField()
+    workloadId = serializers.UUIDField()
+    workloadName = serializers.CharField()
+    clusterId = serializers.UUIDField()
+    projectId = serializers.CharField()
+    projectName = serializers.CharField()
+    tenantId = serializers.IntegerField()
+    phase = serializers.CharField()
+    k8sPhase = serializers.CharField()
+    message = serializers.CharField()
+    nodeName = serializers.CharField(allow_null=True)
+    priorityClassName = serializers.CharField()
+    containers = serializers.ListField(child=serializers.DictField())
+    requestedNodePools = serializers.ListField(child=serializers.CharField())
+    currentNodePool = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField()
+    completedAt = serializers.DateTimeField(allow_null=True)
+    updatedAt = serializers.DateTimeField()
+    k8sPhaseUpdatedAt = serializers.DateTimeField()
+    deletedAt = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, pod) -> dict:
+        w = self.context["workload"]
+        spec = w.spec or {}
+        finished = pod.phase in ("Succeeded", "Failed")
+        return {
+            "id": pod.uid, "name": pod.name, "workloadId": str(w.id), "workloadName": w.name,
+            "clusterId": str(w.cluster_id), "projectId": str(w.project_id), "projectName": w.project.name,
+            "tenantId": TENANT_ID, "phase": pod.phase, "k8sPhase": pod.phase, "message": pod.message,
+            "nodeName": pod.node_name or None, "priorityClassName": derived.priority_class_of(w.kind, spec),
+            "containers": [{"name": MAIN_CONTAINER, "image": spec.get("image") or ""}],
+            "requestedNodePools": derived.node_pools_of(spec), "currentNodePool": None,
+            "createdAt": _iso(pod.created_at or w.created_at), "completedAt": _iso(pod.updated_at) if finished else None,
+            "updatedAt": _iso(pod.updated_at), "k8sPhaseUpdatedAt": _iso(pod.updated_at), "deletedAt": None,
+        }
 
 
-class WorkloadEventSerializer(serializers.ModelSerializer):
-    createdAt = serializers.DateTimeField(source="at")
+class WorkloadEventSerializer(serializers.Serializer):
+    """Run:ai's `Event1`/`Event2`: `id` is the event's number as a UUID (00000000-…-000000000007), `source`
+    is `studio` (a phase change recorded here) or `cluster` (a Kubernetes event); `phase` is ours."""
 
-    class Meta:
-        model = WorkloadEvent
-        fields = ["id", "createdAt", "type", "reason", "message", "phase", "source"]
+    id = serializers.UUIDField()
+    createdAt = serializers.DateTimeField()
+    type = serializers.CharField()
+    clusterId = serializers.UUIDField()
+    reason = serializers.CharField()
+    message = serializers.CharField()
+    source = serializers.CharField()
+    phase = serializers.CharField()
+
+    def to_representation(self, event) -> dict:
+        return {
+            "id": str(uuid.UUID(int=event.id)), "createdAt": _iso(event.at), "type": event.type,
+            "clusterId": str(self.context["workload"].cluster_id), "reason": event.reason,
+            "message": event.message, "source": event.source, "phase": event.phase,
+        }
 
 
 class AcceptedSerializer(serializers.Serializer):

@@ -5,21 +5,21 @@ import random
 import string
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
+from policies.services import policy_enforce
 from studio.errors import Conflict
-from studio.models import Membership, Project
+from studio.models import Level, Project
 from studio.permissions import has_project_role
 from studio.queue import enqueue_on_commit
-from workloads.models import Workload, WorkloadEvent
-from workloads.specs import gpu_request_of
-
-# Workloads that hold GPUs: not finished, not stopped, not deleted.
-HOLDING = dict(deleted_at__isnull=True, desired_phase=Workload.Desired.RUNNING)
+from studio.selectors import node_pool_errors
+from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
+from workloads.specs import gpu_request_of, validate_spec
 
 
 def _record(workload: Workload, reason: str, message: str, *, type=WorkloadEvent.Type.NORMAL) -> None:
@@ -28,33 +28,56 @@ def _record(workload: Workload, reason: str, message: str, *, type=WorkloadEvent
     )
 
 
-def _unique_name(requested: str, as_prefix: bool) -> str:
+NAME_ATTEMPTS = 20  # generated names tried before a submission gives up: 26**5 suffixes make one retry rare
+
+
+def _names(requested: str, as_prefix: bool):
+    """The names to try: the requested one; with useGivenNameAsPrefix, the prefix with a new random 5-letter
+    suffix each time (settings.WORKLOAD_NAME_SEED makes the sequence repeatable, for tests)."""
     if not as_prefix:
-        return requested
-    suffix = "".join(random.choices(string.ascii_lowercase, k=5))
-    return f"{requested[: 63 - 6]}-{suffix}"
+        yield requested
+        return
+    seed = settings.WORKLOAD_NAME_SEED
+    source = random.Random(seed) if seed is not None else random.SystemRandom()
+    for _ in range(NAME_ATTEMPTS):
+        yield f"{requested[: 63 - 6]}-{''.join(source.choices(string.ascii_lowercase, k=5))}"
+
+
+def _unique_name(requested: str, as_prefix: bool) -> str:
+    """One name as a submission would try it first (a launch preview shows it; nothing is reserved)."""
+    return next(_names(requested, as_prefix))
+
+
+class _NameTaken(Exception):
+    pass
+
+
+def quota_decision(project: Project, kind: str, gpus: Decimal) -> dict:
+    """Whether `gpus` more fit the project: inferences and workspaces stay within its deserved GPUs, trainings
+    may use up to its limit. `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}`."""
+    used = Decimal(0)
+    if gpus > 0:
+        held = Workload.objects.filter(HOLDING_GPUS, project=project)  # its partial index: flat with history
+        used = held.aggregate(total=Sum("gpu_request"))["total"] or Decimal(0)
+    limit = project.gpu_limit
+    message = ""
+    if gpus <= 0:
+        pass
+    elif kind == Workload.Kind.TRAINING:
+        if limit is not None and used + gpus > limit:
+            message = f"Project GPU limit exceeded: {used + gpus:g} GPUs requested in total, limit is {limit:g}."
+    elif used + gpus > project.gpu_deserved:
+        message = (f"Project GPU quota (deserved) exceeded: {used + gpus:g} GPUs requested in total, deserved is "
+                   f"{project.gpu_deserved:g}; only trainings may go over it.")
+    return {"allowed": not message, "project": project.name, "requested": float(gpus),
+            "deserved": float(project.gpu_deserved), "limit": None if limit is None else float(limit),
+            "used": float(used), "message": message or "Within the project's GPU quota."}
 
 
 def _check_quota(project: Project, kind: str, gpus: Decimal) -> None:
-    """Inferences and workspaces stay within the project's deserved GPUs; trainings may use up to its limit."""
-    if gpus <= 0:
-        return
-    used = (
-        Workload.objects.filter(project=project, **HOLDING)
-        .exclude(actual_phase__in=Workload.FINISHED)
-        .aggregate(total=Sum("gpu_request"))["total"]
-        or Decimal(0)
-    )
-    if kind == Workload.Kind.TRAINING:
-        if project.gpu_limit is not None and used + gpus > project.gpu_limit:
-            raise ValidationError({"spec.compute": [
-                f"Project GPU limit exceeded: {used + gpus:g} GPUs requested in total, limit is {project.gpu_limit:g}."
-            ]})
-    elif used + gpus > project.gpu_deserved:
-        raise ValidationError({"spec.compute": [
-            f"Project GPU quota (deserved) exceeded: {used + gpus:g} GPUs requested in total, deserved is "
-            f"{project.gpu_deserved:g}; only trainings may go over it."
-        ]})
+    decision = quota_decision(project, kind, gpus)
+    if not decision["allowed"]:
+        raise ValidationError({"spec.compute": [decision["message"]]})
 
 
 def _project_for_submit(user, request: dict) -> Project:
@@ -64,7 +87,7 @@ def _project_for_submit(user, request: dict) -> Project:
     )
     if project is None:
         raise ValidationError({"projectId": ["No such project, or you are not a member of it."]})
-    if not has_project_role(user, project, Membership.Role.MEMBER):
+    if not has_project_role(user, project, Level.MEMBER):
         raise PermissionDenied("Viewers may not submit workloads.")
     if str(project.cluster_id) != str(request["clusterId"]):
         raise ValidationError({"clusterId": [f"Project {project.name} runs on cluster {project.cluster_id}."]})
@@ -75,26 +98,42 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
                     provenance: dict | None = None) -> Workload:
     """Create a workload from a validated create body (workloads.specs) and enqueue its push to the cluster."""
     project = _project_for_submit(user, request)
-    spec = request["spec"]
+    # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
+    spec = policy_enforce(kind=kind, project=project, spec=request["spec"])
+    request = {**request, "spec": spec}
+    # A pool the project cannot use would leave the workload Pending for ever: refuse it now.
+    pool_errors = node_pool_errors(project, spec.get("nodePools"))
+    if pool_errors:
+        raise ValidationError(pool_errors)
     gpus = gpu_request_of(spec)
-    name = _unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
-    try:
-        with transaction.atomic():
-            Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise quota checks per project
-            if Workload.objects.live().filter(project=project, name=name).exists():
-                raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")
-            _check_quota(project, kind, gpus)
-            workload = Workload.objects.create(
-                kind=kind, name=name, requested_name=request["name"], project=project,
-                department=project.department, cluster=project.cluster, created_by=user,
-                created_by_name=user.email or user.get_username(), request=request, spec=spec,
-                gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, spec),
-                phase_updated_at=timezone.now(), **(provenance or {}),
-            )
-            _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
-            enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
-    except IntegrityError as exc:  # a concurrent submit of the same name won the race
-        raise Conflict(f"A workload named {name!r} already exists in project {project.name}.") from exc
+    as_prefix = bool(request.get("useGivenNameAsPrefix", False))
+    for name in _names(request["name"], as_prefix):
+        try:
+            return _create(kind=kind, name=name, project=project, request=request, user=user, gpus=gpus,
+                           source=source, provenance=provenance)
+        except (_NameTaken, IntegrityError) as exc:  # IntegrityError: a concurrent submit took the name first
+            if not as_prefix:
+                raise Conflict(f"A workload named {name!r} already exists in project {project.name}.") from exc
+    raise Conflict(f"No free name with prefix {request['name']!r} in project {project.name} after "
+                   f"{NAME_ATTEMPTS} attempts.")
+
+
+def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus: Decimal, source: str,
+            provenance: dict | None) -> Workload:
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise quota checks per project
+        if Workload.objects.live().filter(project=project, name=name).exists():
+            raise _NameTaken(name)
+        _check_quota(project, kind, gpus)
+        workload = Workload.objects.create(
+            kind=kind, name=name, requested_name=request["name"], project=project,
+            department=project.department, cluster=project.cluster, created_by=user,
+            created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
+            gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, request["spec"]),
+            phase_updated_at=timezone.now(), **(provenance or {}),
+        )
+        _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
+        enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
     return workload
 
 
@@ -107,7 +146,7 @@ def _requested_pods(kind: str, spec: dict) -> int:
 
 
 def _require_role(user, workload: Workload) -> None:
-    if not has_project_role(user, workload.project_id, Membership.Role.MEMBER):
+    if not has_project_role(user, workload.project_id, Level.MEMBER):
         raise PermissionDenied("Viewers may not change workloads.")
 
 
@@ -137,6 +176,13 @@ def workload_suspend(*, workload: Workload, user) -> Workload:
                        reason="Suspend", message=f"Suspended by {user.get_username()}.", task="workloads.tasks.workload_suspend")
 
 
+def workload_suspend_by_system(*, workload: Workload, reason: str, message: str) -> Workload:
+    """A suspend the platform decides (idle GPU reclaim, a time limit: workloads/reclaim.py), with its reason
+    as the event's; resumed like any other."""
+    return _transition(workload, desired=Workload.Desired.STOPPED, phase=Workload.Phase.STOPPING,
+                       reason=reason, message=message, task="workloads.tasks.workload_suspend")
+
+
 def workload_resume(*, workload: Workload, user) -> Workload:
     _require_role(user, workload)
     if workload.kind not in (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE):
@@ -150,6 +196,38 @@ def workload_resume(*, workload: Workload, user) -> Workload:
         _check_quota(project, workload.kind, workload.gpu_request)
         return _transition(workload, desired=Workload.Desired.RUNNING, phase=Workload.Phase.RESUMING,
                            reason="Resume", message=f"Resumed by {user.get_username()}.", task="workloads.tasks.workload_resume")
+
+
+def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload:
+    """Run:ai latest's PATCH of an inference: the given top-level spec fields replace the current ones, the
+    whole spec is validated and held to the policy again, and the primary object is rolled to a new revision
+    (Knative makes a Revision; a Deployment a new ReplicaSet) by the workload_roll task."""
+    _require_role(user, workload)
+    if workload.kind != Workload.Kind.INFERENCE:
+        raise ValidationError({"workloadId": ["Only inferences can be updated."]})
+    if not isinstance(spec_changes, dict):
+        raise ValidationError({"spec": ["Must be a JSON object."]})
+    try:
+        merged = validate_spec(workload.kind, {**workload.spec, **spec_changes})
+    except ValidationError as exc:
+        raise ValidationError({"spec": exc.detail}) from None
+    spec = policy_enforce(kind=workload.kind, project=workload.project, spec=merged)
+    gpus = gpu_request_of(spec)
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=workload.project_id)
+        locked = Workload.objects.select_for_update().get(pk=workload.pk)
+        if gpus > locked.gpu_request:  # only the increase needs room in the quota
+            _check_quota(project, locked.kind, gpus - locked.gpu_request)
+        revision = locked.events.filter(reason="Updated").count() + 2  # the create was revision 1
+        locked.spec, locked.request = spec, {**locked.request, "spec": spec}
+        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, spec)
+        if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING):
+            locked.actual_phase, locked.phase_updated_at = Workload.Phase.UPDATING, timezone.now()
+        locked.save()
+        _record(locked, "Updated", f"Revision {revision} by {user.get_username()}: "
+                                   f"{', '.join(sorted(spec_changes)) or 'no fields'} changed.")
+        enqueue_on_commit("workloads.tasks.workload_roll", str(locked.pk))
+    return locked
 
 
 def workload_delete(*, workload: Workload, user) -> Workload:

@@ -13,7 +13,7 @@ from prometheus_client import Counter
 
 from studio import kube
 from studio.models import Cluster
-from workloads import collect, push, sync
+from workloads import collect, push, reclaim, sync
 
 RETRIED = dict(
     acks_late=True,
@@ -34,6 +34,11 @@ def _count_retry(sender=None, **kwargs):
 @shared_task(name="workloads.tasks.workload_push", **RETRIED)
 def workload_push(workload_id: str) -> None:
     push.workload_push(workload_id)
+
+
+@shared_task(name="workloads.tasks.workload_roll", **RETRIED)
+def workload_roll(workload_id: str) -> None:
+    push.workload_roll(workload_id)
 
 
 @shared_task(name="workloads.tasks.workload_suspend", **RETRIED)
@@ -71,6 +76,11 @@ def clusters_collect_metrics() -> None:
 @shared_task(name="workloads.tasks.cluster_collect_metrics", acks_late=True)
 def cluster_collect_metrics(cluster_id: str) -> None:
     collect.cluster_collect_metrics(cluster_id)
+
+
+@shared_task(name="workloads.tasks.workloads_reclaim", acks_late=True)
+def workloads_reclaim() -> list[str]:
+    return reclaim.workloads_reclaim()
 
 
 @shared_task(name="workloads.tasks.metrics_purge", acks_late=True)

@@ -5,21 +5,22 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 
 from studio.errors import flatten_errors
-from studio.models import Membership
+from studio.models import Level
+from studio.pages import paged, selected_filters
 from studio.permissions import has_project_role
-from workloads import services
+from workloads import pod_logs, reclaim, services
 from workloads.filtersets import WorkloadFilterSet
 from workloads.models import Workload
 
-PAGE_SIZE = 50
-TRANSITIONAL = {"Creating", "Pending", "Initializing", "Resuming", "Stopping", "Deleting", "Unknown"}
+# Phases after which nothing changes by itself: pages stop polling a workload there.
+SETTLED = set(Workload.FINISHED)
 
 
 def _visible(request):
@@ -28,17 +29,13 @@ def _visible(request):
 
 @login_required
 def workload_list(request):
-    filterset = WorkloadFilterSet(request.GET, queryset=_visible(request), request=request)
-    errors = []
-    try:
-        rows = list(filterset.qs[:PAGE_SIZE]) if filterset.is_valid() else []
-        errors = [f"{k}: {' '.join(v)}" for k, v in filterset.errors.items()]
-    except ValidationError as exc:
-        rows, errors = [], [f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail)]
+    """The list, filtered and sorted by the API's FilterSet; its rows re-read every 2 s while any may change."""
+    rows, errors, page = paged(request, WorkloadFilterSet, _visible(request))
     context = {
-        "workloads": rows, "filters": request.GET, "errors": errors,
+        "workloads": rows, "filters": request.GET, "errors": errors, "page": page,
         "kinds": Workload.Kind.choices, "phases": Workload.Phase.choices,
-        "live": any(w.actual_phase in TRANSITIONAL for w in rows),
+        "chosen_kinds": selected_filters(request, "type"), "chosen_phases": selected_filters(request, "phase"),
+        "live": any(w.actual_phase not in SETTLED for w in rows),
     }
     template = "workloads/_rows.html" if request.htmx else "workloads/list.html"
     return render(request, template, context)
@@ -50,19 +47,58 @@ def _workload(request, workload_id) -> Workload:
 
 @login_required
 def workload_detail(request, workload_id):
-    workload = _workload(request, workload_id)
+    """The page; with ?part=live (htmx, every 2 s until the workload settles) only its status, actions, pods and
+    timeline, so that a page left open follows the workload to Completed and offers only what still applies."""
+    try:
+        workload = _workload(request, workload_id)
+    except Http404:
+        if request.htmx:
+            return HttpResponse(status=286)  # htmx: stop polling, the workload is gone
+        raise
+    pods = list(workload.pods.all())
     context = {
         "workload": workload,
         "spec_json": json.dumps(workload.spec, indent=2),
         "events": workload.events.order_by("-at", "-id")[:100],
-        "pods": workload.pods.all(),
-        "can_change": has_project_role(request.user, workload.project_id, Membership.Role.MEMBER),
-        "live": workload.actual_phase in TRANSITIONAL,
+        "pods": pods,
+        "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
+        # as the logs API decides (workloads.pod_logs): the submitter, the project's admins, platform admins
+        "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
+        "live": workload.actual_phase not in SETTLED,
         "suspendable": workload.kind in (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE),
+        "starting": workload.actual_phase in ("Creating", "Pending", "Initializing", "Resuming", "Stopping"),
+        "reclaimed": reclaim.last_reclaim(workload),  # suspended by the platform: say why, next to Resume
     }
-    if request.htmx and request.GET.get("part") == "status":
-        return render(request, "workloads/_status.html", context)
+    if request.htmx and request.GET.get("part") == "live":
+        return render(request, "workloads/_live.html", context)
     return render(request, "workloads/detail.html", context)
+
+
+@login_required
+def workload_logs(request, workload_id):
+    """The last lines of one pod's log as text, for the logs panel, through the logs API's own functions (who may
+    read, what the cluster's refusals mean). A refusal is a note for the panel (status 200, X-Log-Problem), not a
+    failed request: a pod that has not started or is gone is an ordinary moment of a workload's life."""
+    workload = _workload(request, workload_id)
+    pod = workload.pods.filter(name=request.GET.get("pod", "")).first()
+    if pod is None:
+        return _log_problem("That pod is gone (replaced or stopped); choose another.")
+    query = pod_logs.LogQuerySerializer(data={"tailLines": request.GET.get("tailLines", "500")})
+    try:
+        pod_logs.check_may_read_logs(workload=workload, user=request.user)
+        query.is_valid(raise_exception=True)
+        text = pod_logs.pod_log(workload=workload, pod=pod, query=query.validated_data)
+    except APIException as exc:
+        detail = exc.detail
+        return _log_problem(" ".join(e["message"] for e in flatten_errors(detail))
+                            if isinstance(detail, (dict, list)) else str(detail))
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+def _log_problem(message: str) -> HttpResponse:
+    response = HttpResponse(message, content_type="text/plain; charset=utf-8")
+    response["X-Log-Problem"] = "1"
+    return response
 
 
 def _act(request, workload_id, service, done: str, *, redirect_to_list=False):

@@ -8,7 +8,7 @@ again, every workload must be on it exactly once.
 import sys
 import time
 
-from scripts.faults.load import Census, Load, converge, report
+from scripts.faults.load import CONVERGE_BOUND, RECOVERY_BOUND, Census, Load, converge, recover, report
 from scripts.faults.stack import Stack, wait_until
 
 COUNT = 500
@@ -26,14 +26,17 @@ def main() -> int:
               flush=True)
         time.sleep(OUTAGE_SECONDS)
         stack.set_sim_faults(outage=False)
+        fault_ended = time.monotonic()
         retries = _push_retries(stack)
         print(f"kubesim-outage: cluster API back after {OUTAGE_SECONDS}s; {len(load.accepted)} accepted, "
               f"{retries} push retries meanwhile", flush=True)
+        recovery = recover(stack, load, fault_ended=fault_ended, bound=RECOVERY_BOUND)
         load.wait(timeout=300)
-        census, seconds = converge(stack, load, timeout=150)
+        census, seconds = converge(stack, load, timeout=CONVERGE_BOUND)
         notes = [f"{on_cluster} on the cluster when it went down", f"{retries} push retries during the outage"]
         problems = [] if retries > 0 else ["no push failed during the outage: nothing was tested"]
-        return 0 if report("kubesim-outage", load, census, seconds=seconds, notes=notes, extra_problems=problems) else 1
+        return 0 if report("kubesim-outage", load, census, seconds=seconds, notes=notes, extra_problems=problems,
+                                  recovery=recovery, converge_bound=CONVERGE_BOUND) else 1
 
 
 def _push_retries(stack: Stack) -> int:

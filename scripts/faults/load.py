@@ -93,20 +93,24 @@ def is_error_body(response, code: int) -> bool:
 
 @dataclass
 class Census:
+    settled_phases: set  # the phases a load workload may end in on this cluster
     rows: dict  # workload id -> name, live workloads of the project
+    phases: dict  # workload id -> actual phase
     jobs: collections.Counter  # workload id -> Jobs labelled with it
     names: collections.Counter  # name -> live rows
 
     @classmethod
     def take(cls, stack: Stack, org: dict) -> "Census":
         with psycopg.connect(stack.env["DATABASE_URL"]) as conn:
-            rows = dict(conn.execute("SELECT id::text, name FROM workloads_workload WHERE project_id = %s "
-                                     "AND deleted_at IS NULL", [org["projectId"]]).fetchall())
-        url = f"{stack.sim_url}/apis/batch/v1/namespaces/{org['namespace']}/jobs"
-        items = requests.get(url, params={"labelSelector": MANAGED}, headers=stack.sim_headers,
-                             timeout=30).json().get("items", [])
+            found = conn.execute("SELECT id::text, name, actual_phase FROM workloads_workload WHERE project_id = %s "
+                                 "AND deleted_at IS NULL", [org["projectId"]]).fetchall()
+        answer = stack.cluster_get(f"/apis/batch/v1/namespaces/{org['namespace']}/jobs", labelSelector=MANAGED)
+        answer.raise_for_status()
+        items = answer.json().get("items", [])
         jobs = collections.Counter(job["metadata"]["labels"][WORKLOAD_ID] for job in items)
-        return cls(rows=rows, jobs=jobs, names=collections.Counter(rows.values()))
+        rows = {wid: name for wid, name, _ in found}
+        return cls(settled_phases=stack.settled_phases, rows=rows, phases={wid: phase for wid, _, phase in found}, jobs=jobs,
+                   names=collections.Counter(rows.values()))
 
     def duplicates(self) -> int:
         """Rows beyond one per name, Jobs beyond one per workload, and Jobs of no workload."""
@@ -118,29 +122,88 @@ class Census:
         return (sum(1 for name in load.accepted if name not in self.names)
                 + sum(1 for wid in self.rows if wid not in self.jobs))
 
+    def unsettled(self, names) -> list[str]:
+        """Of these names, those without a row, a Job on the cluster and the phase the cluster gives them."""
+        by_name = {name: wid for wid, name in self.rows.items()}
+        return [name for name in names if name not in by_name or by_name[name] not in self.jobs
+                or self.phases[by_name[name]] not in self.settled_phases]
+
+
+# The bounds every scenario asserts, in seconds. With the stack's settings (a sync round every 2 s, repairs
+# after 5 s, cluster retries backing off to 4 s at most) a workload whose push died with the fault is pushed
+# again by the first round after the repair grace and seen Running by the round after: about 10 s. The backlog
+# the fault left (up to ~250 pushes, with the load still submitting) then drains at the push rate, 5-10 a second
+# on this shared 2-core machine: up to ~50 s. An expiring lease (two minutes, before) cannot pass it.
+RECOVERY_BOUND = 60.0  # from the fault's end until the workloads accepted by then have their Job and phase
+CONVERGE_BOUND = 60.0  # from the last answer until every accepted workload has its Job and phase
+
 
 def converge(stack: Stack, load: Load, *, timeout: float) -> tuple[Census, float]:
-    """Census until nothing is lost or duplicated, or the timeout; with the seconds it took."""
+    """Census until nothing is lost or duplicated and every workload has its phase, or the timeout; with the
+    seconds it took."""
     started = time.monotonic()
     while True:
         census = Census.take(stack, load.org)
-        if (census.lost(load) == 0 and census.duplicates() == 0) or time.monotonic() - started > timeout:
+        if ((census.lost(load) == 0 and census.duplicates() == 0 and not census.unsettled(load.accepted))
+                or time.monotonic() - started > timeout):
             return census, time.monotonic() - started
-        time.sleep(2)
+        time.sleep(1)
+
+
+@dataclass
+class Recovery:
+    """How long after the fault ended the workloads accepted by then had their Job and their phase."""
+
+    bound: float
+    seconds: float
+    workloads: int
+    unsettled: list
+
+    def note(self) -> str:
+        return (f"recovered {self.seconds:.1f}s after the fault ended (bound {self.bound:.0f}s, "
+                f"{self.workloads} workloads accepted by then)")
+
+    def problems(self) -> list[str]:
+        if self.unsettled:
+            return [f"{len(self.unsettled)} workloads accepted before the fault ended had no Job or phase "
+                    f"{self.seconds:.0f}s after it (bound {self.bound:.0f}s), e.g. {self.unsettled[:5]}"]
+        return []
+
+
+def recover(stack: Stack, load: Load, *, fault_ended: float, bound: float) -> Recovery:
+    """Poll (while the load goes on) until every workload accepted when the fault ended (`fault_ended`, a
+    time.monotonic()) has its Job on the cluster and its phase; past the bound the poll stops, as a failure."""
+    names = list(load.accepted)
+    while True:
+        try:
+            unsettled = Census.take(stack, load.org).unsettled(names)
+        except (psycopg.Error, requests.RequestException):
+            unsettled = names  # the database or the cluster still coming back: not recovered yet
+        seconds = time.monotonic() - fault_ended
+        if not unsettled or seconds > bound:
+            return Recovery(bound=bound, seconds=seconds, workloads=len(names), unsettled=unsettled)
+        time.sleep(0.5)
 
 
 def report(label: str, load: Load, census: Census, *, seconds: float, notes: list[str],
-           extra_problems: list[str] = ()) -> bool:
+           extra_problems: list[str] = (), recovery: Recovery, converge_bound: float) -> bool:
     """Print the summary line (and why it failed); True on PASS."""
-    problems = [*load.problems, *extra_problems]
+    problems = [*load.problems, *extra_problems, *recovery.problems()]
+    unsettled = census.unsettled(load.accepted)
+    if unsettled:
+        by_name = {name: wid for wid, name in census.rows.items()}
+        phases = collections.Counter(census.phases.get(by_name.get(name)) for name in unsettled)
+        problems.append(f"{len(unsettled)} accepted workloads without a Job or phase {seconds:.0f}s after the last "
+                        f"answer (bound {converge_bound:.0f}s; their phases {dict(phases)}), e.g. {unsettled[:5]}")
     duplicates, lost = census.duplicates(), census.lost(load)
     ok = not problems and duplicates == 0 and lost == 0 and len(load.accepted) == load.count
     verdict = "PASS" if ok else "FAIL"
+    load.stack.keep_logs = load.stack.keep_logs or not ok
     print(f"{label}: submitted {load.count}, created {len(census.names)}, duplicates {duplicates}, "
           f"lost {lost} — {verdict}")
     statuses = ", ".join(f"{code or 'no answer'}: {n}" for code, n in sorted(load.statuses.items()))
-    print(f"  answers {{{statuses}}}; slowest {load.slowest:.1f}s; converged {seconds:.1f}s after the last answer; "
-          + "; ".join(notes))
+    print(f"  {recovery.note()}; converged {seconds:.1f}s after the last answer (bound {converge_bound:.0f}s)")
+    print(f"  answers {{{statuses}}}; slowest {load.slowest:.1f}s; " + "; ".join(notes))
     for problem in problems[:20]:
         print(f"  problem: {problem}")
     return ok

@@ -10,7 +10,7 @@ each workload once on the cluster.
 import sys
 import time
 
-from scripts.faults.load import Load, converge, report
+from scripts.faults.load import CONVERGE_BOUND, RECOVERY_BOUND, Load, converge, recover, report
 from scripts.faults.stack import Stack, wait_until
 
 COUNT = 500
@@ -28,13 +28,17 @@ def main() -> int:
         time.sleep(OUTAGE_SECONDS)
         during, answered = len(load.accepted) - before, sum(load.statuses.values()) - answers_before
         stack.start_redis()
-        print(f"redis-stop: Redis back after {OUTAGE_SECONDS}s; {during} submissions accepted meanwhile",
-              flush=True)
+        restarted = stack.restart_worker_if_exited()  # what the worker's supervisor does
+        fault_ended = time.monotonic()
+        print(f"redis-stop: Redis back after {OUTAGE_SECONDS}s; {during} submissions accepted meanwhile"
+              + ("; the worker had exited and was restarted by its supervisor" if restarted else ""), flush=True)
+        recovery = recover(stack, load, fault_ended=fault_ended, bound=RECOVERY_BOUND)
         load.wait(timeout=300)
-        census, seconds = converge(stack, load, timeout=150)
+        census, seconds = converge(stack, load, timeout=CONVERGE_BOUND)
         notes = [f"{during} of {answered} answers while Redis was down were acceptances"]
         problems = [] if during > 0 else ["no submission was answered while Redis was down: nothing was tested"]
-        return 0 if report("redis-stop", load, census, seconds=seconds, notes=notes, extra_problems=problems) else 1
+        return 0 if report("redis-stop", load, census, seconds=seconds, notes=notes, extra_problems=problems,
+                                  recovery=recovery, converge_bound=CONVERGE_BOUND) else 1
 
 
 if __name__ == "__main__":

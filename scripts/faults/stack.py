@@ -5,6 +5,7 @@ fault can kill -9 all of it and cleanup leaves nothing behind. Logs go to files 
 named in the summary when something fails."""
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import psycopg
 import requests
+from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -35,6 +37,7 @@ ENV = {
     "LOG_FORMAT": "console",
     "PYTHONUNBUFFERED": "1",
     "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "CLUSTER_ALLOWED_NETWORKS": "127.0.0.0/8",  # the cluster (kubesim or the real server) is on loopback
 }
 
 
@@ -93,8 +96,18 @@ class PrivatePostgres:
 
 
 class Stack:
-    def __init__(self, name: str, *, private_postgres: bool = False):
+    """`real_apiserver`: the cluster is a real kube-apiserver + controller manager + etcd (scripts/realkube.py),
+    its nodes kubesim's node side over HTTP (`python -m kubesim.node.remote`), instead of kubesim."""
+
+    def __init__(self, name: str, *, private_postgres: bool = False, real_apiserver: bool = False):
         self.name = name
+        self.real = None
+        self.real_apiserver = real_apiserver
+        # The phases a load workload may settle in. On kubesim: Running (each runs for an hour on a cluster with
+        # room for all). On the real server: any phase read from the cluster, because kubesim's node side there
+        # can drop a pod whose status write failed while the server was down (its pod stays Pending or
+        # Initializing, which is then the workload's true phase).
+        self.settled_phases = {"Pending", "Initializing", "Running"} if real_apiserver else {"Running"}
         self.folder = Path(tempfile.mkdtemp(prefix=f"faults-{name}-"))
         self.postgres = PrivatePostgres(self.folder) if private_postgres else None
         self.database = f"faults_{name.replace('-', '_')}"
@@ -103,8 +116,11 @@ class Stack:
         self.url = f"http://127.0.0.1:{self.web_port}"
         self.sim_url = f"http://127.0.0.1:{self.sim_port}"
         self.processes: dict[str, subprocess.Popen] = {}
+        self.keep_logs = False  # a failed run keeps its folder, logs and all
         self.worker_starts = 0
-        self.env = {**os.environ, **ENV, "STUDIO_VAR_DIR": str(self.folder / "var"),
+        # Keys of this run alone: the servers refuse to start without them (studio/keys.py).
+        keys = {"SECRET_KEY": secrets.token_urlsafe(50), "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode()}
+        self.env = {**os.environ, **ENV, **keys, "STUDIO_VAR_DIR": str(self.folder / "var"),
                     "DATABASE_URL": f"{self.server}/{self.database}",
                     "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0"}
         self.session = requests.Session()
@@ -154,6 +170,17 @@ class Stack:
         wait_until(lambda: log.read_text().count(" ready.") > self.worker_starts, timeout=60, what="the worker")
         self.worker_starts += 1
 
+    def restart_worker_if_exited(self) -> bool:
+        """Start the worker again if it has exited, as its supervisor (systemd, Kubernetes) would; True if so.
+        Celery's worker can stop with "Unrecoverable error" when its broker vanishes mid-reconnect (a
+        kombu/celery race), so a broker outage is survived by the supervisor, not by the worker alone."""
+        process = self.processes.get("worker")
+        if process is None or process.poll() is None:
+            return False
+        self.processes.pop("worker")
+        self.start_worker()
+        return True
+
     def start(self) -> "Stack":
         print(f"{self.name}: logs in {self.folder}", flush=True)
         if self.postgres:
@@ -161,16 +188,23 @@ class Stack:
         self._create_database()
         subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True)
         self.start_redis()
-        self.spawn("kubesim", [PY, "-m", "studio.kubesim", "--port", str(self.sim_port), "--quiet",
-                               "--run-seconds", "3600", "--pull-seconds", "0.2", "--nodes", "8"])
+        if self.real_apiserver:
+            from scripts.realkube import RealKube
+
+            self.real = RealKube(workdir=self.folder / "kube").start()
+            self.spawn("nodes", [PY, "-m", "kubesim.node.remote", "--server", self.real.url, "--token",
+                                 self.real.token, "--ca-file", self.real.ca_file, "--nodes", "8",
+                                 "--run-seconds", "3600", "--pull-seconds", "0.2"])
+        else:
+            self.spawn("kubesim", [PY, "-m", "kubesim", "--port", str(self.sim_port), "--quiet",
+                                   "--run-seconds", "3600", "--pull-seconds", "0.2", "--nodes", "8"])
         self.spawn("web", [PY, "-m", "gunicorn", "studio.wsgi:application", "-b", f"127.0.0.1:{self.web_port}",
                            "-w", "3", "--timeout", "60", "--graceful-timeout", "5"])
         self.spawn("beat", [PY, "-m", "celery", "-A", "studio", "beat", "-l", "WARNING",
                             "-s", str(self.folder / "beat-schedule")])
         self.start_worker()
         wait_until(lambda: self.session.get(self.url + "/healthz", timeout=2).ok, timeout=60, what="the web")
-        wait_until(lambda: requests.get(self.sim_url + "/version", headers=self.sim_headers, timeout=2).ok,
-                   timeout=30, what="kubesim")
+        wait_until(lambda: self.cluster_get("/version").ok, timeout=30, what="the cluster")
         return self
 
     def __enter__(self) -> "Stack":
@@ -182,12 +216,15 @@ class Stack:
             self.close()
             raise
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *_) -> None:
+        self.keep_logs = self.keep_logs or exc_type is not None
         self.close()
 
     def close(self) -> None:
         for name in list(self.processes):
             self.stop(name)
+        if self.real:
+            self.real.stop()
         try:
             with psycopg.connect(f"{self.server}/postgres", autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
@@ -195,7 +232,10 @@ class Stack:
             pass  # a private cluster may already be gone
         if self.postgres:
             self.postgres.destroy()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.keep_logs:
+            print(f"{self.name}: logs kept in {self.folder}", flush=True)
+        else:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def _create_database(self) -> None:
         with psycopg.connect(f"{self.server}/postgres", autocommit=True) as conn:
@@ -208,6 +248,13 @@ class Stack:
     def sim_headers(self) -> dict:
         return {"Authorization": f"Bearer {SIM_TOKEN}"}
 
+    def cluster_get(self, path: str, **params) -> requests.Response:
+        """GET on the cluster's API as its admin (kubesim or the real API server)."""
+        if self.real:
+            return requests.get(self.real.url + path, params=params, timeout=30,
+                                headers={"Authorization": f"Bearer {self.real.token}"}, verify=self.real.ca_file)
+        return requests.get(self.sim_url + path, params=params, headers=self.sim_headers, timeout=30)
+
     def bootstrap(self) -> dict:
         """A platform admin, the simulated cluster, a department and a project with room for every workload;
         the admin's bearer header and the project's id and namespace."""
@@ -217,8 +264,13 @@ class Stack:
         token = self.post("/api/v1/token", {"grantType": "password", "username": ADMIN[0], "password": ADMIN[1]},
                           headers={})["accessToken"]
         self.session.headers["Authorization"] = f"Bearer {token}"
-        cluster = self.post("/api/v1/clusters", {"name": "sim", "apiServerUrl": self.sim_url, "token": SIM_TOKEN,
-                                                 "verifyTls": False})
+        if self.real:
+            cluster = self.post("/api/v1/clusters", {"name": "real", "apiServerUrl": self.real.url,
+                                                     "token": self.real.token, "caCert": self.real.ca_pem,
+                                                     "verifyTls": True})
+        else:
+            cluster = self.post("/api/v1/clusters", {"name": "sim", "apiServerUrl": self.sim_url, "token": SIM_TOKEN,
+                                                     "verifyTls": False})
         department = self.post("/api/v1/org-unit/departments", {"name": "faults"})
         project = self.post("/api/v1/org-unit/projects", {
             "name": "load", "departmentId": department["id"], "clusterId": cluster["clusterId"],
@@ -228,7 +280,8 @@ class Stack:
 
     def post(self, path: str, body: dict, **kwargs) -> dict:
         response = self.session.post(self.url + path, json=body, timeout=30, **kwargs)
-        response.raise_for_status()
+        if not response.ok:
+            raise RuntimeError(f"POST {path}: {response.status_code} {response.text[:500]}")
         return response.json()
 
     def set_sim_faults(self, **faults) -> None:

@@ -9,7 +9,7 @@ again); a push that runs twice adopts what the first created. So: each workload 
 import sys
 import time
 
-from scripts.faults.load import Census, Load, converge, report
+from scripts.faults.load import CONVERGE_BOUND, RECOVERY_BOUND, Census, Load, converge, recover, report
 from scripts.faults.stack import Stack, wait_until
 
 COUNT = 500
@@ -28,13 +28,16 @@ def main() -> int:
         print(f"worker-kill: killed the worker with {len(load.accepted)} accepted, {backlog} not yet on the cluster",
               flush=True)
         time.sleep(5)
-        stack.start_worker()
+        stack.start_worker()  # returns once the worker is ready: the fault has ended
+        fault_ended = time.monotonic()
         stack.set_sim_faults(latencyMs=0)
+        recovery = recover(stack, load, fault_ended=fault_ended, bound=RECOVERY_BOUND)
         load.wait(timeout=300)
-        census, seconds = converge(stack, load, timeout=120)
+        census, seconds = converge(stack, load, timeout=CONVERGE_BOUND)
         notes = [f"killed with {backlog} workloads not yet on the cluster"]
         problems = [] if backlog > 0 else ["the worker had no backlog when killed: nothing was tested"]
-        return 0 if report("worker-kill", load, census, seconds=seconds, notes=notes, extra_problems=problems) else 1
+        return 0 if report("worker-kill", load, census, seconds=seconds, notes=notes, extra_problems=problems,
+                                  recovery=recovery, converge_bound=CONVERGE_BOUND) else 1
 
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@
   // Outputs that need an endpoint read null until the sync knows it: fetch again until every value is known.
   async function loadOutputs(box, polls) {
     const response = await fetch(box.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (!response.ok) { box.replaceChildren(text("p", "No outputs.", "muted")); return; }
+    if (!response.ok) { box.replaceChildren(text("p", "No outputs.", "text-secondary")); return; }
     const outputs = (await response.json()).outputs || [];
     box.replaceChildren();
-    if (!outputs.length) { box.append(text("p", "No outputs.", "muted")); return; }
+    if (!outputs.length) { box.append(text("p", "No outputs.", "text-secondary")); return; }
     const list = document.createElement("dl");
     list.className = "kv";
     for (const output of outputs) {
@@ -32,14 +32,14 @@
       value.dataset.output = output.name;
       dd.append(value, " ");
       if (hidden) {
-        const reveal = text("button", "Reveal", "secondary");
+        const reveal = text("button", "Reveal", "btn btn-sm");
         reveal.type = "button";
         reveal.setAttribute("aria-label", "Reveal " + label);
         reveal.addEventListener("click", () => { revealed.add(output.name); value.textContent = output.value; reveal.remove(); });
         dd.append(reveal, " ");
       }
       if (output.value) {
-        const copy = text("button", "Copy", "secondary");
+        const copy = text("button", "Copy", "btn btn-sm");
         copy.type = "button";
         copy.setAttribute("aria-label", "Copy " + label);
         copy.addEventListener("click", async () => {
@@ -56,37 +56,208 @@
     }
   }
 
+  // --- charts: a time axis that only moves forward, units on the axes, human legends, reference lines ------
+  const GIB = 1 / (1024 * 1024 * 1024);
   const CHARTS = {
-    "chart-gpu": { types: ["GPU_UTILIZATION"], scale: 1 },
-    "chart-cpu": { types: ["CPU_USAGE_CORES", "CPU_REQUEST_CORES"], scale: 1 },
-    "chart-memory": { types: ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_REQUEST_BYTES"], scale: 1 / 1048576 },
+    "chart-gpu": { unit: "%", max: 100, series: {
+      GPU_UTILIZATION: { label: "GPU utilization" } } },
+    "chart-cpu": { unit: "cores", series: {
+      CPU_USAGE_CORES: { label: "CPU used" },
+      CPU_REQUEST_CORES: { label: "CPU requested", reference: true },
+      CPU_LIMIT_CORES: { label: "CPU limit", reference: true, dash: [2, 3] } } },
+    "chart-memory": { unit: "GiB", scale: GIB, series: {
+      CPU_MEMORY_USAGE_BYTES: { label: "CPU memory used" },
+      CPU_MEMORY_REQUEST_BYTES: { label: "CPU memory requested", reference: true },
+      CPU_MEMORY_LIMIT_BYTES: { label: "CPU memory limit", reference: true, dash: [2, 3] } } },
   };
+  const COLOURS = ["#206bc4", "#2fb344", "#f76707", "#ae3ec9", "#d63939", "#17a2b8"];
+  const REFRESH_MS = 5000;
+  let rangeSeconds = 3600;
+  const charts = {};  // id → {chart, series: key → {dataset, last}}
 
-  async function loadMetrics(box) {
+  function seriesKey(m) {
+    const gpu = m.labels && m.labels.gpu !== undefined ? m.labels.gpu : "";
+    return m.type + "|" + gpu;
+  }
+
+  function legend(config, m) {
+    const base = config.series[m.type].label;
+    return m.labels && m.labels.gpu !== undefined ? `${base} (GPU ${m.labels.gpu})` : base;
+  }
+
+  function makeChart(id, config) {
+    const canvas = document.getElementById(id);
+    const note = text("p", "No samples yet.", "text-secondary small mb-0 chart-note");
+    canvas.parentElement.after(note);
+    const chart = new Chart(canvas, {
+      type: "line",
+      data: { datasets: [] },
+      options: {
+        animation: false, maintainAspectRatio: false, parsing: false, normalized: true,
+        interaction: { mode: "nearest", axis: "x", intersect: false },
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } },
+                   tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.parsed.y.toFixed(2)} ${config.unit}` } } },
+        scales: {
+          x: { type: "time", time: { tooltipFormat: "HH:mm:ss", displayFormats: { minute: "HH:mm", hour: "HH:mm", second: "HH:mm:ss" } },
+               title: { display: true, text: "Time" }, ticks: { maxTicksLimit: 6 } },
+          y: { beginAtZero: true, suggestedMax: config.max, max: config.max, title: { display: true, text: config.unit } },
+        },
+      },
+    });
+    charts[id] = { chart, config, note, series: {} };
+  }
+
+  function addSamples(entry, measurements, start, end) {
+    const { chart, config, series } = entry;
+    for (const m of measurements) {
+      if (!config.series[m.type] || !m.values.length) continue;
+      const key = seriesKey(m);
+      const style = config.series[m.type];
+      let item = series[key];
+      if (!item) {
+        const colour = COLOURS[Object.keys(series).length % COLOURS.length];
+        const dataset = { label: legend(config, m), data: [], borderColor: colour, backgroundColor: colour,
+                          borderWidth: style.reference ? 1.5 : 2, pointRadius: style.reference ? 0 : 2,
+                          borderDash: style.reference ? (style.dash || [6, 4]) : [], stepped: !!style.reference };
+        chart.data.datasets.push(dataset);
+        item = series[key] = { dataset, reference: !!style.reference, last: -Infinity, value: null };
+      }
+      // Only points later than the newest already drawn, in time order: the axis never runs backwards.
+      const points = m.values.map((v) => ({ x: Date.parse(v.timestamp), y: Number(v.value) * (config.scale || 1) }))
+        .filter((p) => p.x > item.last).sort((a, b) => a.x - b.x);
+      if (!points.length) continue;
+      item.last = points[points.length - 1].x;
+      item.value = points[points.length - 1].y;
+      if (item.reference) continue;  // drawn below as a line across the whole range
+      item.dataset.data.push(...points);
+    }
+    const min = start.getTime();
+    for (const item of Object.values(series)) {
+      if (item.reference) {
+        // A request or limit is a setting, not a measurement: one level across the range, at its latest value.
+        // 0 means "not set" (no limit): no line, rather than one that claims the workload may use nothing.
+        item.dataset.data = !item.value ? [] : [{ x: min, y: item.value }, { x: end.getTime(), y: item.value }];
+      } else {
+        item.dataset.data = item.dataset.data.filter((p) => p.x >= min);
+      }
+    }
+    chart.options.scales.x.min = min;
+    chart.options.scales.x.max = end.getTime();
+    const hasData = Object.values(series).some((i) => !i.reference && i.dataset.data.length);
+    entry.note.hidden = hasData;
+    chart.update("none");
+  }
+
+  async function fetchInto(id, box, start, end, samples) {
+    const entry = charts[id];
+    const params = new URLSearchParams({ start: start.toISOString(), end: end.toISOString(), numberOfSamples: String(samples) });
+    Object.keys(entry.config.series).forEach((t) => params.append("metricType", t));
+    const response = await fetch(box.dataset.url + "?" + params, { credentials: "same-origin" });
+    if (!response.ok && response.status !== 207) return;
+    addSamples(entry, (await response.json()).measurements || [], start, end);
+  }
+
+  async function loadMetrics(box, { reset }) {
     if (typeof Chart === "undefined") return;
     const end = new Date();
-    const start = new Date(end.getTime() - 3600 * 1000);
-    for (const [id, chart] of Object.entries(CHARTS)) {
-      const params = new URLSearchParams({ start: start.toISOString(), end: end.toISOString(), numberOfSamples: "60" });
-      chart.types.forEach((t) => params.append("metricType", t));
-      const response = await fetch(box.dataset.url + "?" + params, { credentials: "same-origin" });
-      if (!response.ok && response.status !== 207) continue;
-      const measurements = (await response.json()).measurements || [];
-      const datasets = measurements.filter((m) => m.values.length).map((m) => ({
-        label: m.type + (m.labels && m.labels.gpu !== undefined ? " gpu " + m.labels.gpu : ""),
-        data: m.values.map((v) => ({ x: new Date(v.timestamp).toLocaleTimeString(), y: Number(v.value) * chart.scale })),
-        pointRadius: 2, borderWidth: 2,  // points, so that a workload with one sample so far shows it
-      }));
-      const canvas = document.getElementById(id);
-      if (!datasets.length) { canvas.replaceWith(text("p", "No samples yet.", "muted")); continue; }
-      new Chart(canvas, { type: "line", data: { datasets }, options: { animation: false, parsing: { xAxisKey: "x", yAxisKey: "y" }, scales: { x: { type: "category" } } } });
+    const rangeStart = new Date(end.getTime() - rangeSeconds * 1000);
+    for (const [id, config] of Object.entries(CHARTS)) {
+      if (!charts[id]) makeChart(id, config);
+      const entry = charts[id];
+      if (reset) {
+        entry.chart.data.datasets = [];
+        entry.series = {};
+      }
+      // The first read is bucketed over the range; later reads fetch only what came since the newest point.
+      const newest = Math.max(-Infinity, ...Object.values(entry.series).map((i) => i.last));
+      const start = reset || !Number.isFinite(newest) ? rangeStart : new Date(newest + 1);
+      try { await fetchInto(id, box, start < end ? start : rangeStart, end, reset ? 120 : 0); }
+      catch (e) { /* a missed refresh is retried on the next tick */ }
+      if (!reset && start >= end) addSamples(entry, [], rangeStart, end);
     }
+  }
+
+  function setupRange(box) {
+    document.querySelectorAll("[data-range]").forEach((button) => {
+      button.addEventListener("click", () => {
+        rangeSeconds = Number(button.dataset.range);
+        document.querySelectorAll("[data-range]").forEach((b) => {
+          b.classList.toggle("active", b === button);
+          b.setAttribute("aria-pressed", String(b === button));
+        });
+        loadMetrics(box, { reset: true });
+      });
+    });
+  }
+
+  // --- logs: a pod picker, the last N lines, following while the box is scrolled to its end ---------------
+  const LOG_POLL_MS = 2000;
+
+  function setupLogs(panel) {
+    const view = panel.querySelector("#log-view");
+    const pod = panel.querySelector("#log-pod");
+    const tail = panel.querySelector("#log-tail");
+    const follow = panel.querySelector("#log-follow");
+    const note = panel.querySelector("#log-note");
+    let lastText = null;
+    let busy = false;
+
+    // Pods that never ran have no log to give (the API answers 409): say so instead of asking.
+    const NOT_STARTED = new Set(["Pending", "Unknown", ""]);
+
+    async function refresh(force) {
+      if (busy || (!force && !follow.checked)) return;
+      const option = pod.selectedOptions[0];
+      if (!pod.value) { note.textContent = "No pods yet: the log appears when the first one starts."; return; }
+      if (NOT_STARTED.has(option.dataset.phase || "")) { note.textContent = "The pod has not started yet."; return; }
+      busy = true;
+      try {
+        const url = panel.dataset.url + "?" + new URLSearchParams({ pod: pod.value, tailLines: tail.value });
+        const response = await fetch(url, { credentials: "same-origin" });
+        if (!response.ok) { note.textContent = `The log could not be read (${response.status}).`; return; }
+        const body = await response.text();
+        if (response.headers.get("X-Log-Problem")) { note.textContent = body; return; }
+        note.textContent = body ? "" : "The pod has written nothing yet.";
+        if (body === lastText) return;
+        const atEnd = view.scrollTop + view.clientHeight >= view.scrollHeight - 24;
+        view.textContent = body;
+        lastText = body;
+        if (follow.checked || atEnd) view.scrollTop = view.scrollHeight;
+      } catch (e) { /* retried on the next tick */ }
+      finally { busy = false; }
+    }
+
+    // Pods come and go (a job's retry, a resumed workspace): the live part brings their names.
+    document.body.addEventListener("htmx:afterSwap", () => {
+      const names = document.getElementById("pod-names");
+      if (!names) return;
+      const fresh = [...names.content.querySelectorAll("option")];
+      const signature = (options) => options.map((o) => `${o.value}:${o.dataset.phase}`).join("\n");
+      if (signature(fresh) === signature([...pod.options].filter((o) => o.value))) return;
+      const chosen = pod.value;
+      const options = fresh.map((o) => o.cloneNode(true));
+      if (!options.length) options.push(new Option("No pods yet", ""));
+      pod.replaceChildren(...options);
+      if (fresh.some((o) => o.value === chosen)) pod.value = chosen;
+      refresh(true);
+    });
+    pod.addEventListener("change", () => { lastText = null; refresh(true); });
+    tail.addEventListener("change", () => { lastText = null; refresh(true); });
+    follow.addEventListener("change", () => refresh(true));
+    refresh(true);
+    setInterval(() => refresh(false), LOG_POLL_MS);
   }
 
   document.addEventListener("DOMContentLoaded", () => {
     const outputs = document.getElementById("outputs");
     if (outputs) loadOutputs(outputs, OUTPUT_POLLS);
     const metrics = document.getElementById("metrics");
-    if (metrics) loadMetrics(metrics);
+    if (metrics) {
+      setupRange(metrics);
+      loadMetrics(metrics, { reset: true });
+      setInterval(() => loadMetrics(metrics, { reset: false }), REFRESH_MS);
+    }
+    const logs = document.getElementById("logs");
+    if (logs) setupLogs(logs);
   });
 })();

@@ -49,7 +49,7 @@ TABLE = {
     ("GET", "/api/v1/clusters"): READ_ALL,
     ("POST", "/api/v1/clusters"): _platform_admins(201),
     ("GET", "/api/v1/clusters/{clusterId}"): READ_ALL,  # beta runs on the same cluster
-    ("PUT", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=200, outsider=403),
+    ("PUT", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=204, outsider=403),  # 2.18: 204
     ("PATCH", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=200, outsider=403),
     ("DELETE", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=IN_USE, outsider=403),
     ("GET", "/api/v1/org-unit/departments"): READ_ALL,
@@ -77,6 +77,34 @@ TABLE = {
     ("POST", "/api/v1/access-keys"): CREATE_ANY,
     ("GET", "/api/v1/access-keys/{id}"): OWN_KEY,
     ("DELETE", "/api/v1/access-keys/{id}"): (401, 404, 204, 404, 404, 404),
+    # Run:ai's Roles, Access rules and Users tags: a project's admins grant and revoke roles on it
+    ("GET", "/api/v1/authorization/roles"): READ_ALL,
+    ("GET", "/api/v1/authorization/roles/{roleIdPath}"): READ_ALL,
+    ("GET", "/api/v1/authorization/access-rules"): READ_ALL,
+    ("POST", "/api/v1/authorization/access-rules"):
+        _refused_unless(project_admin=201, platform_admin=201, outsider=403),
+    ("GET", "/api/v1/authorization/access-rules/count"): READ_ALL,
+    ("GET", "/api/v1/authorization/access-rules/{accessRuleId}"): READ_ALPHA,
+    ("DELETE", "/api/v1/authorization/access-rules/{accessRuleId}"):
+        _refused_unless(project_admin=204, platform_admin=204),
+    ("PUT", "/api/v1/org-unit/projects/{projectId}/resources"): _platform_admins(),
+    ("PATCH", "/api/v1/org-unit/projects/{projectId}/resources"): _platform_admins(),
+    ("PUT", "/api/v1/org-unit/departments/{departmentId}/resources"): _platform_admins(),
+    ("PATCH", "/api/v1/org-unit/departments/{departmentId}/resources"): _platform_admins(),
+    ("GET", "/api/v1/node-pools"): READ_ALL,
+    ("POST", "/api/v1/node-pools"): _platform_admins(201),
+    ("GET", "/api/v1/node-pools/count"): READ_ALL,
+    ("GET", "/api/v1/node-pools/{nodepoolId}"): READ_ALL,  # beta runs on the same cluster
+    ("DELETE", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(204),
+    # Nodes are read live from the cluster; alpha's cluster is not reachable here, so past authorization: 503
+    ("GET", "/api/v1/clusters/{clusterUuid}/nodes"): (401, 503, 503, 503, 503, 503),
+    ("GET", "/api/v1/users"): _platform_admins(),
+    ("POST", "/api/v1/users"): _platform_admins(201),
+    ("GET", "/api/v1/users/count"): _platform_admins(),
+    ("GET", "/api/v1/users/{userId}"): _platform_admins(),
+    ("DELETE", "/api/v1/users/{userId}"): _platform_admins(204),
+    ("POST", "/api/v1/users/{userId}/password"): _platform_admins(),
+    ("POST", "/api/v1/me/password"): (401, 200, 200, 200, 200, 200),
     ("GET", "/api/v1/audit-events"): _platform_admins(),
     ("GET", "/api/v1/audit-events/{id}"): _platform_admins(),
     # workloads (CONTRACT §3); a project in the body that the caller is not in is a 400 naming projectId
@@ -98,6 +126,8 @@ TABLE = {
     ("POST", "/api/v1/workloads/inferences/{workloadId}/resume"): _refused_unless(member=400, platform_admin=400),
     ("GET", "/api/v1/workloads/inferences/{workloadId}/metrics"): READ_ALPHA,
     ("GET", "/api/v1/workloads/inferences/{workloadId}/pods/{podId}/metrics"): READ_ALPHA,
+    # Run:ai latest's update of an inference: a new revision (202), for whoever may change alpha's workloads
+    ("PATCH", "/api/v1/workloads/inferences/{workloadId}"): _refused_unless(member=202, platform_admin=202),
     ("GET", "/api/v1/workloads"): READ_ALL,
     ("GET", "/api/v1/workloads/count"): READ_ALL,
     ("GET", "/api/v1/workloads/{workloadId}"): READ_ALPHA,
@@ -105,6 +135,11 @@ TABLE = {
     ("GET", "/api/v1/workloads/{workloadId}/metrics"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/outputs"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/pods"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/{workloadId}/pods/{podId}/metrics"): READ_ALPHA,
+    # Logs print what outputs mask (a notebook's token): the workload's submitter, alpha's admins and platform
+    # admins — a member who did not submit it is refused; the pod's cluster is not reachable here, so past
+    # authorization: 503.
+    ("GET", "/api/v1/workloads/{workloadId}/pods/{podId}/logs"): (401, 403, 403, 503, 404, 503),
     # environment templates, service profiles, catalog (CONTRACT §4)
     ("GET", "/api/v1/environment-templates"): READ_ALL,
     ("POST", "/api/v1/environment-templates"): _platform_admins(201),
@@ -163,6 +198,7 @@ QUERIES = {
     "/api/v1/workloads/inferences/{workloadId}/metrics": lambda w: METRICS_QUERY,
     "/api/v1/workloads/inferences/{workloadId}/pods/{podId}/metrics": lambda w: METRICS_QUERY,
     "/api/v1/workloads/{workloadId}/metrics": lambda w: METRICS_QUERY,
+    "/api/v1/workloads/{workloadId}/pods/{podId}/metrics": lambda w: METRICS_QUERY,
 }
 
 
@@ -202,9 +238,20 @@ BODIES = {
     ("PUT", "/api/v1/org-unit/projects/{projectId}/members/{userId}"): lambda w: {"role": "viewer"},
     ("PATCH", "/api/v1/org-unit/projects/{projectId}/members/{userId}"): lambda w: {"role": "viewer"},
     ("POST", "/api/v1/access-keys"): lambda w: {"name": "ci"},
+    ("POST", "/api/v1/authorization/access-rules"): lambda w: {
+        "subjectId": "carol", "subjectType": "user", "roleId": w.role.pk, "scopeId": str(w.org.a.pk),
+        "scopeType": "project"},
+    ("POST", "/api/v1/users"): lambda w: {"email": "new.user@example.com"},
+    **{(method, f"/api/v1/org-unit/{unit}/resources"): lambda w: [
+        {"nodePool": {"id": str(w.node_pool.pk)}, "gpu": {"deserved": 1, "limit": 2}}]
+       for method in ("PUT", "PATCH") for unit in ("projects/{projectId}", "departments/{departmentId}")},
+    ("POST", "/api/v1/node-pools"): lambda w: {"name": "h100", "labelKey": "run.ai/node-pool", "labelValue": "h100",
+                                               "clusterId": str(w.org.cluster.pk)},
+    ("POST", "/api/v1/me/password"): lambda w: {"currentPassword": "pw-for-tests-1", "newPassword": "another-pw-22"},
     ("POST", "/api/v1/workloads/trainings"): lambda w: _workload(w, "new-training"),
     ("POST", "/api/v1/workloads/workspaces"): lambda w: _workload(w, "new-workspace"),
     ("POST", "/api/v1/workloads/inferences"): lambda w: _workload(w, "new-inference"),
+    ("PATCH", "/api/v1/workloads/inferences/{workloadId}"): lambda w: {"spec": {"image": "python:3.12"}},
     ("POST", "/api/v1/environment-templates"): lambda w: {"name": "new-template"},
     ("PUT", "/api/v1/environment-templates/{id}"): lambda w: {"name": "alpha-template", "description": "Alpha's."},
     ("PATCH", "/api/v1/environment-templates/{id}"): lambda w: {"description": "Alpha's."},

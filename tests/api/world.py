@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from django.utils import timezone
 
 from kit.services import session_launch
-from studio.models import AccessKey, AuditEvent, Membership
+from studio.models import AccessKey, AccessRule, AuditEvent, Level, NodePool, Role
 from tests.factories import (
     ApplicationFactory,
     ApplicationProfileFactory,
@@ -27,7 +27,7 @@ def make_world(org) -> SimpleNamespace:
     profile's version belongs to a template of its own, so that alpha-template and its version are in use by
     nothing and can be deleted."""
     erin = UserFactory(username="erin")
-    MembershipFactory(user=erin, project=org.b, role=Membership.Role.ADMIN)
+    MembershipFactory(user=erin, project=org.b, role=Level.ADMIN)
     training = make_workload(org.a, "train-one")
     workspace = make_workload(org.a, "space-one", kind="workspace")
     inference = make_workload(org.a, "serve-one", kind="inference")
@@ -45,8 +45,11 @@ def make_world(org) -> SimpleNamespace:
     key, _ = AccessKey.issue(user=org.users.member, name="bob-key")
     audit = AuditEvent.objects.create(actor=org.users.platform_admin, actor_name="root", action="create",
                                       object_type="studio.project", object_id=str(org.a.pk))
+    access_rule = AccessRule.objects.get(project=org.a, user=org.users.member)
+    node_pool = NodePool.objects.create(cluster=org.cluster, name="a100", label_key="run.ai/node-pool",
+                                        label_value="a100")
     return SimpleNamespace(
-        org=org, erin=erin, training=training, workspace=workspace, inference=inference, stream=stream, pod=pod,
+        access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit,
     )
@@ -71,6 +74,8 @@ def path_values(world, route: str) -> dict[str, str]:
     detail = next((get for prefix, get in DETAIL_IDS.items() if route.startswith(prefix)), None)
     segments = route.split("/")
     kind = WORKLOADS_BY_KIND.get(segments[4], "training") if route.startswith("/api/v1/workloads/") else "training"
+    if "{podId}" in route:
+        kind = "inference"  # the world's pod is the inference's
     values = {
         "id": detail(world) if detail else None,
         "workloadId": getattr(world, kind).pk,
@@ -83,5 +88,10 @@ def path_values(world, route: str) -> dict[str, str]:
         "app_id": world.app.pk,
         "profile_id": world.kit_profile.slug,
         "session_id": world.stream.pk,
+        "accessRuleId": world.access_rule.pk,
+        "nodepoolId": world.node_pool.pk,
+        "departmentId": org.department.pk,
+        "clusterUuid": org.cluster.pk,
+        "roleIdPath": world.role.pk,
     }
     return {name: str(value) for name, value in values.items() if value is not None}

@@ -1,17 +1,12 @@
 """Playwright driving Debian's Chromium (it cannot download its own browser here) against live_server."""
 
-import copy
 import os
 from pathlib import Path
 
 import pytest
 
-from profiles import services
-from profiles.system import TEMPLATES
-
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-JUPYTER = next(t for t in TEMPLATES if t["name"] == "jupyter-notebook")
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -78,6 +73,17 @@ class Session:
         self.page.wait_for_url("**/")
         return self
 
+    def confirm(self, button: str, *, says: str = ""):
+        """Answer the page's confirmation dialog (a modal, never the browser's confirm()) with `button`."""
+        from playwright.sync_api import expect
+
+        dialog = self.page.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        if says:
+            expect(dialog).to_contain_text(says)
+        dialog.get_by_role("button", name=button).click()
+        expect(dialog).to_be_hidden()
+
     def screenshot(self, name: str):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
@@ -97,25 +103,3 @@ def open_session(browser, live_server):
     for session in sessions:
         session.context.close()
     assert errors == [], f"browser console errors: {errors}"
-
-
-@pytest.fixture
-def notebook_version(org):
-    """The system Jupyter template's version as an ordinary, active template version. The system profiles
-    themselves stay out of these tests: their icons are on the internet, which this browser cannot reach."""
-    template = services.template_create(actor=org.users.platform_admin, name="notebook", display_name="Notebook server",
-                                        description="JupyterLab with a GPU share and a login token.")
-    return services.version_create(actor=org.users.platform_admin, template=template, state="active",
-                                   **copy.deepcopy(JUPYTER["versions"][0]))
-
-
-@pytest.fixture
-def make_profile(org, notebook_version):
-    """A finished profile on the notebook version, owned by project alpha and shared with no other."""
-    def make(name="lab-notebook", **fields):
-        fields.setdefault("service_type", "notebook")
-        fields.setdefault("owner_project", org.a)
-        return services.profile_create(actor=org.users.platform_admin, name=name, template_version=notebook_version,
-                                       **fields)
-
-    return make

@@ -22,7 +22,18 @@ UNNAMED = """() => {
     .filter((el) => visible(el) && !(el.innerText.trim() || el.getAttribute("aria-label")));
   return [...controls, ...actions].map((el) => el.outerHTML.slice(0, 120));
 }"""
-SCREENSHOTS = {"/kit/apps": "kit-apps"}
+AXE = "/static/vendor/axe-core/axe.min.js"  # vendored from npm (scripts/vendor_static.sh); a test asset only
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ["violations"]});
+  return result.violations.filter((v) => ["serious", "critical"].includes(v.impact))
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+}"""
+
+
+def shot_name(username: str, path: str) -> str:
+    """A screenshot's file name from the page's path: /org/projects/3/edit → page-root-org-projects-detail-edit."""
+    words = [("detail" if any(c.isdigit() for c in w) else w) for w in path.strip("/").split("/") if w] or ["home"]
+    return "-".join(["page", username, *words])
 
 
 @pytest.fixture
@@ -42,22 +53,27 @@ def pages(org, make_profile, notebook_version):
     admin = ["/", "/studio/service-profiles", "/studio/service-profiles/new", f"/studio/service-profiles/{profile.pk}",
              *(f"/studio/service-profiles/{draft.pk}/edit/{step}" for step in ("details", "inputs", "outputs", "sharing")),
              "/studio/environment-templates", f"/studio/environment-templates/{template}", "/org/clusters",
-             "/org/departments", "/org/projects", "/org/audit", f"/org/projects/{org.a.pk}/members"]
+             "/org/departments", "/org/projects", "/org/audit", f"/org/projects/{org.a.pk}/members",
+             "/studio/system-profiles", "/org/users", f"/org/users/{org.users.member.pk}", "/account/access-keys",
+             f"/org/projects/{org.a.pk}/edit", f"/org/clusters/{org.cluster.pk}/edit"]
     member = ["/", "/catalog", f"/catalog/{profile.pk}/launch", "/workloads", f"/workloads/{workload.pk}",
-              "/kit/apps", "/kit/profiles", "/kit/sessions"]
+              "/kit/apps", "/kit/profiles", "/kit/sessions", "/account/access-keys"]
     return {"root": admin, "bob": member}
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_main_pages_fit_the_width_and_label_every_control(open_session, pages, width):
+def test_main_pages_fit_the_width_label_every_control_and_pass_axe(open_session, pages, width):
+    """Every page at 1280 and 390 px: no sideways scroll, named controls, axe-core without serious or
+    critical violations, in light mode; a screenshot of each in docs/screenshots."""
     for username, paths in pages.items():
         session = open_session(username, width=width)
         page = session.page
         for path in paths:
             page.goto(path)
-            expect(page.locator("main h1").first).to_be_visible()
+            expect(page.locator("main h1.page-title").first).to_be_visible()
             overflow = page.evaluate("document.documentElement.scrollWidth")
             assert overflow <= width, f"{path} at {width}px is {overflow}px wide"
             assert page.evaluate(UNNAMED) == [], f"{path}: unnamed controls"
-            if width == 1280 and path in SCREENSHOTS:
-                session.screenshot(SCREENSHOTS[path])
+            page.add_script_tag(url=AXE)
+            assert page.evaluate(AXE_RUN) == [], f"{path} at {width}px: axe-core violations"
+            session.screenshot(f"{shot_name(username, path)}-{width}")

@@ -2,6 +2,7 @@
 actions menu, sharing, delete with confirmation), editing, system profiles, environment templates and
 versions, and the catalog for viewers."""
 
+import re
 from io import StringIO
 
 import pytest
@@ -12,7 +13,7 @@ from profiles.models import EnvironmentTemplate, ServiceProfile
 from profiles.selectors import catalog_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ADMIN_LINKS = ["Service profiles", "Environment templates", "Clusters", "Departments", "Projects", "Audit"]
+ADMIN_LINKS = ["Service profiles", "Environment templates", "Clusters", "Departments", "Projects", "Audit trail"]
 
 
 def nav(page):
@@ -78,8 +79,8 @@ def test_profile_list_search_actions_menu_sharing_edit_and_delete(open_session, 
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("lab-notebook")
 
-    # the actions menu works from the keyboard
-    menu = page.locator("summary", has_text="⋯").first
+    # the actions menu works from the keyboard, and only one is open at a time
+    menu = page.get_by_label("Actions for lab-notebook")
     menu.focus()
     page.keyboard.press("Enter")
     page.get_by_role("link", name="Manage sharing").focus()
@@ -95,7 +96,7 @@ def test_profile_list_search_actions_menu_sharing_edit_and_delete(open_session, 
     expect(page.get_by_label("Unique name")).to_be_disabled()
     page.get_by_label("Display name").fill("Lab notebook (GPU)")
     page.get_by_role("button", name="Save", exact=True).click()
-    expect(page.locator("main > h1")).to_contain_text("Lab notebook (GPU)")
+    expect(page.locator("main h1.page-title")).to_contain_text("Lab notebook (GPU)")
     lab.refresh_from_db()
     assert (lab.display_name, lab.revision) == ("Lab notebook (GPU)", 3)
 
@@ -103,33 +104,65 @@ def test_profile_list_search_actions_menu_sharing_edit_and_delete(open_session, 
     row = page.locator("tr", has=page.get_by_role("link", name="batch-jobs", exact=True))
     row.get_by_label("Actions for batch-jobs").click()
     row.get_by_role("button", name="Delete").click()
-    expect(page.get_by_text("Deleted batch-jobs.")).to_be_visible()
-    assert session.dialogs == ["Delete the service profile batch-jobs? This cannot be undone."]
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Delete the service profile batch-jobs?")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    assert ServiceProfile.objects.filter(name="batch-jobs").exists()
+    row.get_by_label("Actions for batch-jobs").click()
+    row.get_by_role("button", name="Delete").click()
+    dialog.get_by_role("button", name="Delete batch-jobs").click()
+    expect(page.get_by_role("status").filter(has_text="Deleted batch-jobs.")).to_be_visible()
+    assert session.dialogs == []  # no native confirm()
     assert not ServiceProfile.objects.filter(name="batch-jobs").exists()
 
 
-def test_system_profiles_are_read_only_and_can_be_cloned(open_session, org):
+def test_system_profiles_from_the_home_page_launch_and_clone_into_a_project(open_session, org):
+    """Seed 002: the home page shows the system profiles as cards with "View All" and launch; the System
+    Profiles page launches one in the current project or clones it, asking for an owner project and a new name;
+    the copy lands in that project's catalog. Their icons are static files (this browser has no internet)."""
     call_command("system_profiles", stdout=StringIO())
     session = open_session("root")
     page = session.page
-    page.get_by_role("link", name="System profiles").click()
-    expect(page.get_by_label("System profiles only")).to_be_checked()
-    expect(page.locator("tbody tr .badge", has_text="System")).to_have_count(3)
-    row = page.locator("tr", has=page.get_by_role("link", name="pytorch-training", exact=True))
-    expect(row.locator(".badge")).to_have_text("System")
-    row.get_by_label("Actions for pytorch-training").click()
-    expect(row.get_by_role("link", name="Edit")).to_have_count(0)
-    row.get_by_role("link", name="Clone").click()
-    page.goto(page.url.split("#")[0] + "/edit/general")
-    expect(page.get_by_text("System profiles are read-only")).to_be_visible()
-    page.get_by_label("Name of the copy").fill("pytorch-training")
-    page.get_by_role("button", name="Clone").click()
-    expect(page.locator("#clone").get_by_role("alert")).to_contain_text("already exists")
-    page.get_by_label("Name of the copy").fill("my-training")
-    page.get_by_role("button", name="Clone").click()
-    expect(page.get_by_text("Cloned pytorch-training as my-training")).to_be_visible()
+    system = page.get_by_role("region", name="System profiles")
+    expect(system.locator("article")).to_have_count(3)
+    expect(system.locator("article img").first).to_have_attribute("src", re.compile(r"^/static/studio/profile-icons/"))
+    assert page.evaluate("[...document.images].every((i) => i.complete && i.naturalWidth > 0)")
+    system.get_by_role("link", name="View All").click()
+    expect(page.locator("main h1.page-title")).to_have_text("System profiles")
+    expect(nav(page).get_by_role("link", name="System profiles")).to_have_attribute("aria-current", "page")
+    page.goto("/")
+    system.get_by_role("link", name="Launch PyTorch Training").click()
+    card = page.locator("article#profile-pytorch-training")
+    expect(card).to_be_visible()
+    session.screenshot("system-profiles")
+
+    # launch from the System Profiles page, in the current project (alpha)
+    card.get_by_role("link", name="Launch PyTorch Training").click()
+    expect(page.locator("main h1.page-title")).to_contain_text("Launch PyTorch Training")
+    page.go_back()
+
+    card.get_by_role("link", name="Clone PyTorch Training").click()
+    page.goto(page.url.split("#")[0].replace("#clone", "") + "/edit/general")
+    expect(page.get_by_role("alert").filter(has_text="System profiles are read-only")).to_be_visible()
+    clone = page.locator("#clone")
+    clone.get_by_label("Owner project").select_option("")
+    clone.get_by_label("Name of the copy", exact=True).fill("pytorch-training")
+    clone.get_by_role("button", name="Clone").click()
+    assert clone.get_by_label("Owner project").evaluate("(el) => el.validity.valueMissing")  # the browser refuses
+    assert not ServiceProfile.objects.filter(name="pytorch-training", system=False).exists()
+    clone.get_by_label("Owner project").select_option(label="beta")
+    clone.get_by_role("button", name="Clone").click()
+    expect(clone.locator(".field", has=page.get_by_label("Name of the copy", exact=True)).get_by_role("alert")).to_contain_text(
+        "already exists")
+    clone.get_by_label("Name of the copy", exact=True).fill("my-training")
+    clone.get_by_label("Display name of the copy").fill("My training")
+    clone.get_by_role("button", name="Clone").click()
+    expect(page.get_by_role("status").filter(has_text="Cloned pytorch-training as my-training in project beta")).to_be_visible()
     expect(page.get_by_role("link", name="Edit")).to_be_visible()
-    assert ServiceProfile.objects.get(name="my-training").system is False
+    copy = ServiceProfile.objects.get(name="my-training")
+    assert (copy.system, copy.owner_project, copy.display_name) == (False, org.b, "My training")
+    assert catalog_for(org.b).filter(pk=copy.pk).exists() and not catalog_for(org.a).filter(pk=copy.pk).exists()
 
 
 def test_environment_templates_and_versions_with_inline_errors(open_session, org):
@@ -140,7 +173,7 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_label("Display name").fill("Trainer")
     page.get_by_label("Description").fill("Runs a training script.")
     page.get_by_role("button", name="Create template").click()
-    expect(page.locator("main > h1")).to_contain_text("Trainer")
+    expect(page.locator("main h1.page-title")).to_contain_text("Trainer")
 
     page.get_by_label("Version", exact=True).fill("1.0.0")
     page.get_by_label("Workload kind").select_option("training")
@@ -163,7 +196,7 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     expect(page.get_by_text("Version 1.0.0 is active.")).to_be_visible()
     assert EnvironmentTemplate.objects.get(name="trainer").versions.get().state == "active"
     session.screenshot("environment-template")
-    page.get_by_role("link", name="← Environment templates").click()
+    page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="Environment templates").click()
     expect(page.get_by_role("link", name="trainer")).to_be_visible()
     session.screenshot("environment-templates")
 

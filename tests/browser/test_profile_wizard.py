@@ -97,7 +97,7 @@ def admin_builds_the_profile(session, sim_org, live_server, taken_name: str) -> 
     session.screenshot("wizard-5-sharing")
     page.get_by_role("button", name="Save & Finish").click()
 
-    expect(page.locator("main > h1")).to_contain_text("Team Notebook")
+    expect(page.locator("main h1.page-title")).to_contain_text("Team Notebook")
     expect(page.get_by_text(f"Selected: {sim_org.project.name}")).to_be_visible()
     expect(page.locator(".readme h1")).to_have_text("Team notebook")
     session.screenshot("profile-view")
@@ -123,27 +123,27 @@ def test_admin_builds_a_profile_a_member_launches_it_to_running_and_an_outsider_
     page.goto("/catalog")
     card = page.locator("article", has=page.get_by_role("heading", name="Team Notebook"))
     expect(page.get_by_role("heading", name="Notebook", exact=True)).to_be_visible()
-    expect(card.locator("img.icon")).to_have_js_property("naturalWidth", 40)
+    expect(card.locator("img.profile-icon")).to_have_js_property("naturalWidth", 40)
     card.get_by_text("Readme").click()
     expect(card.locator(".readme h1")).to_have_text("Team notebook")
     member.screenshot("catalog")
     card.get_by_role("link", name="Launch Team Notebook").click()
 
     # the form: fixed inputs read-only, restricted ones a choice, types checked by the page and the server
-    expect(page.get_by_label("image")).to_be_disabled()
-    expect(page.get_by_label("gpu_portion")).to_have_value("0.25")
-    expect(page.get_by_label("memory")).to_have_attribute("required", "")
+    expect(page.get_by_label("Notebook image")).to_be_disabled()
+    expect(page.get_by_label("Share of one GPU")).to_have_value("0.25")
+    expect(page.get_by_label("Memory", exact=True)).to_have_attribute("required", "")
     page.get_by_label("Workload name").fill("nb-1")
-    page.get_by_label("cpu_cores").fill("100")
-    assert page.get_by_label("cpu_cores").evaluate("el => el.validity.rangeOverflow")
-    page.get_by_label("cpu_cores").fill("2")
-    page.get_by_label("memory").fill("128Gi")  # a quantity the page cannot compare; the server can
+    page.get_by_label("CPU cores").fill("100")
+    assert page.get_by_label("CPU cores").evaluate("el => el.validity.rangeOverflow")
+    page.get_by_label("CPU cores").fill("2")
+    page.get_by_label("Memory", exact=True).fill("128Gi")  # a quantity the page cannot compare; the server can
     page.get_by_role("button", name="Launch").click()
-    expect(page.locator(".field", has=page.get_by_label("memory")).get_by_role("alert")).to_have_text(
+    expect(page.locator(".field", has=page.get_by_label("Memory", exact=True)).get_by_role("alert")).to_have_text(
         "Must be at most 64Gi.")
     member.screenshot("launch-error")
     assert not Workload.objects.filter(name="nb-1").exists()
-    page.get_by_label("memory").fill("1Gi")
+    page.get_by_label("Memory", exact=True).fill("1Gi")
     page.get_by_role("button", name="Launch").click()
 
     # the workload page shows progress, then Running with the outputs
@@ -161,7 +161,7 @@ def test_admin_builds_a_profile_a_member_launches_it_to_running_and_an_outsider_
         expect(page.get_by_test_id("phase")).to_have_text(name, timeout=10_000)
 
     phase("Running")
-    expect(page.locator(".timeline")).to_contain_text("Running", timeout=10_000)  # re-read while it changed
+    expect(page.locator(".timeline-list")).to_contain_text("Running", timeout=10_000)  # re-read while it changed
     expect(page.locator("#workload-live tbody .badge")).to_have_text(["Running"])
     for _ in range(3):  # samples a few seconds apart, so that the charts have lines
         tasks.cluster_collect_metrics.apply(args=[str(sim_org.cluster.pk)])
@@ -181,7 +181,7 @@ def test_admin_builds_a_profile_a_member_launches_it_to_running_and_an_outsider_
     member.screenshot("workload-running")
 
     page.get_by_role("button", name="Suspend").click()
-    assert member.dialogs[-1].startswith("Suspend nb-1?")
+    member.confirm("Suspend nb-1", says="Suspend nb-1?")
     phase("Stopped")
     page.get_by_role("button", name="Resume").click()
     phase("Running")

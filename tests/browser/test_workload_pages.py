@@ -33,6 +33,7 @@ def test_workloads_list_and_detail_with_suspend_and_resume(open_session, org):
     expect(page.get_by_test_id("phase")).to_have_text("Running")
     session.screenshot("workload-detail")
     page.get_by_role("button", name="Suspend").click()
+    session.confirm("Suspend train-a", says="Its pods are stopped")
     expect(page.get_by_test_id("phase")).to_have_text("Stopping")
     workload.refresh_from_db()
     assert workload.desired_phase == "Stopped"
@@ -57,7 +58,8 @@ def test_delete_from_the_page_at_phone_width(open_session, org):
     page.goto(f"/workloads/{workload.pk}")
     page.wait_for_load_state("networkidle")  # the charts' requests, before their workload is gone
     page.get_by_role("button", name="Delete").click()
+    session.confirm("Delete train-a", says="Delete train-a?")
     page.wait_for_url("**/workloads")
-    expect(page.get_by_text("Deleting train-a.")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Deleting train-a.")).to_be_visible()
     assert Workload.objects.get(pk=workload.pk).deleted_at is not None
     assert page.evaluate("document.documentElement.scrollWidth") <= 390

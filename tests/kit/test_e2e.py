@@ -1,5 +1,5 @@
-"""A streaming session end to end: `/streaming/stream` -> a real Celery worker -> studio.kube -> kubesim over
-HTTP, and back through sync rounds; the cluster is inspected with the official client, as kubectl would."""
+"""A streaming session end to end: `/streaming/stream` -> a real Celery worker -> studio.kube -> kubesim (or, in
+make e2e-real, the real API server) over HTTP, and back through sync rounds; the cluster is inspected with the official client, as kubectl would."""
 
 import pytest
 from kubernetes import client
@@ -30,26 +30,26 @@ def objects(org, session_id: str) -> dict:
     }
 
 
-def test_a_session_runs_answers_its_routes_and_delete_removes_its_objects(worker, sim_org):
+def test_a_session_runs_answers_its_routes_and_delete_removes_its_objects(worker, cluster_org):
     app = ApplicationFactory(id="usd-viewer")
     ApplicationVersionFactory(application=app, version="1.0.0", container="nvcr.io/nvidia/omniverse/usd-viewer",
                               container_version="1.0.0")
     ApplicationProfileFactory(
-        slug="l40s", owner_project=sim_org.project,
+        slug="l40s", owner_project=cluster_org.project,
         compute={"cpuCoreRequest": 1, "cpuMemoryRequest": "2Gi", "gpuDevicesRequest": 1},
         tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
         service_annotations={"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
     )
-    launched = sim_org.api.post("/streaming/stream", {"id": "usd-viewer", "profile": "l40s"}, format="json")
+    launched = cluster_org.api.post("/streaming/stream", {"id": "usd-viewer", "profile": "l40s"}, format="json")
     assert launched.status_code == 202, launched.json()
     session_id = launched.json()["id"]
     assert launched.json()["status"]["status"] is False
 
-    ready = wait_for(lambda: (lambda s: s if s["status"]["status"] else None)(session(sim_org, session_id)),
-                     step=lambda: sync(sim_org), timeout=60, what="the session to be ready")
+    ready = wait_for(lambda: (lambda s: s if s["status"]["status"] else None)(session(cluster_org, session_id)),
+                     step=lambda: sync(cluster_org), timeout=60, what="the session to be ready")
     assert ready["status"] == {"condition": "ready", "message": "Session is active", "status": True}
 
-    found = objects(sim_org, session_id)
+    found = objects(cluster_org, session_id)
     assert len(found["deployments"]) == 1 and len(found["services"]) == 1
     deployment, service = found["deployments"][0], found["services"][0]
     assert deployment.spec.template.spec.containers[0].image == "nvcr.io/nvidia/omniverse/usd-viewer:1.0.0"
@@ -61,12 +61,12 @@ def test_a_session_runs_answers_its_routes_and_delete_removes_its_objects(worker
         {"description": "signaling", "destination_port": 49100, "protocol": "TCP", "source_port": 49100},
         {"description": "media", "destination_port": 47998, "protocol": "TCP", "source_port": 47998},
     ]}
-    listed = sim_org.api.get("/streaming/stream").json()
+    listed = cluster_org.api.get("/streaming/stream").json()
     assert listed["count"] == 1 and listed["items"] == [ready]
 
-    ended = sim_org.api.delete("/streaming/stream", {"id": session_id}, format="json")
+    ended = cluster_org.api.delete("/streaming/stream", {"id": session_id}, format="json")
     assert ended.status_code == 204
-    wait_for(lambda: not any(objects(sim_org, session_id).values()), step=lambda: sync(sim_org), timeout=60,
+    wait_for(lambda: not any(objects(cluster_org, session_id).values()), step=lambda: sync(cluster_org), timeout=60,
              what="the session's Deployment, Service and pods to be gone")
-    assert sim_org.api.get(f"/streaming/stream/{session_id}").status_code == 404
-    assert sim_org.api.get("/streaming/stream").json()["count"] == 0
+    assert cluster_org.api.get(f"/streaming/stream/{session_id}").status_code == 404
+    assert cluster_org.api.get("/streaming/stream").json()["count"] == 0

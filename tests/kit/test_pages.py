@@ -78,7 +78,27 @@ def test_sessions_page_shows_status_and_routes(client_for, org, kit):
         "ports": [{"name": "port-49100", "port": 49100, "nodePort": 32452}]})
     html = page(browser(org.users.member), "kit-sessions")
     assert first in html and second in html
-    assert '<span class="badge Running">Running</span>' in html and "Session is active" in html
+    assert 'data-phase="Running">Running</span>' in html and "Session is active" in html
     assert "25.124.78.14:49100</code> signaling" in html
-    assert '<span class="badge Creating">Creating</span>' in html
+    assert 'data-phase="Creating">Creating</span>' in html
     assert first not in page(browser(org.users.other), "kit-sessions")
+
+
+def test_a_member_starts_and_stops_a_session_from_the_page(org, kit):
+    client = browser(org.users.member)
+    html = page(client, "kit-sessions")
+    assert 'hx-trigger="every 2s' in html and 'name="profile"' in html
+    done = client.post(reverse("kit-sessions"), {"application": "usd-viewer", "profile": "high-mem", "version": ""},
+                       follow=True).content.decode()
+    assert "Not started" in done and "toast-error" in done  # high-mem serves usd-viewer 1.0.0 only
+    done = client.post(reverse("kit-sessions"), {"application": "usd-viewer", "profile": "high-mem",
+                                                 "version": "1.0.0"}, follow=True).content.decode()
+    assert "Starting usd-viewer" in done
+    session = Workload.objects.get(kind="stream", project=org.a)
+    assert session.launch_inputs["version"] == "1.0.0"
+    rows = client.get(reverse("kit-sessions"), HTTP_HX_REQUEST="true").content.decode()
+    assert str(session.pk) in rows and "<html" not in rows
+    browser(org.users.viewer).post(reverse("kit-session-stop", args=[session.pk]))
+    assert Workload.objects.get(pk=session.pk).desired_phase != "Deleted"  # a viewer cannot stop it
+    client.post(reverse("kit-session-stop", args=[session.pk]))
+    assert Workload.objects.get(pk=session.pk).desired_phase == "Deleted"

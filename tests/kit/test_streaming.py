@@ -5,7 +5,7 @@ import re
 import pytest
 
 from kit.models import ApplicationProfile
-from studio.models import Membership
+from studio.models import Level
 from tests.factories import ApplicationFactory, MembershipFactory
 from tests.kit.conftest import VALIDATION, error, errors, fields_of
 from workloads.models import Workload
@@ -74,7 +74,7 @@ def test_the_profile_settings_reach_the_spec(member, kit):
 def test_project_is_the_callers_only_project_or_the_given_one(client_for, org, kit):
     admin_of_a = client_for(org.users.admin)
     assert launched(admin_of_a).project == org.a
-    MembershipFactory(user=org.users.admin, project=org.b, role=Membership.Role.MEMBER)
+    MembershipFactory(user=org.users.admin, project=org.b, role=Level.MEMBER)
     body = error(launch(admin_of_a), 400, VALIDATION)
     assert fields_of(body) == {"projectId"} and "several projects" in body["details"]
     assert launched(admin_of_a, projectId=org.b.id).project == org.b

@@ -6,7 +6,7 @@ import uuid
 import pytest
 from kubernetes import client
 
-from studio.kubesim import KubeSim
+from kubesim import KubeSim
 
 TOKEN = "test-token"
 FAST = {"pull_seconds": 0.1, "run_seconds": 0.3, "tick": 0.02}

@@ -3,13 +3,14 @@
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from studio.kubesim import KubeSim
+from kubesim import KubeSim
 
 from .conftest import FAST, TOKEN, api_client, deployment_manifest, job_manifest, pod_manifest, wait_until
 
@@ -33,7 +34,8 @@ def test_discovery(k8s):
     assert {"namespaces", "pods", "pods/status", "pods/log", "services", "persistentvolumeclaims", "secrets",
             "configmaps", "events", "nodes"} <= core
     groups = {g.name: g.preferred_version.group_version for g in client.ApisApi(k8s).get_api_versions().groups}
-    assert groups == {"batch": "batch/v1", "apps": "apps/v1", "networking.k8s.io": "networking.k8s.io/v1",
+    assert groups == {"batch": "batch/v1", "events.k8s.io": "events.k8s.io/v1", "apps": "apps/v1",
+                      "networking.k8s.io": "networking.k8s.io/v1",
                       "autoscaling": "autoscaling/v2", "serving.knative.dev": "serving.knative.dev/v1",
                       "metrics.k8s.io": "metrics.k8s.io/v1beta1"}
     jobs = {r.name: r for r in client.BatchV1Api(k8s).get_api_resources().resources}
@@ -87,10 +89,6 @@ def test_invalid_manifests_are_422_with_causes(batch, apps, core, ns):
         (job_manifest("bad-label", labels={"team": "a b"}), "metadata.labels", "FieldValueInvalid",
          "a valid label must be an empty string"),
     ]
-    bad_port = job_manifest("bad-port")
-    bad_port["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": "eighty"}]
-    cases.append((bad_port, "spec.template.spec.containers[0].ports[0].containerPort", "FieldValueTypeInvalid",
-                  "must be of type integer"))
     for manifest, field, reason, text in cases:
         if manifest["spec"]["template"]["spec"]["restartPolicy"] is None:
             del manifest["spec"]["template"]["spec"]["restartPolicy"]
@@ -102,6 +100,16 @@ def test_invalid_manifests_are_422_with_causes(batch, apps, core, ns):
         assert body["details"]["kind"] == "Job" and body["details"]["group"] == "batch"
         cause = body["details"]["causes"][0]
         assert (cause["field"], cause["reason"]) == (field, reason) and text in cause["message"], cause
+
+    bad_port = job_manifest("bad-port")
+    bad_port["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": "eighty"}]
+    with pytest.raises(ApiException) as exc:  # a wrong JSON type fails decoding: 400, before validation
+        batch.create_namespaced_job(ns, bad_port)
+    body = status_of(exc.value)
+    assert exc.value.status == 400 and body["reason"] == "BadRequest", body
+    assert body["message"].startswith('Job in version "v1" cannot be handled as a Job: v1.Job.Spec: v1.JobSpec.Template:'
+                                      " v1.PodTemplateSpec.Spec: v1.PodSpec.Containers: v1.Container.Ports: "
+                                      "v1.ContainerPort.ContainerPort: readUint32"), body
 
     mismatched = deployment_manifest("web")
     mismatched["spec"]["selector"] = {"matchLabels": {"app": "other"}}
@@ -138,6 +146,7 @@ def test_stale_update_is_a_conflict_and_generation_tracks_spec(apps, ns):
     assert apps.replace_namespaced_deployment("web", ns, latest).metadata.generation == 2
 
 
+ROOT_CA = "kube-root-ca.crt"
 LABELS = {"a": {"env": "prod", "tier": "web"}, "b": {"env": "dev", "tier": "web"}, "c": {"env": "prod"}, "d": {}}
 
 
@@ -150,7 +159,8 @@ def test_label_selectors(core, ns, selector, expected):
     for name, labels in LABELS.items():
         core.create_namespaced_config_map(ns, {"metadata": {"name": name, "labels": labels}})
     found = core.list_namespaced_config_map(ns, label_selector=selector).items
-    assert "".join(sorted(cm.metadata.name for cm in found)) == expected
+    # Every namespace also holds the controller manager's kube-root-ca.crt, without labels.
+    assert "".join(sorted(cm.metadata.name for cm in found if cm.metadata.name != ROOT_CA)) == expected
 
 
 def test_bad_selectors_are_400(core, ns):
@@ -182,12 +192,13 @@ def test_chunked_lists_with_limit_and_continue(core, ns):
     for i in range(25):
         core.create_namespaced_config_map(ns, {"metadata": {"name": f"cm-{i:02d}", "labels": {"odd": str(i % 2)}}})
     page = core.list_namespaced_config_map(ns, limit=10)
-    assert len(page.items) == 10 and page.metadata._continue and page.metadata.remaining_item_count == 15
+    # 25 and the namespace's kube-root-ca.crt
+    assert len(page.items) == 10 and page.metadata._continue and page.metadata.remaining_item_count == 16
     seen = [cm.metadata.name for cm in page.items]
     while page.metadata._continue:
         page = core.list_namespaced_config_map(ns, limit=10, _continue=page.metadata._continue)
         seen += [cm.metadata.name for cm in page.items]
-    assert seen == [f"cm-{i:02d}" for i in range(25)]
+    assert seen == [f"cm-{i:02d}" for i in range(25)] + [ROOT_CA]
     assert page.metadata.remaining_item_count is None
     odd = core.list_namespaced_config_map(ns, limit=5, label_selector="odd=1")
     assert len(odd.items) == 5 and odd.metadata._continue and odd.metadata.remaining_item_count is None
@@ -222,7 +233,8 @@ def test_watch_without_resource_version_lists_then_follows(core, ns):
 
     threading.Thread(target=later, daemon=True).start()
     for event in stream.stream(core.list_namespaced_config_map, ns, timeout_seconds=3):
-        seen.append((event["type"], event["object"].metadata.name))
+        if event["object"].metadata.name != ROOT_CA:
+            seen.append((event["type"], event["object"].metadata.name))
         if len(seen) == 2:
             stream.stop()
     assert seen == [("ADDED", "before"), ("ADDED", "after")]
@@ -330,3 +342,24 @@ def test_deleting_a_namespace_deletes_its_contents(core, batch, ns):
     wait_until(gone)
     assert not core.list_pod_for_all_namespaces(field_selector=f"metadata.namespace={ns}").items
     assert not batch.list_namespaced_job(ns).items
+
+
+def test_a_protobuf_body_is_415_naming_the_media_types_read(sim):
+    # kubectl's typed commands (`kubectl create namespace`) send protobuf, which the simulator does not decode.
+    request = urllib.request.Request(sim.url + "/api/v1/namespaces", data=b"k8s\x00\n\x0f\n\x02v1\x12\tNamespace",
+                                     method="POST", headers={"Authorization": f"Bearer {TOKEN}",
+                                                             "Content-Type": "application/vnd.kubernetes.protobuf"})
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(request, timeout=5)
+    body = json.loads(exc.value.read())
+    assert (exc.value.code, body["reason"]) == (415, "UnsupportedMediaType")
+    assert body["message"] == ("the body of the request was in an unknown format - accepted media types include: "
+                               "application/json, application/yaml")
+
+
+def test_a_yaml_body_is_read(sim):
+    request = urllib.request.Request(sim.url + "/api/v1/namespaces", data=b"metadata:\n  name: from-yaml\n",
+                                     method="POST", headers={"Authorization": f"Bearer {TOKEN}",
+                                                             "Content-Type": "application/yaml"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        assert answer.status == 201 and json.loads(answer.read())["metadata"]["name"] == "from-yaml"

@@ -6,7 +6,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from studio.kubesim import KubeSim
+from kubesim import KubeSim
 
 from .conftest import (
     FAST,
@@ -341,7 +341,7 @@ def test_a_small_cluster_from_the_command_line(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "studio.kubesim", "--port", str(port), "--nodes", "1",
+    proc = subprocess.Popen([sys.executable, "-m", "kubesim", "--port", str(port), "--nodes", "1",
                              "--no-knative", "--token", "cli", "--quiet"], stderr=subprocess.PIPE)
     try:
         def answered():

@@ -1,6 +1,7 @@
 """metrics.k8s.io and the Prometheus endpoint report plausible, moving numbers for running pods."""
 
 import json
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -72,6 +73,21 @@ def test_prometheus_gpu_series(sim, core, ns):
     idle = prometheus(sim, 'DCGM_FI_DEV_GPU_UTIL{pod=""}')[1]["data"]["result"]
     assert len(idle) == 8 - 2 and all(s["value"][1] == "0" for s in idle)  # 2 nodes x 4 GPUs, 2 in use
     assert prometheus(sim, "no_such_metric")[1]["data"]["result"] == []
+
+    # The exporter's default counter set, each series labelled with its device's PCI bus id.
+    for counter in ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP",
+                    "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT",
+                    "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_MEM_COPY_UTIL",
+                    "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_XID_ERRORS",
+                    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+                    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+                    "DCGM_FI_DEV_ROW_REMAP_FAILURE"):
+        series = prometheus(sim, counter)[1]["data"]["result"]
+        assert len(series) == 8 and all(float(s["value"][1]) >= 0 for s in series), counter
+    busy = prometheus(sim, f'DCGM_FI_DEV_POWER_USAGE{{pod="trainer",namespace="{ns}"}}')[1]["data"]["result"]
+    assert len(busy) == 2 and all(float(s["value"][1]) > 58 for s in busy)
+    buses = {s["metric"]["pci_bus_id"] for s in prometheus(sim, "DCGM_FI_DEV_GPU_UTIL")[1]["data"]["result"]}
+    assert len(buses) == 4 and all(re.fullmatch(r"00000000:[0-9A-F]{2}:00\.0", b) for b in buses), buses
     code, body = prometheus(sim, "sum(DCGM_FI_DEV_GPU_UTIL)")
     assert code == 400 and (body["status"], body["errorType"]) == ("error", "bad_data")
 

@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from profiles import services
-from studio.models import Membership
+from studio.models import Level
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 SPEC_TEMPLATE = {
@@ -75,5 +75,5 @@ def profile(make_profile):
 def project_c(org):
     """A third project with its own member, `erin`."""
     c = ProjectFactory(name="gamma", department=org.department, cluster=org.cluster)
-    MembershipFactory(user=UserFactory(username="erin"), project=c, role=Membership.Role.MEMBER)
+    MembershipFactory(user=UserFactory(username="erin"), project=c, role=Level.MEMBER)
     return c

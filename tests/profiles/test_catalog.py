@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from profiles.models import ServiceProfile
-from studio.models import Membership
+from studio.models import AccessRule
 from tests.factories import ServiceProfileFactory
 from workloads.models import Workload
 
@@ -31,7 +31,7 @@ def member_of(org, project_key, project_c):
         return org.a, org.users.member
     if project_key == "b":
         return org.b, org.users.other
-    return project_c, Membership.objects.get(project=project_c).user
+    return project_c, AccessRule.objects.get(project=project_c).user
 
 
 @pytest.mark.parametrize("mode,project_key", sorted(VISIBLE), ids=[f"{m}-{p}" for m, p in sorted(VISIBLE)])
@@ -156,3 +156,16 @@ def test_the_catalog_query_count_is_the_same_for_1_and_200_profiles(client_for, 
     ServiceProfileFactory.create_batch(5, template_version=version, owner_project=org.b)  # not A's
     with django_assert_num_queries(len(one.captured_queries)):
         assert len(api.get(f"/api/v1/catalog?projectId={org.a.id}&limit=500").json()["profiles"]) == 200
+
+
+def test_the_catalog_reads_the_shown_columns_and_each_template_version_once(client_for, org, version):
+    api = client_for(org.users.member)
+    ServiceProfileFactory.create_batch(100, template_version=version, owner_project=org.a)
+    with CaptureQueriesContext(connection) as page:
+        assert len(api.get(f"/api/v1/catalog?projectId={org.a.id}&limit=100").json()["profiles"]) == 100
+    profile_reads = [q["sql"] for q in page if 'FROM "profiles_serviceprofile"' in q["sql"] and "COUNT(" not in q["sql"]]
+    version_reads = [q["sql"] for q in page if 'FROM "profiles_templateversion"' in q["sql"]]
+    assert len(profile_reads) == 1 and len(version_reads) == 1
+    for unshown in ("extra_config", "annotations", "labels", "readme", "spec_template"):
+        assert f'."{unshown}"' not in profile_reads[0]
+    assert "spec_template" not in version_reads[0]

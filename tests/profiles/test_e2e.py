@@ -1,6 +1,6 @@
-"""Each system profile launched from the API reaches Running on the simulated cluster and answers its outputs:
-the launch -> a real Celery worker -> studio.kube -> kubesim over HTTP, and back through sync rounds run in the
-test process (which fill the endpoints the outputs read)."""
+"""Each system profile launched from the API reaches Running and answers its outputs, on kubesim and (make
+e2e-real) the real API server: the launch -> a real Celery worker -> studio.kube -> the cluster over HTTP, and
+back through sync rounds run in the test process (which fill the endpoints the outputs read)."""
 
 import base64
 from io import StringIO
@@ -32,28 +32,28 @@ def outputs(org, workload_id: str) -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(INPUTS))
-def test_a_system_profile_launched_from_the_api_reaches_running_and_answers_outputs(worker, sim_org, name):
+def test_a_system_profile_launched_from_the_api_reaches_running_and_answers_outputs(worker, cluster_org, name):
     call_command("system_profiles", stdout=StringIO())
     profile = ServiceProfile.objects.get(name=name)
-    response = sim_org.api.post(f"/api/v1/service-profiles/{profile.id}/launch",
-                                {"projectId": sim_org.project.id, "name": "demo", "inputs": INPUTS[name]},
+    response = cluster_org.api.post(f"/api/v1/service-profiles/{profile.id}/launch",
+                                {"projectId": cluster_org.project.id, "name": "demo", "inputs": INPUTS[name]},
                                 format="json")
     assert response.status_code == 201, response.json()
     workload_id = response.json()["id"]
 
     def sync():
-        tasks.cluster_sync.apply(args=[str(sim_org.cluster.pk)])
+        tasks.cluster_sync.apply(args=[str(cluster_org.cluster.pk)])
 
-    wait_for(lambda: "Running" in phases_seen(sim_org, workload_id), step=sync, timeout=60,
+    wait_for(lambda: "Running" in phases_seen(cluster_org, workload_id), step=sync, timeout=60,
              what=f"{name} to reach Running")
-    answered = wait_for(lambda: (lambda values: values if all(values.values()) else None)(outputs(sim_org, workload_id)),
+    answered = wait_for(lambda: (lambda values: values if all(values.values()) else None)(outputs(cluster_org, workload_id)),
                         step=sync, timeout=30, what=f"every output of {name}")
     assert list(answered) == [o["name"] for o in profile.outputs]
 
     spec = Workload.objects.get(pk=workload_id).spec
     secret_refs = [e["secret"] for e in spec.get("environmentVariables", []) if "secret" in e]
     if name == "jupyter-notebook":  # the token reached the pod through the launch's Secret
-        secret = client.CoreV1Api(sim_org.k8s).read_namespaced_secret(secret_refs[0]["name"], sim_org.namespace)
+        secret = client.CoreV1Api(cluster_org.k8s).read_namespaced_secret(secret_refs[0]["name"], cluster_org.namespace)
         assert base64.b64decode(secret.data["generated.token"]).decode() == answered["token"]
         assert answered["url"].startswith("http")
     else:

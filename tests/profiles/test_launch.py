@@ -32,8 +32,9 @@ def test_launch_renders_the_spec_applies_the_profile_and_records_provenance(memb
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body == member.get(f"/api/v1/workloads/{body['id']}").json()
-    assert (body["type"], body["source"], body["profile"]) == (
-        "training", "catalog", {"id": profile.id, "name": "trainer-job", "revision": 1})
+    # `source` is Run:ai's (CLI, Control-plane, Other); where it came from in PaaS Studio is launchedFrom.
+    assert (body["type"], body["source"], body["launchedFrom"], body["profile"]) == (
+        "training", "Control-plane", "catalog", {"id": profile.id, "name": "trainer-job", "revision": 1})
 
     workload = Workload.objects.get(pk=body["id"])
     secret = LaunchSecret.objects.get(workload_id=workload.pk)
@@ -50,6 +51,8 @@ def test_launch_renders_the_spec_applies_the_profile_and_records_provenance(memb
         "labels": [{"name": "team", "value": "ml"}, {"name": "tier", "value": "gold"}],
         "annotations": [{"name": "example.com/owner", "value": "ml team"}],
         "completions": 1, "parallelism": 1, "backoffLimit": 6,
+        # the secure tenant default's defaults (policies.fallback), filled in where the spec is silent
+        "security": {"allowPrivilegeEscalation": False, "hostIpc": False, "hostNetwork": False},
     }
     assert workload.gpu_request == 1 and workload.request["spec"] == workload.spec
     assert (workload.profile_id, workload.profile_name, workload.profile_revision) == (profile.id, "trainer-job", 1)
@@ -174,3 +177,11 @@ def test_deleting_the_profile_leaves_its_workloads_running_with_their_snapshot(m
     assert got["profile"] == {"id": profile.id, "name": "trainer-job", "revision": 1}
     outputs = member.get(f"/api/v1/workloads/{body['id']}/outputs").json()["outputs"]
     assert {o["name"]: o["value"] for o in outputs}["key"] == "k"
+
+
+def test_a_required_input_sent_empty_is_a_400_not_its_default(member, org, make_profile):
+    profile = make_profile(inputs=[{"name": "epochs", "required": True}])
+    errors = errors_of(launch(member, profile, org.a, command="python", epochs=""))
+    assert errors == {"inputs.epochs": "This input is required; an empty value is not accepted."}
+    assert not Workload.objects.exists()
+    assert launch(member, profile, org.a, command="python").status_code == 201  # left out: the default, 3

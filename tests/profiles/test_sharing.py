@@ -5,7 +5,12 @@ from django.core.exceptions import ValidationError
 
 from profiles.models import EnvironmentTemplate, ServiceProfile
 from sharing.services import sharing_set
-from tests.factories import EnvironmentTemplateFactory, ServiceProfileFactory, TemplateVersionFactory
+from tests.factories import (
+    EnvironmentTemplateFactory,
+    MembershipFactory,
+    ServiceProfileFactory,
+    TemplateVersionFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +45,7 @@ def test_for_project_in_one_query(org, project_c, rows, django_assert_num_querie
 
 
 def test_visible_to_is_what_any_of_the_users_projects_may_see(org, rows):
-    org.users.other.memberships.create(project=org.a, role="viewer")
+    MembershipFactory(user=org.users.other, project=org.a, role="viewer")
     assert names(ServiceProfile.objects.visible_to(org.users.member), rows) == ["all", "owned-by-a", "selected-a-c"]
     assert len(names(ServiceProfile.objects.visible_to(org.users.other), rows)) == 5
     assert len(names(ServiceProfile.objects.visible_to(org.users.platform_admin), rows)) == 6

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from profiles import system
 from profiles.models import EnvironmentTemplate, ServiceProfile, TemplateVersion
 from studio.models import AuditEvent
-from tests.factories import ProjectFactory
+from tests.factories import MembershipFactory, ProjectFactory
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +77,7 @@ def test_a_taken_name_is_skipped_with_a_warning(client_for, org, make_profile):
 def demo(org):
     """A project sized like `make run`'s demo project, with org's member in it."""
     project = ProjectFactory(name="demo", department=org.department, cluster=org.cluster, gpu_deserved=8, gpu_limit=16)
-    project.memberships.create(user=org.users.member, role="member")
+    MembershipFactory(user=org.users.member, project=project, role="member")
     return project
 
 

@@ -19,14 +19,14 @@ def test_readyz_reports_database_broker_and_clusters(client):
     body = client.get("/readyz").json()
     assert body["database"]["ok"] is True
     assert body["broker"]["ok"] is True
-    assert body["clusters"] == []
+    assert body["clusters"] == {"total": 0, "Unknown": 0, "Connected": 0, "Disconnected": 0}
 
 
 @pytest.mark.django_db
-def test_readyz_names_an_unreachable_cluster(client, org):
-    response = client.get("/readyz")
-    assert response.status_code == 503
-    assert response.json()["clusters"][0]["name"] == "main" and response.json()["clusters"][0]["ok"] is False
+def test_readyz_counts_clusters_by_their_last_sync_and_is_ready_while_one_is_unreachable(client, org):
+    response = client.get("/readyz")  # org's cluster is at 127.0.0.1:1, never synced: Unknown, not contacted
+    assert response.status_code == 200
+    assert response.json()["clusters"] == {"total": 1, "Unknown": 1, "Connected": 0, "Disconnected": 0}
 
 
 @pytest.mark.django_db
@@ -49,6 +49,15 @@ def test_unknown_api_path_is_json_404(client):
     response = client.get("/api/v1/nothing-here")
     assert response.status_code == 404
     assert response.json() == {"code": 404, "message": "The specified resource was not found."}
+
+
+@pytest.mark.parametrize("method, path", [("get", "/api/v2/policy/distributed"), ("post", "/api/v1/nothing-here"),
+                                          ("get", "/cfg/nothing"), ("delete", "/streaming/nothing")])
+def test_unknown_api_path_is_json_404_with_debug_on_too(client, settings, method, path):
+    settings.DEBUG = True  # make run's setting, where Django would answer its HTML debug page
+    response = getattr(client, method)(path)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert response.json()["code"] == 404
 
 
 @pytest.mark.django_db

@@ -1,6 +1,6 @@
 import pytest
 
-from studio.models import AuditEvent, Membership, Project
+from studio.models import AccessRule, AuditEvent, Project
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def test_project_admin_manages_members_on_the_page_viewer_cannot(client, org):
     client.force_login(org.users.admin)
     response = client.post(f"/org/projects/{org.a.pk}/members", {"username": "dave", "role": "viewer"})
     assert response.status_code == 302
-    assert Membership.objects.get(project=org.a, user=org.users.other).role == "viewer"
+    assert AccessRule.objects.get(project=org.a, user=org.users.other).role.name == "Viewer"
     client.force_login(org.users.viewer)
     assert client.get(f"/org/projects/{org.a.pk}/members").status_code == 200
     assert client.post(f"/org/projects/{org.a.pk}/members", {"username": "dave", "role": "admin"}).status_code == 403

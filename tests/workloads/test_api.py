@@ -2,7 +2,9 @@
 
 import copy
 import json
+import random
 import re
+import string
 from datetime import timedelta
 
 import pytest
@@ -10,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from tests.factories import allow_host_paths, seed_node_pools
 from tests.workloads.seed_bodies import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
 from workloads.models import MetricSample, Pod, Workload
 
@@ -34,6 +37,8 @@ def small(org, name="job", **spec_changes):
 def member(client_for, org):
     org.a.gpu_deserved, org.a.gpu_limit = 10, 20
     org.a.save()
+    allow_host_paths(org.a)  # seed 003 mounts a hostPath: allowed for this project by a platform admin
+    seed_node_pools(org.cluster)  # the seeds ask for my-node-pool-a and -b
     return client_for(org.users.member)
 
 
@@ -46,13 +51,19 @@ def test_seed_bodies_create_and_echo_the_seed_shape(member, org, path, seed):
                          "createdBy", "createdAt", "desiredPhase", "actualPhase", "spec"}
     assert re.fullmatch(r"my-workload-name-[a-z]{5}", body["name"])
     assert body["requestedName"] == "my-workload-name"
-    assert body["projectId"] == org.a.id and body["departmentId"] == org.department.id
+    # Strings, as Run:ai's spec types them (the seeds show 1 because its renderer prints the example).
+    assert body["projectId"] == str(org.a.id) and body["departmentId"] == str(org.department.id)
     assert body["clusterId"] == str(org.cluster.id) and body["createdBy"] == "bob@example.com"
     assert (body["desiredPhase"], body["actualPhase"]) == ("Running", "Creating")
+    # The seed's spec comes back as sent, but for the extended resource's quantity, which the spec types as a
+    # string (the seed sends the number 2).
+    sent = copy.deepcopy(seed["spec"])
+    for resource in sent.get("compute", {}).get("extendedResources", []):
+        resource["quantity"] = str(resource["quantity"])
     assert json.dumps(body["spec"], sort_keys=True) == json.dumps(
-        {**seed["spec"], **{k: v for k, v in body["spec"].items() if k not in seed["spec"]}}, sort_keys=True
+        {**sent, **{k: v for k, v in body["spec"].items() if k not in sent}}, sort_keys=True
     )
-    for key, value in seed["spec"].items():
+    for key, value in sent.items():
         assert body["spec"][key] == value
 
     got = member.get(f"/api/v1/workloads/{path}/{body['workloadId']}")
@@ -82,6 +93,34 @@ def test_given_name_without_prefix_is_kept_and_a_second_live_one_is_409(member, 
     second = member.post("/api/v1/workloads/trainings", small(org, "exact"), format="json")
     assert second.status_code == 409
     assert second.json()["code"] == 409 and "exact" in second.json()["message"]
+
+
+def test_a_generated_name_that_is_taken_is_drawn_again_never_a_409(member, org, settings):
+    # With a fixed seed every submission draws the same suffixes in the same order, so each one meets the
+    # names of the earlier ones: the first draw of the second submission collides, and so on.
+    settings.WORKLOAD_NAME_SEED = 1234
+    draws = random.Random(1234)
+    expected = [f"job-{''.join(draws.choices(string.ascii_lowercase, k=5))}" for _ in range(3)]
+    names = []
+    for _ in range(3):
+        answer = member.post("/api/v1/workloads/trainings", {**small(org), "useGivenNameAsPrefix": True}, format="json")
+        assert answer.status_code == 200, answer.json()
+        names.append(answer.json()["name"])
+    assert names == expected
+    assert sorted(Workload.objects.filter(project=org.a).values_list("name", flat=True)) == sorted(expected)
+
+
+def test_generated_names_give_up_with_a_409_only_when_every_draw_is_taken(member, org, settings):
+    from workloads.services import NAME_ATTEMPTS
+
+    settings.WORKLOAD_NAME_SEED = 99
+    for _ in range(NAME_ATTEMPTS):
+        body = {**small(org), "useGivenNameAsPrefix": True}
+        assert member.post("/api/v1/workloads/trainings", body, format="json").status_code == 200
+    refused = member.post("/api/v1/workloads/trainings", {**small(org), "useGivenNameAsPrefix": True}, format="json")
+    assert refused.status_code == 409
+    assert refused.json()["message"] == (f"No free name with prefix 'job' in project {org.a.name} after "
+                                         f"{NAME_ATTEMPTS} attempts.")
 
 
 @pytest.mark.parametrize(
@@ -231,8 +270,10 @@ def test_generic_workload_view_pods_and_count(member, org):
     assert got["id"] == wid and got["type"] == "training" and got["projectName"] == "alpha"
     assert got["phase"] == "Creating" and got["submittedBy"] == "bob@example.com"
     pods = member.get(f"/api/v1/workloads/{wid}/pods").json()["pods"]
-    assert pods == [{"id": "u-1", "name": "job-abc", "phase": "Running", "nodeName": "n0",
-                     "createdAt": pods[0]["createdAt"], "message": ""}]
+    # Run:ai's pod fields (tests/workloads/test_runai_spec.py checks them all against its schema) and ours.
+    assert {k: pods[0][k] for k in ("id", "name", "phase", "nodeName", "message", "workloadId")} == {
+        "id": "u-1", "name": "job-abc", "phase": "Running", "nodeName": "n0", "message": "", "workloadId": wid}
+    assert len(pods) == 1 and pods[0]["createdAt"]
     assert member.get("/api/v1/workloads/count").json() == {"count": 1}
     assert member.get("/api/v1/workloads/count?filterBy=type==inference").json() == {"count": 0}
 
@@ -272,7 +313,8 @@ def test_list_filter_sort_page(many, query, expected):
 
 def test_list_next_offset(many):
     assert many.get("/api/v1/workloads?limit=2").json()["next"] == 2
-    assert many.get("/api/v1/workloads?limit=2&offset=4").json()["next"] is None
+    # Run:ai's spec types `next` as an integer: the last page has none.
+    assert "next" not in many.get("/api/v1/workloads?limit=2&offset=4").json()
 
 
 def test_bad_filter_is_400(many):

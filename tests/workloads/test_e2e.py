@@ -52,15 +52,15 @@ def pods_of(org, workload_id: str) -> list:
     return client.CoreV1Api(org.k8s).list_namespaced_pod(org.namespace, label_selector=selector).items
 
 
-def test_a_training_is_created_then_runs_then_completes(worker, sim_org):
-    workload_id = submit(sim_org, "trainings", training_body(sim_org.project, "train"))
-    done = wait_phase(sim_org, workload_id, "Completed")
+def test_a_training_is_created_then_runs_then_completes(worker, cluster_org):
+    workload_id = submit(cluster_org, "trainings", training_body(cluster_org.project, "train"))
+    done = wait_phase(cluster_org, workload_id, "Completed")
     assert done["completedAt"] and done["startedAt"]
-    reasons = phase_events(sim_org, workload_id)
+    reasons = phase_events(cluster_org, workload_id)
     assert reasons[0] == "Submitted"
     seen = [r for r in reasons if r in ("Pending", "Initializing", "Running", "Completed")]
     assert seen.index("Running") < seen.index("Completed"), reasons
-    job = client.BatchV1Api(sim_org.k8s).read_namespaced_job(object_name(sim_org, workload_id), sim_org.namespace)
+    job = client.BatchV1Api(cluster_org.k8s).read_namespaced_job(object_name(cluster_org, workload_id), cluster_org.namespace)
     assert job.metadata.labels[manifests.WORKLOAD_ID_LABEL] == workload_id
     assert job.status.succeeded == 1
 
@@ -88,29 +88,29 @@ def test_suspend_stops_the_job_and_its_pods_then_resume_runs_it_again(worker, si
     assert reasons[-1] == "Running", reasons
 
 
-def test_delete_removes_every_object_and_the_workload(worker, sim_org):
-    body = training_body(sim_org.project, "gone", annotations=run_seconds(600),
+def test_delete_removes_every_object_and_the_workload(worker, cluster_org):
+    body = training_body(cluster_org.project, "gone", annotations=run_seconds(600),
                          storage={"pvc": [{"claimName": "data", "path": "/data",
                                            "claimInfo": {"size": "1Gi", "accessModes": {"readWriteOnce": True}}}]})
-    workload_id = submit(sim_org, "trainings", body)
-    wait_phase(sim_org, workload_id, "Running")
+    workload_id = submit(cluster_org, "trainings", body)
+    wait_phase(cluster_org, workload_id, "Running")
     selector = f"{manifests.WORKLOAD_ID_LABEL}={workload_id}"
-    claims = client.CoreV1Api(sim_org.k8s).list_namespaced_persistent_volume_claim(
-        sim_org.namespace, label_selector=selector).items
+    claims = client.CoreV1Api(cluster_org.k8s).list_namespaced_persistent_volume_claim(
+        cluster_org.namespace, label_selector=selector).items
     assert len(claims) == 1
 
-    assert sim_org.api.delete(f"/api/v1/workloads/trainings/{workload_id}").status_code == 204
+    assert cluster_org.api.delete(f"/api/v1/workloads/trainings/{workload_id}").status_code == 204
 
     def deleted():
-        listed = sim_org.api.get("/api/v1/workloads?deleted=true").json()["workloads"]
+        listed = cluster_org.api.get("/api/v1/workloads?deleted=true").json()["workloads"]
         return [w for w in listed if w["id"] == workload_id and w["phase"] == "Deleted"]
 
-    wait_for(deleted, step=lambda: sync(sim_org), what="the workload to be Deleted")
-    assert client.BatchV1Api(sim_org.k8s).list_namespaced_job(sim_org.namespace, label_selector=selector).items == []
-    assert client.CoreV1Api(sim_org.k8s).list_namespaced_persistent_volume_claim(
-        sim_org.namespace, label_selector=selector).items == []
-    assert pods_of(sim_org, workload_id) == []
-    assert sim_org.api.get(f"/api/v1/workloads/{workload_id}").status_code == 404
+    wait_for(deleted, step=lambda: sync(cluster_org), what="the workload to be Deleted")
+    assert client.BatchV1Api(cluster_org.k8s).list_namespaced_job(cluster_org.namespace, label_selector=selector).items == []
+    assert client.CoreV1Api(cluster_org.k8s).list_namespaced_persistent_volume_claim(
+        cluster_org.namespace, label_selector=selector).items == []
+    assert pods_of(cluster_org, workload_id) == []
+    assert cluster_org.api.get(f"/api/v1/workloads/{workload_id}").status_code == 404
 
 
 def inference_body(project, name: str) -> dict:
@@ -141,51 +141,67 @@ def test_an_inference_scaling_to_zero_is_a_knative_service_with_its_autoscaling(
     assert hpas == []
 
 
-def test_without_knative_an_inference_is_a_deployment_a_service_and_an_hpa(worker, sim_org, start_kubesim):
-    plain = start_kubesim(knative=False)
-    sim_org.cluster.api_server_url, sim_org.cluster.prometheus_url = plain.url, plain.url + "/prometheus"
-    sim_org.cluster.save()
-    from tests.conftest import official_client
+def hpa_of(k8s, namespace: str, name: str) -> dict:
+    """The HPA as served: autoscaling/v2, or v2beta2 on a cluster older than 1.23 (the real v1.20.2)."""
+    for version in ("v2", "v2beta2"):
+        try:
+            return k8s.call_api(f"/apis/autoscaling/{version}/namespaces/{namespace}/horizontalpodautoscalers/{name}",
+                                "GET", auth_settings=["BearerToken"], response_type="object",
+                                _return_http_data_only=True)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise
+    raise AssertionError(f"no HorizontalPodAutoscaler {namespace}/{name}")
 
-    k8s = official_client(plain)
-    workload_id = submit(sim_org, "inferences", inference_body(sim_org.project, "serve"))
-    wait_phase(sim_org, workload_id, "Running")
-    name, selector = object_name(sim_org, workload_id), f"{manifests.WORKLOAD_ID_LABEL}={workload_id}"
-    deployment = client.AppsV1Api(k8s).read_namespaced_deployment(name, sim_org.namespace)
+
+def test_without_knative_an_inference_is_a_deployment_a_service_and_an_hpa(worker, cluster_org, start_kubesim):
+    org, k8s = cluster_org, cluster_org.k8s
+    if org.kind == "kubesim":  # the real server has no Knative; kubesim's session cluster has, so another one
+        plain = start_kubesim(knative=False)
+        org.cluster.api_server_url, org.cluster.prometheus_url = plain.url, plain.url + "/prometheus"
+        org.cluster.save()
+        from tests.conftest import official_client
+
+        k8s = official_client(plain)
+    workload_id = submit(org, "inferences", inference_body(org.project, "serve"))
+    wait_phase(org, workload_id, "Running")
+    name, selector = object_name(org, workload_id), f"{manifests.WORKLOAD_ID_LABEL}={workload_id}"
+    deployment = client.AppsV1Api(k8s).read_namespaced_deployment(name, org.namespace)
     assert deployment.spec.replicas == 1  # an HPA cannot scale to zero
-    service = client.CoreV1Api(k8s).read_namespaced_service(name, sim_org.namespace)
+    service = client.CoreV1Api(k8s).read_namespaced_service(name, org.namespace)
     assert [p.target_port for p in service.spec.ports] == [8080]
-    hpa = client.AutoscalingV2Api(k8s).read_namespaced_horizontal_pod_autoscaler(name, sim_org.namespace)
-    assert (hpa.spec.min_replicas, hpa.spec.max_replicas) == (1, 3)
-    assert hpa.spec.scale_target_ref.name == name
+    hpa = hpa_of(k8s, org.namespace, name)
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
+    assert hpa["spec"]["scaleTargetRef"]["name"] == name
     row = Workload.objects.get(pk=workload_id)
     assert row.cluster.has_knative is False
     assert row.endpoints["serviceAddress"] == service.spec.cluster_ip
     assert row.endpoints["ports"] == [{"name": "port-8080", "port": 8080}]
-    assert client.CoreV1Api(k8s).list_namespaced_pod(sim_org.namespace, label_selector=selector).items
-    k8s.close()
+    assert client.CoreV1Api(k8s).list_namespaced_pod(org.namespace, label_selector=selector).items
+    if k8s is not org.k8s:
+        k8s.close()
 
 
-def test_an_image_that_cannot_be_pulled_fails_the_training_with_the_reason(worker, sim_org, monkeypatch):
+def test_an_image_that_cannot_be_pulled_fails_the_training_with_the_reason(worker, cluster_org, monkeypatch):
     # The pull grace (2 minutes on a real cluster) shrinks to nothing here: the sync runs in this process.
     monkeypatch.setattr(phases, "IMAGE_PULL_GRACE", phases.timedelta(0))
-    body = training_body(sim_org.project, "bad", image="registry.example.com/does-not-exist:1")
-    workload_id = submit(sim_org, "trainings", body)
-    failed = wait_phase(sim_org, workload_id, "Failed")
+    body = training_body(cluster_org.project, "bad", image="registry.example.com/does-not-exist:1")
+    workload_id = submit(cluster_org, "trainings", body)
+    failed = wait_phase(cluster_org, workload_id, "Failed")
     assert failed["phaseMessage"].startswith(("ErrImagePull", "ImagePullBackOff")), failed["phaseMessage"]
     assert "does-not-exist" in failed["phaseMessage"]
-    assert "Failed" in phase_events(sim_org, workload_id)
+    assert "Failed" in phase_events(cluster_org, workload_id)
 
 
-def test_with_no_free_gpus_a_training_is_pending_with_the_schedulers_reason(worker, sim_org):
-    body = training_body(sim_org.project, "huge", compute={"gpuDevicesRequest": 16})
-    workload_id = submit(sim_org, "trainings", body)
-    pending = wait_phase(sim_org, workload_id, "Pending")
-    wait_for(lambda: "Insufficient nvidia.com/gpu" in workload(sim_org, workload_id)["phaseMessage"],
-             step=lambda: sync(sim_org), what="the scheduler's reason")
+def test_with_no_free_gpus_a_training_is_pending_with_the_schedulers_reason(worker, cluster_org):
+    body = training_body(cluster_org.project, "huge", compute={"gpuDevicesRequest": 16})
+    workload_id = submit(cluster_org, "trainings", body)
+    pending = wait_phase(cluster_org, workload_id, "Pending")
+    wait_for(lambda: "Insufficient nvidia.com/gpu" in workload(cluster_org, workload_id)["phaseMessage"],
+             step=lambda: sync(cluster_org), what="the scheduler's reason")
     assert pending["runningPods"] == 0
-    assert "0/4 nodes are available" in workload(sim_org, workload_id)["phaseMessage"]
-    events = sim_org.api.get(f"/api/v1/workloads/{workload_id}/events").json()["events"]
+    assert "0/4 nodes are available" in workload(cluster_org, workload_id)["phaseMessage"]
+    events = cluster_org.api.get(f"/api/v1/workloads/{workload_id}/events").json()["events"]
     scheduling = [e for e in events if e["reason"] == "FailedScheduling"]
     assert len(scheduling) == 1 and "Insufficient nvidia.com/gpu" in scheduling[0]["message"]
 

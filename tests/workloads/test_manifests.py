@@ -235,7 +235,12 @@ ROWS = [
     ({"security": {"runAsNonRoot": True, "readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
                    "capabilities": ["CHOWN"]}},
      CTR + ".securityContext", {"runAsNonRoot": True, "readOnlyRootFilesystem": True,
-                                "allowPrivilegeEscalation": False, "capabilities": {"add": ["CHOWN"]}}),
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"add": ["CHOWN"], "drop": ["ALL"]}}),
+    # non-root: no escalation, no default capabilities (what Pod Security "restricted" asks)
+    ({"security": {"runAsNonRoot": True}}, CTR + ".securityContext",
+     {"runAsNonRoot": True, "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}),
+    ({"security": {"capabilities": ["CHOWN"]}}, CTR + ".securityContext", {"capabilities": {"add": ["CHOWN"]}}),
     ({"security": {"seccompProfileType": "RuntimeDefault"}}, POD + ".securityContext.seccompProfile",
      {"type": "RuntimeDefault"}),
     ({"security": {"hostIpc": True}}, POD + ".hostIPC", True),

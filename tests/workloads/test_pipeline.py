@@ -157,11 +157,12 @@ def test_watch_streams_changes_and_lists_again_when_its_version_has_expired(sim_
     kube.create(conn, config_map("first"))
     events = kube.watch(conn, "v1", "ConfigMap", namespace="watched", timeout_seconds=20)
     kind, listed = next(events)
-    assert kind == "SYNCED" and [o["metadata"]["name"] for o in listed["items"]] == ["first"]
+    # (with the kube-root-ca.crt the cluster puts in every namespace)
+    assert kind == "SYNCED" and [o["metadata"]["name"] for o in listed["items"]] == ["first", "kube-root-ca.crt"]
     for i in range(10):  # more changes than the server's history keeps: the listed version is now too old
         kube.create(conn, config_map(f"more-{i}"))
     kind, relisted = next(events)
-    assert kind == "SYNCED" and len(relisted["items"]) == 11
+    assert kind == "SYNCED" and len(relisted["items"]) == 12
     kube.create(conn, config_map("after"))
     kind, obj = next(events)
     assert (kind, obj["metadata"]["name"], obj["kind"]) == ("ADDED", "after", "ConfigMap")

@@ -1,4 +1,6 @@
-"""deploy/rbac.yaml: valid Kubernetes objects that grant exactly what the pipeline's calls need."""
+"""deploy/rbac.yaml: valid Kubernetes objects that grant exactly what the pipeline's calls need — cluster-wide
+only namespaces, nodes, metrics and the one RoleBinding per namespace; the rest inside project namespaces.
+tests/real/test_rbac.py proves the same on a real API server."""
 
 from collections import defaultdict
 from pathlib import Path
@@ -27,7 +29,29 @@ def test_every_document_is_a_valid_kubernetes_object():
         kubernetes_validate.validate(doc, "1.30", strict=True)
 
 
-def test_the_cluster_role_grants_exactly_the_verbs_the_pipeline_uses():
+def granted_by(role_name: str) -> dict:
+    role = next(doc for doc in documents() if doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == role_name)
+    granted: dict = defaultdict(set)
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for plural in rule["resources"]:
+                for name in rule.get("resourceNames") or [""]:
+                    granted[(group, plural, name) if name else (group, plural)] |= set(rule["verbs"])
+    return dict(granted)
+
+
+def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_role():
+    assert granted_by("paas-studio") == {
+        ("", "namespaces"): {"create", "get", "list", "patch"},
+        ("", "nodes"): {"get", "list", "watch"},
+        ("metrics.k8s.io", "pods"): {"get", "list"},
+        ("metrics.k8s.io", "nodes"): {"get", "list"},
+        ("rbac.authorization.k8s.io", "rolebindings"): {"create", "get"},
+        ("rbac.authorization.k8s.io", "clusterroles", kube.NAMESPACE_ROLE): {"bind"},
+    }
+
+
+def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
     needed: dict = defaultdict(set)
     for kind in manifests.KINDS:
         for api_kind in push.workload_object_kinds(kind):
@@ -38,23 +62,15 @@ def test_the_cluster_role_grants_exactly_the_verbs_the_pipeline_uses():
         api_version, api_kind, _ = manifests.suspend_patch(manifests.WorkloadRef("0", "x", kind, "p", "n"),
                                                            suspended=True)
         needed[resource((api_version, api_kind))].add("patch")
-    needed[resource(("v1", "Namespace"))] = {"create", "get"}
     needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
-    needed[resource(kube.POD_METRICS)] = {"list"}
-
-    role = next(doc for doc in documents() if doc["kind"] == "ClusterRole")
-    granted: dict = defaultdict(set)
-    for rule in role["rules"]:
-        for group in rule["apiGroups"]:
-            for plural in rule["resources"]:
-                granted[(group, plural)] |= set(rule["verbs"])
-    assert dict(granted) == dict(needed)
+    needed[("", "pods/log")] = {"get"}
+    assert granted_by(kube.NAMESPACE_ROLE) == dict(needed)
 
 
 def test_the_binding_gives_the_role_to_the_service_account_whose_token_is_shipped():
     by_kind = {doc["kind"]: doc for doc in documents()}
     account, binding, token = by_kind["ServiceAccount"], by_kind["ClusterRoleBinding"], by_kind["Secret"]
-    assert binding["roleRef"]["name"] == by_kind["ClusterRole"]["metadata"]["name"]
+    assert binding["roleRef"]["name"] == "paas-studio"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
                                     "namespace": account["metadata"]["namespace"]}]
     assert token["type"] == "kubernetes.io/service-account-token"

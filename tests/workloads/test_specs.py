@@ -239,7 +239,7 @@ ROWS = [
     ("inference-has-no-completions", I, {"spec.completions": 1}, "spec.completions"),
     ("workspace-has-no-parallelism", W, {"spec.parallelism": 1}, "spec.parallelism"),
     ("training-has-no-serving-port", T, {"spec.servingPort": {"container": 8080}}, "spec.servingPort"),
-    ("inference-has-no-host-path", I, {"spec.storage.hostPath": []}, "spec.storage.hostPath"),
+    ("inference-has-no-s3", I, {"spec.storage.s3": []}, "spec.storage.s3"),  # latest gives inferences hostPath and nfs, never s3
     ("inference-has-no-host-network", I, {"spec.security.hostNetwork": False}, "spec.security.hostNetwork"),
 ]
 # fmt: on

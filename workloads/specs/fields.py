@@ -3,6 +3,7 @@
 import math
 from collections.abc import Mapping
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.fields import SkipField
@@ -84,6 +85,8 @@ class Choice(serializers.ChoiceField):
         return data
 
 
+@extend_schema_field({"oneOf": [{"type": "string", "example": "1Gi"}, {"type": "number"}],
+                      "description": "A Kubernetes quantity such as \"1Gi\", \"500M\" or \"0.5\"."})
 class Quantity(serializers.Field):
     """A Kubernetes quantity checked by parse_quantity_strict; a string unless `numbers` (extended resources)."""
 
@@ -115,12 +118,12 @@ def _detail(problem):
 
 
 class StrictSerializer(serializers.Serializer):
-    """An object of known keys only. Field errors, unknown keys and cross-field rules are reported together.
-
-    Subclasses state multi-field rules in `cross_field_errors(values)`, which sees only the fields that passed and
-    answers {field: sentence} (or a nested dict); a field that already failed keeps its own error. Computed
-    defaults go in `validate()`, which runs once everything passed.
-    """
+    # An object of known keys only. Field errors, unknown keys and cross-field rules are reported together.
+    #
+    # Subclasses state multi-field rules in `cross_field_errors(values)`, which sees only the fields that passed
+    # and answers {field: sentence} (or a nested dict); a field that already failed keeps its own error. Computed
+    # defaults go in `validate()`, which runs once everything passed.
+    # (A comment, not a docstring: the OpenAPI document would show it on every object of the spec.)
 
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):

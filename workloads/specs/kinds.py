@@ -1,5 +1,6 @@
 """The spec of each workload kind and the create body around it. Field sets follow the seeds' examples."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from workloads.specs.fields import Boolean, Choice, Integer, StrictSerializer, Text, texts
@@ -9,13 +10,17 @@ from workloads.specs.parts import (
     Compute,
     EnvironmentVariable,
     ExposedUrl,
+    ImagePullSecret,
     InferenceSecurity,
     InferenceStorage,
     Label,
+    NodeAffinityRequired,
     PodAffinity,
     Probes,
+    RelatedUrl,
     Security,
     ServicePort,
+    ServingConfiguration,
     ServingPort,
     Storage,
     Toleration,
@@ -33,7 +38,7 @@ from workloads.specs.rules import (
 
 
 class InferenceSpec(StrictSerializer):
-    """Exactly the fields of seed 001's example; trainings and workspaces add theirs below."""
+    """An inference's spec: seed 001's fields and Run:ai latest's; trainings and workspaces add theirs below."""
 
     command = Text(required=False, allow_blank=True)
     args = Text(required=False, allow_blank=True)
@@ -55,21 +60,35 @@ class InferenceSpec(StrictSerializer):
     storage = InferenceStorage(required=False)
     security = InferenceSecurity(required=False)
     servingPort = ServingPort(required=False)
+    servingConfiguration = ServingConfiguration(required=False)
     autoscaling = Autoscaling(required=False)
+    # Run:ai latest's fields of every kind (workloads/manifests.py says what each becomes).
+    priorityClass = Text(required=False, validators=[DNS_SUBDOMAIN])
+    preemptibility = Choice(["preemptible", "non-preemptible"], required=False)
+    category = Text(required=False, validators=[LABEL_VALUE])
+    imagePullSecrets = ImagePullSecret(many=True, required=False)
+    nodeAffinityRequired = NodeAffinityRequired(required=False)
+    relatedUrls = RelatedUrl(many=True, required=False)
 
 
 class WorkspaceSpec(InferenceSpec):
-    """Seed 003's training fields less completions, parallelism and backoffLimit (CONTRACT §3)."""
+    """Seed 003's training fields less completions and parallelism (CONTRACT §3)."""
 
     servingPort = None  # DRF's way to drop an inherited field
+    servingConfiguration = None
     autoscaling = None
     tty = Boolean(required=False)
     stdin = Boolean(required=False)
     terminateAfterPreemption = Boolean(required=False)
     autoDeletionTimeAfterCompletionSeconds = Integer(required=False, min_value=0)
-    priorityClass = Text(required=False, validators=[DNS_SUBDOMAIN])
     storage = Storage(required=False)
     security = Security(required=False)
+    terminationGracePeriodSeconds = Integer(required=False, min_value=0)
+    # A Deployment restarts its containers: Always is all Kubernetes allows it.
+    restartPolicy = Choice(["Always"], required=False)
+    # Run:ai's spec gives workspaces a backoffLimit; a Deployment restarts its pod with Kubernetes' own
+    # back-off and has no limit, so it is kept with the workload and answered, and changes nothing.
+    backoffLimit = Integer(required=False, min_value=0)
 
 
 class TrainingSpec(WorkspaceSpec):
@@ -77,11 +96,15 @@ class TrainingSpec(WorkspaceSpec):
     completions = Integer(required=False, min_value=1, default=1)
     parallelism = Integer(required=False, min_value=1, default=1)
     backoffLimit = Integer(required=False, min_value=0, default=6)
+    # A Job's pods run to completion: Kubernetes allows them Never and OnFailure only.
+    restartPolicy = Choice(["Never", "OnFailure"], required=False)
 
 
 SPECS = {"training": TrainingSpec, "workspace": WorkspaceSpec, "inference": InferenceSpec}
 
 
+@extend_schema_field({"oneOf": [{"type": "string", "pattern": "^[0-9]+$"}, {"type": "integer", "minimum": 0}],
+                      "example": "1"})
 class ProjectId(serializers.Field):
     """The seeds send 1; newer Run:ai APIs send "1". Both are taken and answered as a string."""
 
@@ -102,6 +125,9 @@ class WorkloadRequest(StrictSerializer):
     useGivenNameAsPrefix = Boolean(required=False, default=False)
     projectId = ProjectId()
     clusterId = Text(validators=[UUID])
+    # The workload template (latest) the request was made from: kept with the request, as Run:ai records it;
+    # templates are not a PaaS Studio object (service profiles are), so it fills nothing in.
+    templateId = Text(required=False, validators=[UUID])
 
     def __init__(self, *args, kind, **kwargs):
         super().__init__(*args, **kwargs)
@@ -114,3 +140,35 @@ class WorkloadRequest(StrictSerializer):
                 "name": f"Must be at most {limit} characters with useGivenNameAsPrefix (a suffix is added)."
             }
         return {}
+
+
+# Named per kind for the OpenAPI document (/api/schema/ adds "Request": Run:ai's own schema names).
+class TrainingCreation(WorkloadRequest):
+    """Create a training (Run:ai TrainingCreationRequest): a Kubernetes Job."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, kind="training", **kwargs)
+
+
+class WorkspaceCreation(WorkloadRequest):
+    """Create a workspace (Run:ai WorkspaceCreationRequest): a Deployment of one pod."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, kind="workspace", **kwargs)
+
+
+class InferenceCreation(WorkloadRequest):
+    """Create an inference (Run:ai InferenceCreationRequest): a Knative Service, or a Deployment and HPA."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, kind="inference", **kwargs)
+
+
+class InferenceUpdate(StrictSerializer):
+    """Run:ai latest's inference update: the given top-level spec fields replace the current ones."""
+
+    spec = InferenceSpec()
+
+
+CREATION_REQUESTS = {"training": TrainingCreation, "workspace": WorkspaceCreation,
+                     "inference": InferenceCreation}

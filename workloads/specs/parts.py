@@ -23,6 +23,7 @@ from workloads.specs.rules import (
     CONFIG_KEY,
     DNS_SUBDOMAIN,
     ENV_NAME,
+    FILE_MODE,
     GROUPS,
     LABEL_VALUE,
     MIG_PROFILES,
@@ -67,11 +68,25 @@ class SecretRef(StrictSerializer):
     key = Text(validators=[CONFIG_KEY])
 
 
+class ConfigMapRef(StrictSerializer):
+    name = Text(validators=[DNS_SUBDOMAIN])
+    key = Text(validators=[CONFIG_KEY])
+
+
+class PodFieldRef(StrictSerializer):
+    path = Text()  # a pod field such as metadata.name or status.podIP (Kubernetes' fieldRef.fieldPath)
+
+
 class EnvironmentVariable(StrictSerializer):
     # A value and a secret may come together (the seeds send both): both are kept and the secret wins later.
+    # `userCredential` names a secret holding the user's credential (Run:ai keeps those as secrets too).
     name = Text(validators=[ENV_NAME])
     value = Text(required=False, allow_blank=True)
     secret = SecretRef(required=False)
+    configMap = ConfigMapRef(required=False)
+    podFieldRef = PodFieldRef(required=False)
+    userCredential = SecretRef(required=False)
+    description = Text(required=False, allow_blank=True)
     exclude = Boolean(required=False)
 
 
@@ -93,6 +108,7 @@ class Toleration(StrictSerializer):
     effect = Choice(["NoSchedule", "PreferNoSchedule", "NoExecute", "Any"], required=False)
     # `seconds` is accepted with any effect (the seed sends it with NoSchedule); manifests use it for NoExecute.
     seconds = Integer(required=False, min_value=0)
+    exclude = Boolean(required=False)
 
     def cross_field_errors(self, values):
         problems = {}
@@ -111,15 +127,56 @@ class ServicePort(StrictSerializer):
     toolType = Text(required=False)
     toolName = Text(required=False)
     name = Text(required=False)
+    exclude = Boolean(required=False)
 
 
 class ExposedUrl(StrictSerializer):
     container = Port()
+    url = Text(required=False, validators=[NO_SPACES])  # the Ingress host and path (manifests._ingress)
+    authorizationType = Choice(["authenticatedUsers", "authorizedUsers", "authorizedGroups"], required=False)
     authorizedUsers = texts(required=False)
     authorizedGroups = texts(required=False)
     toolType = Text(required=False)
     toolName = Text(required=False)
     name = Text(required=False)
+    exclude = Boolean(required=False)
+
+
+class RelatedUrl(StrictSerializer):
+    url = Text(validators=[NO_SPACES])
+    type = Text(required=False)
+    name = Text(required=False)
+    exclude = Boolean(required=False)
+
+
+class ImagePullSecret(StrictSerializer):
+    name = Text(validators=[DNS_SUBDOMAIN])
+    userCredential = Boolean(required=False)
+    exclude = Boolean(required=False)
+
+
+class NodeSelectorRequirement(StrictSerializer):
+    key = Text(validators=[QUALIFIED])
+    operator = Choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+    values = texts(required=False)
+
+    def cross_field_errors(self, values):
+        operator, given = values.get("operator"), values.get("values") or []
+        if operator in ("In", "NotIn") and not given:
+            return {"values": f"Must hold at least one value with operator {operator}."}
+        if operator in ("Exists", "DoesNotExist") and given:
+            return {"values": f"Must be empty with operator {operator}."}
+        if operator in ("Gt", "Lt") and (len(given) != 1 or not given[0].lstrip("-").isdigit()):
+            return {"values": f"Must be one integer with operator {operator}."}
+        return {}
+
+
+class NodeSelectorTerm(StrictSerializer):
+    matchExpressions = NodeSelectorRequirement(many=True)
+
+
+class NodeAffinityRequired(StrictSerializer):
+    nodeSelectorTerms = NodeSelectorTerm(many=True)
 
 
 class ExtendedResource(StrictSerializer):
@@ -222,6 +279,7 @@ def _at_least(problems, values, limit, request, convert):
 class DataVolume(StrictSerializer):
     id = Text(validators=[UUID])
     mountPath = Text(validators=[ABSOLUTE])
+    exclude = Boolean(required=False)
 
 
 class AccessModes(StrictSerializer):
@@ -230,11 +288,18 @@ class AccessModes(StrictSerializer):
     readWriteMany = Boolean(required=False)
 
 
+class KeyValue(StrictSerializer):
+    key = Text()
+    value = Text(allow_blank=True)
+
+
 class ClaimInfo(StrictSerializer):
     size = Quantity(required=False)
     storageClass = Text(required=False)
     accessModes = AccessModes(required=False)
     volumeMode = Choice(["Filesystem", "Block"], required=False)
+    # Run:ai's extra attributes of its storage class form; kept with the workload (no Kubernetes field).
+    addedAttrValues = KeyValue(many=True, required=False)
 
 
 class Pvc(StrictSerializer):
@@ -245,6 +310,8 @@ class Pvc(StrictSerializer):
     readOnly = Boolean(required=False)
     ephemeral = Boolean(required=False)
     claimInfo = ClaimInfo(required=False)
+    dataSharing = Boolean(required=False)  # a claim we create is ReadWriteMany, for other workloads to mount
+    exclude = Boolean(required=False)
 
     def cross_field_errors(self, values):
         if values.get("existingPvc"):
@@ -254,6 +321,13 @@ class Pvc(StrictSerializer):
         if "size" not in values["claimInfo"]:
             return {"claimInfo": {"size": "Is required to create a new claim (existingPvc is false)."}}
         return {}
+
+
+class GitSecretRef(StrictSerializer):
+    name = Text()
+    authenticationMethod = Choice(["password", "ssh-key"], required=False)
+    secretKeyOfUser = Text(required=False, validators=[CONFIG_KEY])
+    secretKeyOfPassword = Text(required=False, validators=[CONFIG_KEY])
 
 
 class Git(StrictSerializer):
@@ -266,18 +340,33 @@ class Git(StrictSerializer):
     passwordSecret = Text(required=False)
     secretKeyOfUser = Text(required=False, validators=[CONFIG_KEY])
     secretKeyOfPassword = Text(required=False, validators=[CONFIG_KEY])
+    secretRef = GitSecretRef(required=False)  # latest's spelling of passwordSecret + secretKeyOf*
+    exclude = Boolean(required=False)
 
 
 class ConfigMapVolume(StrictSerializer):
     name = Text(required=False)
     configMap = Text()
     mountPath = Text()
+    subPath = Text(required=False, validators=[NO_SPACES])
+    defaultMode = Text(required=False, validators=[FILE_MODE])
+    exclude = Boolean(required=False)
 
 
 class SecretVolume(StrictSerializer):
     name = Text(required=False)
     secret = Text()
     mountPath = Text()
+    defaultMode = Text(required=False, validators=[FILE_MODE])
+    exclude = Boolean(required=False)
+
+
+class EmptyDirVolume(StrictSerializer):
+    name = Text(required=False)
+    path = Text(validators=[ABSOLUTE])
+    medium = Choice(["", "Memory"], required=False)
+    sizeLimit = Quantity(required=False)
+    exclude = Boolean(required=False)
 
 
 class HostPath(StrictSerializer):
@@ -286,6 +375,7 @@ class HostPath(StrictSerializer):
     readOnly = Boolean(required=False)
     mountPath = Text(validators=[ABSOLUTE])
     mountPropagation = Choice(["None", "HostToContainer", "Bidirectional"], required=False)
+    exclude = Boolean(required=False)
 
 
 class Nfs(StrictSerializer):
@@ -294,6 +384,7 @@ class Nfs(StrictSerializer):
     readOnly = Boolean(required=False)
     server = Text(validators=[NO_SPACES])
     mountPath = Text(validators=[ABSOLUTE])
+    exclude = Boolean(required=False)
 
 
 class S3(StrictSerializer):
@@ -304,19 +395,21 @@ class S3(StrictSerializer):
     accessKeySecret = Text(required=False)
     secretKeyOfAccessKeyId = Text(required=False, validators=[CONFIG_KEY])
     secretKeyOfSecretKey = Text(required=False, validators=[CONFIG_KEY])
+    exclude = Boolean(required=False)
 
 
-class InferenceStorage(StrictSerializer):  # seed 001 offers no hostPath, nfs or s3 to inferences
+class InferenceStorage(StrictSerializer):  # Run:ai offers no s3 to inferences (latest adds hostPath and nfs)
     dataVolume = DataVolume(many=True, required=False)
     pvc = Pvc(many=True, required=False)
     git = Git(many=True, required=False)
     configMapVolume = ConfigMapVolume(many=True, required=False)
     secretVolume = SecretVolume(many=True, required=False)
+    emptyDirVolume = EmptyDirVolume(many=True, required=False)
+    hostPath = HostPath(many=True, required=False)
+    nfs = Nfs(many=True, required=False)
 
 
 class Storage(InferenceStorage):
-    hostPath = HostPath(many=True, required=False)
-    nfs = Nfs(many=True, required=False)
     s3 = S3(many=True, required=False)
 
 
@@ -340,6 +433,17 @@ class Security(InferenceSecurity):
 class ServingPort(StrictSerializer):
     container = Port()
     protocol = Choice(["http", "grpc"], required=False)
+    # Who may call the endpoint: written for the authenticating proxy in front, as for exposed URLs.
+    authorizationType = Choice(["public", "authenticatedUsers", "authorizedUsers", "authorizedGroups",
+                                "authorizedUsersOrGroups"], required=False)
+    authorizedUsers = texts(required=False)
+    authorizedGroups = texts(required=False)
+    clusterLocalAccessOnly = Boolean(required=False)  # Knative's cluster-local visibility
+
+
+class ServingConfiguration(StrictSerializer):
+    initializationTimeoutSeconds = Integer(required=False, min_value=1)  # Knative's progress deadline
+    requestTimeoutSeconds = Integer(required=False, min_value=1)  # Knative's timeoutSeconds
 
 
 class Autoscaling(StrictSerializer):
@@ -349,6 +453,14 @@ class Autoscaling(StrictSerializer):
     metric = Choice(["throughput", "concurrency", "latency"], required=False)
     metricThreshold = Number(required=False, min_value=0)
     scaleToZeroRetentionSeconds = Integer(required=False, min_value=0, max_value=3600)
+    # Knative's autoscaling annotations (latest): initial-scale, activation-scale, target-utilization,
+    # scale-down-delay, and the revision's containerConcurrency.
+    initialReplicas = Integer(required=False, min_value=0)
+    activationReplicas = Integer(required=False, min_value=1)
+    metricThresholdPercentage = Number(required=False, min_value=1, max_value=100)
+    scaleDownDelaySeconds = Integer(required=False, min_value=0, max_value=3600)
+    concurrencyHardLimit = Integer(required=False, min_value=0)
+    initializationTimeoutSeconds = Integer(required=False, min_value=1)  # deprecated: servingConfiguration's
 
     def cross_field_errors(self, values):
         problems = {}

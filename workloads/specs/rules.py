@@ -79,4 +79,5 @@ UUID = _rule(
 )
 ABSOLUTE = _rule(lambda v: v.startswith("/"), "Must be an absolute path (starting with '/').")
 NO_SPACES = _rule(lambda v: not any(c.isspace() for c in v), "Must not contain spaces.")
+FILE_MODE = _rule(lambda v: re.fullmatch(r"0[0-7]{3}", v), "Must be an octal file mode such as '0644'.")
 GROUPS = _rule(lambda v: _GROUPS_RE.fullmatch(v), "Must be comma-separated group ids, such as '2,3,5,8'.")

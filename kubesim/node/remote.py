@@ -1,0 +1,474 @@
+"""kubesim's node side against any API server over HTTP, as KWOK does: it registers simulated Nodes, schedules
+the server's pending pods onto them (pods/binding), plays each pod's lifecycle with the same Kubelet and
+Scheduler kubesim uses on its own server (pods/status, Events), keeps the nodes' heartbeats, serves the
+kubelet's log endpoint so that `kubectl logs` (the API server's pods/log) works, and gives LoadBalancer
+Services an address (services/status), as a cloud would.
+
+    python -m kubesim.node.remote --server https://127.0.0.1:6443 --token T --ca-file ca.crt
+
+On a real control plane, kube-controller-manager runs Jobs, Deployments and garbage collection; this adds only
+what a cluster's nodes do. Not here (kubesim's own server has them): Knative serving and the metrics APIs.
+"""
+
+import argparse
+import datetime
+import ipaddress
+import json
+import logging
+import shutil
+import signal
+import socket
+import ssl
+import tempfile
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from ..controllers.controller import Controller
+from ..errors import ApiError
+from ..resources import Registry
+from ..store import now_rfc3339
+
+log = logging.getLogger("kubesim.remote")
+PULL_FAIL_MARK, CRASH_MARK = "does-not-exist", "crashloop"
+HEARTBEAT_SECONDS = 10.0
+PATHS = {"pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces", "services": "/api/v1/services"}
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, body: dict):
+        super().__init__(f"{status} {body.get('message', '')}")
+        self.status, self.body = status, body
+
+
+class Http:
+    """Bearer-token JSON requests to the API server (standard library only, as the rest of kubesim)."""
+
+    def __init__(self, url: str, token: str, ca_file: str | None = None):
+        self.url, self.token = url.rstrip("/"), token
+        self.context = ssl.create_default_context(cafile=ca_file) if url.startswith("https") else None
+
+    def _open(self, method: str, path: str, *, body=None, query: dict | None = None, timeout: float = 30,
+              content_type: str = "application/json"):
+        url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            return urllib.request.urlopen(request, context=self.context, timeout=timeout)
+        except urllib.error.HTTPError as exc:
+            try:
+                detail = json.loads(exc.read() or b"{}")
+            except ValueError:
+                detail = {}
+            raise HttpError(exc.code, detail if isinstance(detail, dict) else {}) from None
+
+    def call(self, method: str, path: str, *, body=None, query=None,
+             content_type: str = "application/json") -> dict:
+        with self._open(method, path, body=body, query=query, content_type=content_type) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else {}
+
+    def watch(self, path: str, resource_version: str, timeout_seconds: int = 60):
+        query = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": timeout_seconds}
+        with self._open("GET", path, query=query, timeout=timeout_seconds + 10) as response:
+            for line in response:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def _newer(obj: dict, than: dict | None) -> bool:
+    """Whether `obj` is a later version than `than` (etcd-backed resourceVersions grow; a watch can lag
+    behind a write whose answer this side already holds)."""
+    if than is None:
+        return True
+    try:
+        return int(obj["metadata"]["resourceVersion"]) > int(than["metadata"]["resourceVersion"])
+    except (KeyError, ValueError):
+        return True
+
+
+class Mirror:
+    """What the node side reads — pods and namespaces as the server's watches show them, and the Events it
+    wrote — with kubesim's store interface. Writes go to the server first; its answer is what is kept."""
+
+    def __init__(self, http: Http, node_names: set[str]):
+        self.http, self.node_names = http, node_names
+        self.lock = threading.RLock()
+        self.listeners = []
+        self._objects = defaultdict(dict)  # key -> (namespace, name) -> obj
+        self._uids = {}
+
+    # reads (kubesim's Store interface)
+    def get(self, key: str, namespace: str | None, name: str) -> dict | None:
+        return self._objects[key].get((namespace or "", name))
+
+    def get_uid(self, uid: str):
+        where = self._uids.get(uid)
+        return (where[0], self._objects[where[0]][where[1]]) if where else None
+
+    def list(self, key: str, namespace: str | None = None) -> list[dict]:
+        return [o for (ns, _), o in self._objects[key].items() if namespace is None or ns == namespace]
+
+    def dependents_of(self, owner_uid: str) -> list:
+        return []  # garbage collection is the real controller manager's
+
+    def in_namespace(self, namespace: str) -> int:
+        return sum(1 for objects in self._objects.values() for ns, _ in objects if ns == namespace)
+
+    # the server's view coming in
+    def apply(self, key: str, type_: str, obj: dict) -> None:
+        meta = obj["metadata"]
+        where = (meta.get("namespace", ""), meta["name"])
+        if key == "pods" and obj["spec"].get("nodeName") and obj["spec"]["nodeName"] not in self.node_names:
+            return  # a pod of some other (real) node: not ours to play
+        with self.lock:
+            old = self._objects[key].get(where)
+            if type_ == "DELETED":
+                if old is not None:
+                    self._forget(key, where, old)
+                return
+            if not _newer(obj, old):
+                return
+            self._objects[key][where] = obj
+            self._uids[meta["uid"]] = (key, where)
+            for listener in self.listeners:
+                listener(key, "MODIFIED" if old else "ADDED", obj, old)
+
+    def _forget(self, key, where, old) -> None:
+        del self._objects[key][where]
+        self._uids.pop(old["metadata"]["uid"], None)
+        for listener in self.listeners:
+            listener(key, "DELETED", old, old)
+
+    # writes from the kubelet, scheduler and event recorder
+    def update(self, key: str, obj: dict) -> dict:
+        meta = obj["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        old = self.get(key, namespace, name) or {}
+        try:
+            if key == "pods":
+                base = f"/api/v1/namespaces/{namespace}/pods/{name}"
+                node = obj["spec"].get("nodeName")
+                if node and not (old.get("spec") or {}).get("nodeName"):
+                    self.http.call("POST", base + "/binding", body={
+                        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": meta["uid"]},
+                        "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+                stored = self.http.call("PATCH", base + "/status", body={"status": obj.get("status") or {}},
+                                        content_type="application/merge-patch+json")
+            elif key == "services":  # a LoadBalancer's address, as the cloud's controller would set it
+                stored = self.http.call("PATCH", f"/api/v1/namespaces/{namespace}/services/{name}/status",
+                                        body={"status": obj.get("status") or {}},
+                                        content_type="application/merge-patch+json")
+            elif key == "events":
+                stored = self.http.call("PUT", f"/api/v1/namespaces/{namespace}/events/{name}", body=obj)
+            else:
+                raise ValueError(f"the node side does not write {key}")
+        except HttpError as exc:
+            if exc.status == 404:
+                with self.lock:
+                    if (namespace, name) in self._objects[key]:
+                        self._forget(key, (namespace, name), self._objects[key][(namespace, name)])
+                return obj
+            log.warning("kubesim node side: %s %s/%s refused: %s", key, namespace, name, exc)
+            return old or obj
+        self.apply(key, "MODIFIED", {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), **stored})
+        return self.get(key, namespace, name) or stored
+
+    def create(self, key: str, obj: dict) -> dict:
+        if key != "events":
+            raise ValueError(f"the node side does not create {key}")
+        namespace = obj["metadata"]["namespace"]
+        try:
+            stored = self.http.call("POST", f"/api/v1/namespaces/{namespace}/events", body=obj)
+        except HttpError as exc:
+            log.info("kubesim node side: event in %s refused: %s", namespace, exc)
+            return obj
+        self.apply("events", "ADDED", stored)
+        return stored
+
+    def remove(self, key: str, namespace: str | None, name: str) -> dict | None:
+        """The kubelet's last word on a pod: delete it now (its containers have stopped)."""
+        old = self.get(key, namespace, name)
+        plural = {"pods": "pods", "events": "events"}[key]
+        try:
+            self.http.call("DELETE", f"/api/v1/namespaces/{namespace}/{plural}/{name}",
+                           body={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+                                 **({"preconditions": {"uid": old["metadata"]["uid"]}} if old else {})})
+        except HttpError as exc:
+            if exc.status not in (404, 409):
+                log.warning("kubesim node side: delete %s %s/%s refused: %s", key, namespace, name, exc)
+                return old
+        with self.lock:
+            if old is not None and (namespace or "", name) in self._objects[key]:
+                self._forget(key, (namespace or "", name), old)
+        return old
+
+
+class NodeController(Controller):
+    """kubesim's control loop with only what a cluster's nodes and cloud do: pods (scheduler + kubelet), their
+    Events, and LoadBalancer Services' addresses (as a cloud controller or MetalLB would)."""
+
+    def __init__(self, sim, nodes):
+        super().__init__(sim, nodes)
+        self.handlers = {"pods": self.kubelet.sync, "events": self.recorder.expire, "services": self._sync_service}
+
+
+class RemoteNodes:
+    """The node side of a cluster whose API server is elsewhere. Same knobs as KubeSim's node side."""
+
+    def __init__(self, server: str, token: str, *, ca_file: str | None = None, nodes: int = 4,
+                 gpus_per_node: int = 8, cpu_per_node: str = "64", memory_per_node: str = "512Gi",
+                 mig_per_node: dict | None = None, node_labels: dict | None = None, taints: list | None = None,
+                 pull_seconds: float = 0.3, run_seconds: float = 1.0, schedule_seconds: float = 0.0,
+                 tick: float = 0.05, serve_logs: bool = True):
+        from ..sim import _node  # the same node objects as kubesim's own cluster
+
+        self.pull_seconds, self.run_seconds, self.schedule_seconds, self.tick = (pull_seconds, run_seconds,
+                                                                                 schedule_seconds, tick)
+        self.http = Http(server, token, ca_file)
+        self.serve_logs = serve_logs
+        self.node_objects = []
+        for i in range(nodes):
+            obj = _node(i, gpus_per_node, cpu_per_node, memory_per_node, mig_per_node or {})
+            obj["metadata"]["labels"].update(node_labels or {})
+            if taints:
+                obj["spec"]["taints"] = taints
+            # The API server reaches a node's kubelet at its address and port: ours, on loopback.
+            obj["status"]["addresses"] = [{"type": "InternalIP", "address": "127.0.0.1"}]
+            self.node_objects.append(obj)
+        self.registry = Registry(knative=False)
+        self.store = Mirror(self.http, {o["metadata"]["name"] for o in self.node_objects})
+        self.api = None
+        self.controller = NodeController(self, [(o, gpus_per_node, mig_per_node or {}) for o in self.node_objects])
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._log_server = None
+
+    # what the Kubelet asks of its cluster
+    def pull_fails(self, image: str) -> bool:
+        return PULL_FAIL_MARK in image
+
+    def crashes(self, image: str) -> bool:
+        return CRASH_MARK in image
+
+    # --- lifecycle -------------------------------------------------------------------------------------------
+
+    def start(self) -> "RemoteNodes":
+        port = self._start_log_server() if self.serve_logs else _closed_port()
+        for obj in self.node_objects:
+            obj["status"]["daemonEndpoints"] = {"kubeletEndpoint": {"Port": port}}
+            self._register(obj)
+        for key in ("namespaces", "services", "pods"):
+            self._spawn(f"kubesim-watch-{key}", self._watch_loop, key)
+        self._spawn("kubesim-heartbeat", self._heartbeat_loop)
+        self.controller.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.controller.stop()
+        if self._log_server is not None:
+            self._log_server.shutdown()
+            self._log_server.server_close()
+
+    def _spawn(self, name, target, *args) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _register(self, obj: dict) -> None:
+        name = obj["metadata"]["name"]
+        try:
+            self.http.call("POST", "/api/v1/nodes", body=obj)
+        except HttpError as exc:
+            if exc.status != 409:
+                raise
+            self.http.call("PATCH", f"/api/v1/nodes/{name}", body={"metadata": {"labels": obj["metadata"]["labels"]},
+                                                                   "spec": obj["spec"]},
+                           content_type="application/merge-patch+json")
+        # A create may drop the status (it is a subresource): set it as a kubelet's first status update does.
+        self.http.call("PATCH", f"/api/v1/nodes/{name}/status", body={"status": obj["status"]},
+                       content_type="application/merge-patch+json")
+
+    def _heartbeat_loop(self) -> None:
+        """The node lifecycle controller marks a silent node NotReady (40 s) and evicts its pods: keep talking."""
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            now = now_rfc3339()
+            for obj in self.node_objects:
+                conditions = [{**c, "lastHeartbeatTime": now} for c in obj["status"]["conditions"]]
+                try:
+                    self.http.call("PATCH", f"/api/v1/nodes/{obj['metadata']['name']}/status",
+                                   body={"status": {"conditions": conditions}},
+                                   content_type="application/merge-patch+json")
+                except (HttpError, OSError) as exc:
+                    log.warning("kubesim node side: heartbeat failed: %s", exc)
+
+    def _watch_loop(self, key: str) -> None:
+        """List, then watch from the list's version; on 410 or a dropped stream, list again (a reflector)."""
+        path = PATHS[key]
+        while not self._stop.is_set():
+            try:
+                listed = self.http.call("GET", path)
+                kind = listed.get("kind", "").removesuffix("List")
+                seen = set()
+                for item in listed.get("items") or []:
+                    self.store.apply(key, "ADDED", {"apiVersion": "v1", "kind": kind, **item})
+                    seen.add((item["metadata"].get("namespace", ""), item["metadata"]["name"]))
+                with self.store.lock:
+                    for where in [w for w in self.store._objects[key] if w not in seen]:
+                        self.store._forget(key, where, self.store._objects[key][where])
+                version = listed["metadata"]["resourceVersion"]
+                while not self._stop.is_set():
+                    for event in self.http.watch(path, version):
+                        obj = event.get("object") or {}
+                        if event.get("type") == "ERROR":
+                            raise HttpError(obj.get("code", 500), obj)
+                        version = obj.get("metadata", {}).get("resourceVersion", version)
+                        if event.get("type") != "BOOKMARK":
+                            self.store.apply(key, event["type"], {"apiVersion": "v1", "kind": kind, **obj})
+                        if self._stop.is_set():
+                            return
+            except (HttpError, OSError, ValueError) as exc:
+                if not self._stop.is_set():
+                    log.info("kubesim node side: %s watch restarts: %s", key, exc)
+                    self._stop.wait(0.5)
+
+    # --- the kubelet's log endpoint --------------------------------------------------------------------------
+
+    def _start_log_server(self) -> int:
+        nodes = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002
+                pass
+
+            def do_GET(self):  # noqa: N802 - the http.server convention
+                url = urllib.parse.urlsplit(self.path)
+                parts = url.path.strip("/").split("/")
+                if len(parts) != 4 or parts[0] != "containerLogs":
+                    return self._send(404, "not found")
+                _, namespace, name, container = parts
+                query = dict(urllib.parse.parse_qsl(url.query))
+                query["container"] = container
+                nodes.serve_log(self, namespace, name, query)
+
+            def _send(self, code: int, text: str) -> None:
+                body = text.encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._log_server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._log_server.daemon_threads = True
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        folder = _self_signed()
+        context.load_cert_chain(folder / "tls.crt", folder / "tls.key")
+        shutil.rmtree(folder)  # loaded: the key need not stay on disk
+        self._log_server.socket = context.wrap_socket(self._log_server.socket, server_side=True)
+        self._spawn("kubesim-kubelet-logs", self._log_server.serve_forever)
+        return self._log_server.server_address[1]
+
+    def serve_log(self, handler, namespace: str, name: str, query: dict) -> None:
+        """The log so far; with follow=true, then each new line as the container writes it, until it ends."""
+        kubelet = self.controller.kubelet
+        with self.store.lock:
+            pod = self.store.get("pods", namespace, name)
+            try:
+                text = kubelet.logs(pod, query) if pod else None
+            except ApiError as exc:
+                return handler._send(exc.code, exc.message)
+        if text is None:
+            return handler._send(404, f'pods "{name}" not found')
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain")
+        handler.end_headers()
+        handler.wfile.write(text.encode())
+        if query.get("follow") != "true":
+            return
+        sent = text.count("\n")
+        unbounded = {k: v for k, v in query.items() if k != "tailLines"}
+        while not self._stop.wait(max(self.tick, 0.5)):
+            with self.store.lock:
+                pod = self.store.get("pods", namespace, name)
+                state = kubelet.states.get(pod["metadata"]["uid"]) if pod else None
+                lines = kubelet.logs(pod, unbounded).splitlines(keepends=True) if state else []
+            total = len(lines)
+            if query.get("tailLines"):
+                total = max(total, sent)  # a tail shows the last lines; what follows it is new
+            new = lines[len(lines) - (total - sent):] if total > sent else []
+            try:
+                handler.wfile.write("".join(new).encode())
+                handler.wfile.flush()
+            except OSError:
+                return
+            sent = total
+            if state is None or state.stage in ("succeeded", "failed"):
+                return
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _self_signed() -> Path:
+    """A throwaway serving certificate for the kubelet endpoint (the API server does not verify kubelets
+    unless started with --kubelet-certificate-authority)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubesim-kubelet")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    folder = Path(tempfile.mkdtemp(prefix="kubesim-kubelet-"))
+    (folder / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "tls.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                       serialization.NoEncryption()))
+    return folder
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kubesim.node.remote", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--server", required=True, help="the API server's URL")
+    parser.add_argument("--token", required=True, help="a bearer token allowed to write nodes and pods/status")
+    parser.add_argument("--ca-file", help="the API server's CA certificate (PEM)")
+    parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--gpus-per-node", type=int, default=8)
+    parser.add_argument("--pull-seconds", type=float, default=0.3)
+    parser.add_argument("--run-seconds", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    nodes = RemoteNodes(args.server, args.token, ca_file=args.ca_file, nodes=args.nodes,
+                        gpus_per_node=args.gpus_per_node, pull_seconds=args.pull_seconds,
+                        run_seconds=args.run_seconds).start()
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    log.warning("kubesim node side: %d nodes on %s", args.nodes, args.server)
+    done.wait()
+    nodes.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""The secure tenant default that ships: the widest layer of every effective policy, and the only one a stored
+policy may loosen (a platform admin allows something for a scope by setting that rule there).
+
+It holds workloads to Kubernetes' Pod Security Standard "baseline", which project namespaces enforce by default
+(policies.pod_security): no host network or IPC, no hostPath volume, no capability outside baseline's list, no
+Unconfined seccomp profile; and, beyond baseline, no privilege escalation and no explicit uid 0.
+
+The seeds' example bodies (001, 003) comply except seed 003's `storage.hostPath`: a hostPath volume is what
+baseline forbids first (the exploit of issue 12 mounted `/`), so a training with one is refused until a platform
+admin allows hostPath for its scope (`rules.storage.hostPath.instances.canAdd: true`), see docs/policies.md.
+"""
+
+from policies.merge import Layer
+
+# Pod Security Standards, baseline: the capabilities a container may add.
+BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                         "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
+SAFE_SECCOMP = ("RuntimeDefault", "Localhost")
+
+FALLBACK_SOURCE = {"scope": "tenant", "isFallback": True}
+FALLBACK_LABEL = "tenant default"
+FALLBACK_ID = "00000000-0000-4000-8000-000000000001"  # the built-in policy's id in lists (Run:ai's UUID form)
+
+
+def _options(values) -> list[dict]:
+    return [{"value": value} for value in values]
+
+
+def _rules(policy_type: str) -> dict:
+    security = {
+        "runAsUid": {"min": 1},
+        "capabilities": {"options": _options(BASELINE_CAPABILITIES)},
+        "seccompProfileType": {"options": _options(SAFE_SECCOMP)},
+    }
+    if policy_type == "inferences":  # Run:ai's inferences have no host namespaces, escalation or hostPath
+        return {"security": security}
+    security.update({"allowPrivilegeEscalation": {"canEdit": False}, "hostIpc": {"canEdit": False},
+                     "hostNetwork": {"canEdit": False}})
+    return {"security": security, "storage": {"hostPath": {"instances": {"canAdd": False}}}}
+
+
+def _defaults(policy_type: str) -> dict:
+    if policy_type == "inferences":
+        return {}
+    return {"security": {"allowPrivilegeEscalation": False, "hostIpc": False, "hostNetwork": False}}
+
+
+def fallback_layer(policy_type: str) -> Layer:
+    return Layer(source=dict(FALLBACK_SOURCE), label=FALLBACK_LABEL, defaults=_defaults(policy_type),
+                 rules=_rules(policy_type))

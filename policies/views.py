@@ -1,0 +1,146 @@
+"""Policy pages: the list of policies per scope and type, the edit form (defaults and rules as JSON, each
+problem shown at its field) and a project's effective policy. Platform admins only, except the effective view,
+which a project's members may read as the API lets them. Thin: reads through selectors, writes through the
+API's services."""
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import ValidationError
+
+from policies import selectors, services
+from policies.fallback import FALLBACK_LABEL
+from policies.models import Policy
+from policies.schema import TYPES
+from studio.errors import flatten_errors
+from studio.models import Department, Project, is_platform_admin
+
+
+def _admin_only(request):
+    if not is_platform_admin(request.user):
+        raise PermissionDenied
+
+
+def _type(value) -> str:
+    if value not in TYPES:
+        raise Http404
+    return value
+
+
+def _unit_query(unit: selectors.Unit) -> str:
+    query = f"scope={unit.scope}"
+    if unit.department is not None and unit.scope == "department":
+        query += f"&departmentId={unit.department.pk}"
+    if unit.project is not None:
+        query += f"&projectId={unit.project.pk}"
+    return query
+
+
+@login_required
+def policy_list(request):
+    _admin_only(request)
+    rows = Policy.objects.select_related("department", "project")
+    return render(request, "policies/list.html", {
+        "rows": [(row, selectors.layer_of(row).label, _unit_query(selectors.Unit(
+            scope=row.scope, department=row.department or getattr(row.project, "department", None),
+            project=row.project))) for row in rows],
+        "types": list(TYPES), "fallback_label": FALLBACK_LABEL,
+        "departments": Department.objects.all(), "projects": Project.objects.select_related("department"),
+    })
+
+
+def _shown(value) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(item["value"]) if isinstance(item, dict) else str(item) for item in value) or "none"
+    return json.dumps(value)
+
+
+def _rule_rows(policy) -> list[tuple[str, str, str]]:
+    """(field, "min 1, max 5", "tenant, project a") for each effective rule."""
+    rows = []
+    for path, rule in sorted(policy.rules.items()):
+        shown = "; ".join(f"{attribute} {_shown(value)}" for attribute, value in rule.items())
+        sources = sorted({layer.label for layer in policy.origins[path].values()})
+        rows.append((path, shown, ", ".join(sources)))
+    return rows
+
+
+def _default_name(unit: selectors.Unit, policy_type: str) -> str:
+    return f"{unit.label.replace(' ', '-')}-{policy_type}"
+
+
+@login_required
+def policy_edit(request, policy_type):
+    _admin_only(request)
+    policy_type = _type(policy_type)
+    try:
+        unit = services.unit_from(request.GET, prefix="")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(e["message"] for e in flatten_errors(exc.detail)))
+        return HttpResponseRedirect(reverse("policy-list"))
+    rows = selectors.stored_chain(policy_type, unit)
+    own = next((row for row in rows if row.scope_key == unit.key), None)
+    values = {"name": own.name if own else "", "defaults": json.dumps(own.defaults if own else {}, indent=2),
+              "rules": json.dumps(own.rules if own else {}, indent=2)}
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        values = {key: request.POST.get(key, "") for key in ("name", "defaults", "rules")}
+        policy = {}
+        for key in ("defaults", "rules"):
+            try:
+                policy[key] = json.loads(values[key] or "{}")
+            except ValueError as exc:
+                errors.setdefault(key, []).append(f"Not valid JSON: {exc}.")
+        if not errors:
+            meta = {"scope": unit.scope,
+                    "name": values["name"] or (own.name if own else _default_name(unit, policy_type))}
+            if unit.project is not None:
+                meta["projectId"] = unit.project.pk
+            elif unit.department is not None:
+                meta["departmentId"] = str(unit.department.pk)
+            try:
+                services.policy_overwrite(actor=request.user, policy_type=policy_type,
+                                          body={"meta": meta, "policy": policy})
+                messages.success(request, f"Saved the {policy_type[:-1]} policy of {unit.label}.")
+                return HttpResponseRedirect(request.get_full_path())
+            except ValidationError as exc:
+                for error in flatten_errors(exc.detail):
+                    section = "defaults" if error["field"].startswith("policy.defaults") else (
+                        "rules" if error["field"].startswith("policy.rules") else "name")
+                    errors.setdefault(section, []).append(f"{error['field']}: {error['message']}")
+    merged = selectors.effective_of(policy_type, rows)
+    return render(request, "policies/edit.html", {
+        "policy_type": policy_type, "unit": unit, "own": own, "values": values, "errors": errors,
+        "effective_rows": _rule_rows(merged), "effective_defaults": json.dumps(merged.defaults, indent=2),
+        "query": _unit_query(unit), "default_name": _default_name(unit, policy_type),
+    })
+
+
+@login_required
+@require_POST
+def policy_remove(request, policy_type):
+    _admin_only(request)
+    policy_type = _type(policy_type)
+    unit = services.unit_from(request.GET, prefix="")
+    services.policy_delete(actor=request.user, policy_type=policy_type, unit=unit)
+    messages.success(request, f"Deleted the {policy_type[:-1]} policy of {unit.label}; the wider ones apply.")
+    return HttpResponseRedirect(reverse("policy-list"))
+
+
+@login_required
+def project_effective(request, pk):
+    project = get_object_or_404(Project.objects.visible_to(request.user).select_related("department"), pk=pk)
+    sections = []
+    for policy_type in TYPES:
+        merged = selectors.effective_for_project(policy_type, project)
+        sections.append((policy_type, _rule_rows(merged), json.dumps(merged.defaults, indent=2)))
+    return render(request, "policies/effective.html", {
+        "project": project, "sections": sections, "is_admin": is_platform_admin(request.user),
+        "level": selectors.project_security_labels(project)["pod-security.kubernetes.io/enforce"],
+    })

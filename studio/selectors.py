@@ -1,0 +1,50 @@
+"""Reads of the organisation that more than one view needs: members as access rules, users by subject id."""
+
+from django.contrib.auth import get_user_model
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Value, When
+
+from studio.models import LEVEL_RANK, AccessRule, NodePool, Project
+
+
+def user_by_subject_id(subject_id: str):
+    """A user named as Run:ai names subjects: by username or email (or by our numeric id)."""
+    users = get_user_model().objects
+    match = Q(username=subject_id) | Q(email__iexact=subject_id) if "@" in subject_id else Q(username=subject_id)
+    if subject_id.isdigit():
+        match |= Q(pk=int(subject_id))
+    return users.filter(match).order_by("pk").first()
+
+
+def _rank(prefix: str = "") -> Case:
+    return Case(*[When(**{f"{prefix}role__level": level}, then=Value(rank)) for level, rank in LEVEL_RANK.items()],
+                output_field=IntegerField())
+
+
+def project_members(project: Project):
+    """Members of a project: one row per user — the user's highest project-scope rule there — in one query."""
+    rules = AccessRule.objects.filter(scope_type=AccessRule.Scope.PROJECT, project=project,
+                                      subject_type=AccessRule.Subject.USER)
+    higher = rules.filter(user_id=OuterRef("user_id")).annotate(rank=_rank()).filter(
+        Q(rank__gt=OuterRef("rank")) | Q(rank=OuterRef("rank"), pk__lt=OuterRef("pk"))
+    )
+    return rules.annotate(rank=_rank()).filter(~Exists(higher)).select_related("user", "role")
+
+
+def node_pool_errors(project: Project, pools) -> dict:
+    """{"spec.nodePools[i]": why} for each named pool the project cannot use: one its cluster lacks, or one
+    outside the project's per-pool quotas (when it has any). One query. A workload naming such a pool would
+    stay Pending for ever, so it is refused at submission."""
+    names = [str(p) for p in pools or () if p]
+    if not names:
+        return {}
+    known = set(NodePool.objects.filter(cluster_id=project.cluster_id).values_list("name", flat=True))
+    allowed = {(r.get("nodePool") or {}).get("name") for r in project.node_pool_resources or ()} - {None} or known
+    errors = {}
+    for index, name in enumerate(names):
+        if name not in known:
+            errors[f"spec.nodePools[{index}]"] = (f"No node pool {name!r} on the project's cluster; "
+                                                  f"its pools are: {', '.join(sorted(known)) or 'none'}.")
+        elif name not in allowed:
+            errors[f"spec.nodePools[{index}]"] = (f"Project {project.name} has no quota in node pool {name!r}; "
+                                                  f"it may use: {', '.join(sorted(allowed))}.")
+    return errors

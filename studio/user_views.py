@@ -1,0 +1,118 @@
+"""Pages of users (platform admins: create, deactivate, reset password, platform admin role, project roles) and
+of one's own access keys. Writes through studio.services; a temporary password or a key's secret is shown once,
+in the answer to the request that made it, and never stored in clear."""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import APIException
+
+from studio import services
+from studio.filtersets import UserFilterSet
+from studio.forms import AccessKeyForm, UserCreateForm, UserProjectRoleForm
+from studio.models import AccessKey, AccessRule, Level, Project, is_platform_admin
+from studio.pages import paged
+
+
+def _admin_only(request):
+    if not is_platform_admin(request.user):
+        raise PermissionDenied
+
+
+def _problem(exc) -> str:
+    if isinstance(exc, ValidationError):
+        return " ".join(m for messages_ in exc.message_dict.values() for m in messages_) \
+            if hasattr(exc, "error_dict") else " ".join(exc.messages)
+    return str(exc.detail)
+
+
+@login_required
+def user_list(request):
+    _admin_only(request)
+    form = UserCreateForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            user, password = services.user_create(actor=request.user, email=form.cleaned_data["email"])
+            created = {"user": user, "password": password}
+            form = UserCreateForm()
+        except (ValidationError, APIException) as exc:
+            form.add_error("email", _problem(exc))
+    users, errors, page = paged(request, UserFilterSet, get_user_model().objects.all())
+    admins = set(AccessRule.objects.filter(scope_type__in=AccessRule.TENANT_WIDE, role__level=Level.ADMIN,
+                                           subject_type=AccessRule.Subject.USER).values_list("user_id", flat=True))
+    return render(request, "studio/users.html", {
+        "users": users, "errors": errors, "page": page, "form": form, "created": created, "admins": admins,
+        "search": request.GET.get("search", ""),
+    })
+
+
+@login_required
+def user_detail(request, pk):
+    _admin_only(request)
+    person = get_object_or_404(get_user_model(), pk=pk)
+    form = UserProjectRoleForm(request.POST or None, projects=Project.objects.order_by("name"))
+    password = None
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "reset-password":
+                password = services.user_password_reset(person, actor=request.user)
+            elif action in ("deactivate", "activate"):
+                services.user_set_active(person, actor=request.user, active=action == "activate")
+                messages.success(request, f"{person.username} is {'active' if action == 'activate' else 'deactivated'}.")
+                return HttpResponseRedirect(request.path)
+            elif action in ("make-admin", "remove-admin"):
+                services.user_platform_admin_set(person, actor=request.user, admin=action == "make-admin")
+                messages.success(request, f"{person.username} is {'now' if action == 'make-admin' else 'no longer'} "
+                                          "a platform admin.")
+                return HttpResponseRedirect(request.path)
+            elif action == "remove-role":
+                project = get_object_or_404(Project, pk=request.POST.get("project"))
+                services.membership_remove(actor=request.user, project=project, user=person)
+                messages.success(request, f"Removed {person.username} from {project.name}.")
+                return HttpResponseRedirect(request.path)
+            elif action == "set-role" and form.is_valid():
+                project = form.cleaned_data["project"]
+                services.membership_set(actor=request.user, project=project, user=person,
+                                        role=form.cleaned_data["role"])
+                messages.success(request, f"{person.username} is {form.cleaned_data['role']} in {project.name}.")
+                return HttpResponseRedirect(request.path)
+        except (ValidationError, APIException) as exc:
+            messages.error(request, _problem(exc))
+            return HttpResponseRedirect(request.path)
+    rules = (AccessRule.objects.filter(subject_type=AccessRule.Subject.USER, user=person)
+             .select_related("role", "project", "department").order_by("scope_type", "project__name"))
+    return render(request, "studio/user_detail.html", {
+        "person": person, "rules": rules, "form": form, "password": password,
+        "is_admin": is_platform_admin(person),
+        "own_admin_rule": rules.filter(scope_type=AccessRule.Scope.TENANT, role__level=Level.ADMIN).exists(),
+    })
+
+
+@login_required
+def access_key_list(request):
+    """The user's own access keys (client id + secret for POST /api/v1/token); the secret is shown once."""
+    form = AccessKeyForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        key, secret = services.access_key_create(user=request.user, name=form.cleaned_data["name"])
+        created = {"key": key, "secret": secret}
+        form = AccessKeyForm()
+    keys = AccessKey.objects.filter(user=request.user).order_by("-created_at")
+    return render(request, "studio/access_keys.html", {"keys": keys, "form": form, "created": created})
+
+
+@login_required
+@require_POST
+def access_key_delete(request, pk):
+    key = get_object_or_404(AccessKey, pk=pk, user=request.user)  # another user's key is a 404
+    services.model_delete(key, actor=request.user)
+    messages.success(request, f"Deleted the access key {key.name}; clients using {key.client_id} can no longer "
+                              "get tokens.")
+    return HttpResponseRedirect(reverse("portal-access-keys"))

@@ -1,0 +1,119 @@
+"""kubesim's node side on the real API server (as KWOK's is): Nodes registered and kept Ready, pods scheduled
+(GPUs, node selectors) and bound through pods/binding, their lifecycle written through pods/status with the
+kubelet's Events, and logs served through the API server's pods/log. Jobs and Deployments are run by the real
+kube-controller-manager; nothing here is the product's."""
+
+import uuid
+
+import pytest
+from kubernetes import client
+
+from tests.workloads.cluster_support import wait_for
+
+
+@pytest.fixture
+def ns(real_cluster):
+    core = client.CoreV1Api(real_cluster.api)
+    name = f"node-{uuid.uuid4().hex[:6]}"
+    core.create_namespace({"metadata": {"name": name}})
+    wait_for(lambda: core.list_namespaced_service_account(name).items, what="the namespace's default account")
+    yield name
+    core.delete_namespace(name)
+
+
+def job(name: str, image: str = "busybox", **pod_spec) -> dict:
+    container = {"name": "main", "image": image, **pod_spec.pop("container", {})}
+    return {"metadata": {"name": name}, "spec": {"backoffLimit": 0, "template": {
+        "spec": {"restartPolicy": "Never", "containers": [container], **pod_spec}}}}
+
+
+def pod_of(real_cluster, ns: str, selector: str):
+    pods = client.CoreV1Api(real_cluster.api).list_namespaced_pod(ns, label_selector=selector).items
+    return pods[0] if pods else None
+
+
+def reasons(real_cluster, ns: str) -> list[str]:
+    return [e.reason for e in client.CoreV1Api(real_cluster.api).list_namespaced_event(ns).items]
+
+
+def test_nodes_are_registered_with_gpus_and_stay_ready(real_cluster):
+    nodes = client.CoreV1Api(real_cluster.api).list_node().items
+    assert sorted(n.metadata.name for n in nodes) == [f"sim-node-{i}" for i in range(4)]
+    for node in nodes:
+        assert node.status.capacity["nvidia.com/gpu"] == "8"
+        ready = next(c for c in node.status.conditions if c.type == "Ready")
+        assert ready.status == "True"
+
+
+def test_a_job_runs_to_completion_under_the_real_job_controller(real_cluster, ns):
+    batch = client.BatchV1Api(real_cluster.api)
+    batch.create_namespaced_job(ns, job("done"))
+    finished = wait_for(lambda: (lambda j: j if j.status.succeeded else None)(batch.read_namespaced_job("done", ns)),
+                        what="the Job to succeed")
+    assert any(c.type == "Complete" and c.status == "True" for c in finished.status.conditions)
+    pod = pod_of(real_cluster, ns, "job-name=done")
+    assert pod.spec.node_name.startswith("sim-node-") and pod.status.phase == "Succeeded"
+    seen = reasons(real_cluster, ns)
+    for reason in ("SuccessfulCreate", "Scheduled", "Pulling", "Pulled", "Created", "Started", "Completed"):
+        assert reason in seen, seen
+
+
+def test_an_image_that_cannot_be_pulled_backs_off(real_cluster, ns):
+    client.BatchV1Api(real_cluster.api).create_namespaced_job(ns, job("nopull", "example.com/does-not-exist:1"))
+
+    def waiting_reason():
+        pod = pod_of(real_cluster, ns, "job-name=nopull")
+        statuses = (pod.status.container_statuses or []) if pod else []
+        return statuses and statuses[0].state.waiting and statuses[0].state.waiting.reason
+
+    assert wait_for(lambda: waiting_reason() in ("ErrImagePull", "ImagePullBackOff"), what="a pull error")
+
+
+def test_a_crashing_container_loops_with_a_growing_restart_count(real_cluster, ns):
+    apps = client.AppsV1Api(real_cluster.api)
+    apps.create_namespaced_deployment(ns, {"metadata": {"name": "crash"}, "spec": {
+        "selector": {"matchLabels": {"app": "crash"}}, "template": {"metadata": {"labels": {"app": "crash"}},
+        "spec": {"containers": [{"name": "main", "image": "example.com/crashloop:1"}]}}}})
+
+    def restarts():
+        pod = pod_of(real_cluster, ns, "app=crash")
+        statuses = (pod.status.container_statuses or []) if pod else []
+        return statuses[0].restart_count if statuses else 0
+
+    wait_for(lambda: restarts() >= 2, what="restarts")
+    assert "BackOff" in reasons(real_cluster, ns)
+
+
+def test_gpus_and_node_pools_decide_where_a_pod_may_go(real_cluster, ns):
+    batch = client.BatchV1Api(real_cluster.api)
+    batch.create_namespaced_job(ns, job("two-gpus", container={"resources": {"limits": {"nvidia.com/gpu": "2"}}}))
+    batch.create_namespaced_job(ns, job("too-many", container={"resources": {"limits": {"nvidia.com/gpu": "16"}}}))
+    batch.create_namespaced_job(ns, job("cpu-pool", nodeSelector={"node-type": "cpu"}))
+    wait_for(lambda: (lambda p: p and p.spec.node_name)(pod_of(real_cluster, ns, "job-name=two-gpus")),
+             what="the two-GPU pod to be bound")
+
+    def scheduling_message(job_name: str):
+        pod = pod_of(real_cluster, ns, f"job-name={job_name}")
+        condition = pod and next((c for c in pod.status.conditions or [] if c.type == "PodScheduled"), None)
+        return condition and condition.reason == "Unschedulable" and condition.message
+
+    assert "4 Insufficient nvidia.com/gpu" in wait_for(lambda: scheduling_message("too-many"), what="FitError")
+    assert "didn't match Pod's node affinity/selector" in wait_for(lambda: scheduling_message("cpu-pool"),
+                                                                    what="the node pool's FitError")
+
+
+def test_logs_come_through_the_api_servers_pods_log_from_the_node_side(real_cluster, ns):
+    client.BatchV1Api(real_cluster.api).create_namespaced_job(
+        ns, {**job("talk"), "spec": {**job("talk")["spec"], "template": {
+            "metadata": {"annotations": {"kubesim.paas-studio/run-seconds": "30"}},
+            "spec": job("talk")["spec"]["template"]["spec"]}}})
+    core = client.CoreV1Api(real_cluster.api)
+    pod = wait_for(lambda: (lambda p: p if p and p.status.phase == "Running" else None)(
+        pod_of(real_cluster, ns, "job-name=talk")), what="the pod to run")
+    text = wait_for(lambda: (lambda t: t if t.count("\n") >= 2 else None)(
+        core.read_namespaced_pod_log(pod.metadata.name, ns)), what="two lines of log")
+    assert text.startswith("kubesim: container main started from image busybox")
+    assert core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=1).count("\n") == 1
+    with pytest.raises(client.ApiException) as wrong:
+        core.read_namespaced_pod_log(pod.metadata.name, ns, container="nope")
+    assert wrong.value.status == 400

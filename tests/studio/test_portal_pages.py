@@ -1,0 +1,166 @@
+"""Portal pages through HTTP: paging and sorting over the API's FilterSets, filters kept, project quota edits,
+cluster test connection, the live part of a workload page, clone asking for an owner project."""
+
+import re
+
+import pytest
+
+from profiles.models import ServiceProfile
+from studio.models import AuditEvent, Project
+from workloads.models import Workload
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, org):
+    client.force_login(org.users.platform_admin)
+    return client
+
+
+def make_workload(org, name, **fields):
+    values = dict(kind="training", name=name, requested_name=name, project=org.a, department=org.department,
+                  cluster=org.cluster, created_by_name="bob", spec={"image": "python:3.11"}, actual_phase="Running")
+    values.update(fields)
+    return Workload.objects.create(**values)
+
+
+def test_workload_list_filters_by_type_with_any_phase_and_keeps_the_choice(client, org):
+    make_workload(org, "train-a")
+    make_workload(org, "serve-b", kind="inference", actual_phase="Pending")
+    client.force_login(org.users.member)
+    html = client.get("/workloads", {"filterBy": ["type==inference", ""]}).content.decode()
+    assert "serve-b" in html and "train-a" not in html
+    html = client.get("/workloads", {"filterBy": ["", "phase==Pending"]}).content.decode()
+    assert "serve-b" in html and "train-a" not in html
+    assert re.search(r'<option value="phase==Pending"\s+selected', html)  # the phase filter is kept
+
+
+def test_audit_trail_pages_instead_of_stopping_at_200(admin_client, org):
+    AuditEvent.objects.bulk_create([AuditEvent(action="update", object_type="studio.project", object_id=str(i),
+                                               object_repr=f"event-{i:03d}") for i in range(260)])
+    first = admin_client.get("/org/audit").content.decode()
+    assert first.count("<tr>") == 51  # the header row and 50 events
+    assert 'href="?offset=50"' in first
+    last = admin_client.get("/org/audit", {"offset": 250}).content.decode()
+    assert "Previous" in last and 'aria-disabled="true" tabindex="-1">Next' in last
+
+
+def test_lists_sort_by_api_fields_and_report_bad_ones(admin_client, org):
+    html = admin_client.get("/org/projects", {"sortBy": "name", "sortOrder": "desc"}).content.decode()
+    assert html.index("<strong>beta</strong>") < html.index("<strong>alpha</strong>")
+    assert 'aria-sort="descending"' in html
+    bad = admin_client.get("/org/projects", {"sortBy": "nope"}).content.decode()
+    assert "sortBy:" in bad and "is not one of" in bad
+
+
+def test_admin_edits_a_projects_gpu_quota_but_not_its_name(admin_client, org):
+    page = admin_client.get(f"/org/projects/{org.a.pk}/edit")
+    assert page.status_code == 200 and b'name="gpu_deserved"' in page.content and b'name="name"' not in page.content
+    refused = admin_client.post(f"/org/projects/{org.a.pk}/edit", {"department": org.department.pk,
+                                                                   "gpu_deserved": 4, "gpu_limit": 2})
+    assert b"Must be at least" in refused.content
+    saved = admin_client.post(f"/org/projects/{org.a.pk}/edit", {"department": org.department.pk,
+                                                                 "gpu_deserved": 3, "gpu_limit": 6})
+    assert saved.status_code == 302
+    project = Project.objects.get(pk=org.a.pk)
+    assert (project.gpu_deserved, project.gpu_limit) == (3, 6)
+    assert AuditEvent.objects.filter(object_type="studio.project", action="update", actor_name="root").exists()
+
+
+def test_cluster_edit_keeps_a_blank_token_and_test_connection_reports(admin_client, org):
+    org.cluster.token = "secret-token"
+    org.cluster.save()
+    response = admin_client.post(f"/org/clusters/{org.cluster.pk}/edit", {
+        "name": org.cluster.name, "api_server_url": "http://127.0.0.1:9", "token": "", "kubeconfig": "",
+        "verify_tls": "on", "prometheus_url": ""})
+    assert response.status_code == 302
+    org.cluster.refresh_from_db()
+    assert org.cluster.token == "secret-token" and org.cluster.api_server_url == "http://127.0.0.1:9"
+    page = admin_client.post(f"/org/clusters/{org.cluster.pk}/test", follow=True).content.decode()
+    assert "not reachable" in page and "toast-error" in page
+
+
+def test_workload_live_part_offers_only_what_applies(client, org):
+    workload = make_workload(org, "train-a")
+    client.force_login(org.users.member)
+    live = client.get(f"/workloads/{workload.pk}", {"part": "live"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "Suspend" in live and 'hx-trigger="every 2s"' in live
+    Workload.objects.filter(pk=workload.pk).update(actual_phase="Completed")
+    live = client.get(f"/workloads/{workload.pk}", {"part": "live"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "Completed" in live and "Suspend" not in live and "hx-trigger" not in live  # settled: no more polling
+    Workload.objects.filter(pk=workload.pk).update(deleted_at="2026-01-01T00:00:00Z")
+    gone = client.get(f"/workloads/{workload.pk}", {"part": "live"}, HTTP_HX_REQUEST="true")
+    assert gone.status_code == 286  # htmx stops polling a deleted workload
+
+
+def test_the_logs_panel_follows_the_logs_rule(client, org):
+    """As the logs API decides (workloads.pod_logs): not for viewers; for platform admins."""
+    workload = make_workload(org, "train-a")
+    client.force_login(org.users.viewer)
+    assert b'id="logs"' not in client.get(f"/workloads/{workload.pk}").content
+    client.force_login(org.users.platform_admin)
+    assert b'id="logs"' in client.get(f"/workloads/{workload.pk}").content
+
+
+def test_clone_from_the_page_needs_an_owner_project(admin_client, org, make_profile):
+    source = make_profile("lab", display_name="Lab")
+    refused = admin_client.post(f"/studio/service-profiles/{source.pk}/clone",
+                                {"name": "lab-two", "displayName": "Lab two", "projectId": ""})
+    assert b"Choose the project that owns the copy" in refused.content
+    done = admin_client.post(f"/studio/service-profiles/{source.pk}/clone",
+                             {"name": "lab-two", "displayName": "", "projectId": org.b.pk})
+    assert done.status_code == 302
+    copy = ServiceProfile.objects.get(name="lab-two")
+    assert (copy.owner_project, copy.display_name) == (org.b, "Lab (copy)")
+
+
+def test_admin_creates_a_user_sees_the_password_once_and_manages_roles(admin_client, org):
+    from django.contrib.auth import get_user_model
+
+    created = admin_client.post("/org/users", {"email": "erin@example.com"}).content.decode()
+    password = re.search(r"data-secret>([^<]+)<", created).group(1)
+    erin = get_user_model().objects.get(username="erin@example.com")
+    assert erin.check_password(password)
+    assert password not in admin_client.get("/org/users").content.decode()  # shown once
+    assert admin_client.post("/org/users", {"email": "erin@example.com"}).status_code == 200  # taken: inline error
+
+    page = f"/org/users/{erin.pk}"
+    admin_client.post(page, {"action": "set-role", "project": org.b.pk, "role": "member"})
+    assert b"Project <a" in admin_client.get(page).content
+    admin_client.post(page, {"action": "make-admin"})
+    from studio.models import is_platform_admin
+    assert is_platform_admin(get_user_model().objects.get(pk=erin.pk))
+    admin_client.post(page, {"action": "remove-admin"})
+    assert not is_platform_admin(get_user_model().objects.get(pk=erin.pk))
+    reset = admin_client.post(page, {"action": "reset-password"}).content.decode()
+    new_password = re.search(r"data-secret>([^<]+)<", reset).group(1)
+    assert get_user_model().objects.get(pk=erin.pk).check_password(new_password)
+    admin_client.post(page, {"action": "deactivate"})
+    assert not get_user_model().objects.get(pk=erin.pk).is_active
+    refused = admin_client.post(f"/org/users/{org.users.platform_admin.pk}", {"action": "deactivate"}, follow=True)
+    assert b"You cannot deactivate yourself." in refused.content and b"toast-error" in refused.content
+
+
+def test_users_pages_are_for_platform_admins(client, org):
+    client.force_login(org.users.member)
+    assert client.get("/org/users").status_code == 403
+    assert client.get(f"/org/users/{org.users.member.pk}").status_code == 403
+
+
+def test_a_user_creates_an_access_key_sees_its_secret_once_and_deletes_it(client, org):
+    from studio.models import AccessKey
+
+    client.force_login(org.users.member)
+    created = client.post("/account/access-keys", {"name": "ci"}).content.decode()
+    secret = re.search(r"data-secret>([^<]+)<", created).group(1)
+    key = AccessKey.objects.get(user=org.users.member, name="ci")
+    assert key.check_secret(secret) and secret not in client.get("/account/access-keys").content.decode()
+    token = client.post("/api/v1/token", {"grantType": "client_credentials", "clientId": key.client_id,
+                                          "clientSecret": secret}, content_type="application/json")
+    assert token.status_code == 200
+    client.force_login(org.users.other)
+    assert client.post(f"/account/access-keys/{key.pk}/delete").status_code == 404  # not theirs
+    client.force_login(org.users.member)
+    assert client.post(f"/account/access-keys/{key.pk}/delete").status_code == 302
+    assert not AccessKey.objects.filter(pk=key.pk).exists()

@@ -1,0 +1,78 @@
+"""Run:ai's SDK (runapy) against a live server: the organisation half of its API, logged in with an app token."""
+
+import pytest
+from runai.models import AccessRuleCreationFields, UserChangePasswordRequest, UserCreationRequest1
+
+from studio.models import Role
+from tests.runapy_support import runapy_client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_runapy_roles_access_rules_and_users(live_server, org):
+    admin = runapy_client(live_server.url, org.users.platform_admin)
+    roles = admin.authentication_and_authorization.roles.get_roles_v1()
+    assert roles.status_code == 200
+    viewer = next(r for r in roles.data if r["name"] == "Viewer")
+    assert admin.authentication_and_authorization.roles.get_role_v1(role_id_path=viewer["id"]).data["name"] == "Viewer"
+
+    rules = admin.authentication_and_authorization.access_rules
+    created = rules.create_access_rule(AccessRuleCreationFields(
+        subject_id="dave", subject_type="user", role_id=viewer["id"], scope_id=str(org.a.pk), scope_type="project"))
+    assert created.status_code == 201
+    rule_id = created.data["id"]
+    assert rules.get_access_rule(access_rule_id=rule_id).data["scopeName"] == "alpha"
+    listed = rules.get_access_rules(subject_id_filter="dave", filter_by=["roleName==Viewer"])
+    assert [r["id"] for r in listed.data["accessRules"]] == [rule_id]
+    assert rules.count_access_rules(filter_by=["subjectId==dave"]).data == {"count": 2}
+    assert rules.delete_access_rule(access_rule_id=rule_id).status_code == 204
+
+    users = admin.authentication_and_authorization.users
+    made = users.create_user(UserCreationRequest1(email="sdk.user@example.com"))
+    assert made.status_code == 201 and made.data["tempPassword"]
+    assert users.get_user_by_id(user_id=made.data["id"]).data["username"] == "sdk.user@example.com"
+    assert any(u["username"] == "sdk.user@example.com" for u in users.get_users(filter_by=["username=@sdk"]).data)
+    assert users.count_users().data["count"] == 6
+    assert users.reset_user_password(user_id=made.data["id"]).data["tempPassword"]
+    assert users.delete_user_by_id(user_id=made.data["id"]).status_code == 204
+
+    member = runapy_client(live_server.url, org.users.member)
+    changed = member.authentication_and_authorization.users.change_user_password(
+        UserChangePasswordRequest(current_password="pw-for-tests-1", new_password="sdk-chosen-password-2"))
+    assert changed.status_code == 200
+    assert Role.objects.filter(name="Viewer").exists()
+
+
+def test_runapy_clusters_node_pools_nodes_and_project_resources(live_server, start_kubesim):
+    from runai.exceptions import ConflictException
+    from runai.models import NodepoolCreateFields, Resources
+
+    from studio.services import cluster_create
+    from tests.conftest import SIM_TOKEN
+    from tests.factories import DepartmentFactory, ProjectFactory, UserFactory
+
+    sim = start_kubesim(nodes=2, node_pools={"pool-a": 1})
+    root = UserFactory(username="root", platform_admin=True)
+    cluster = cluster_create(actor=root, name="sdk", api_server_url=sim.url, token=SIM_TOKEN, verify_tls=False)
+    project = ProjectFactory(name="sdk-project", cluster=cluster, department=DepartmentFactory(name="sdk-dept"))
+    org = runapy_client(live_server.url, root).organizations
+
+    clusters = org.clusters.get_clusters()
+    assert [c["uuid"] for c in clusters.data] == [str(cluster.pk)]
+    assert org.clusters.get_cluster_by_uuid(cluster_uuid=str(cluster.pk)).data["name"] == "sdk"
+
+    made = org.node_pools.create_nodepool(NodepoolCreateFields(
+        name="pool-a", label_key="run.ai/node-pool", label_value="pool-a", cluster_id=str(cluster.pk)))
+    assert made.status_code == 201
+    assert org.node_pools.get_nodepool(nodepool_id=made.data["id"]).data["labelValue"] == "pool-a"
+    assert {p["name"] for p in org.node_pools.get_nodepools().data["nodepools"]} == {"default", "pool-a"}
+    nodes = org.nodes.get_nodes(cluster_uuid=str(cluster.pk)).data["nodes"]
+    assert sorted(n["nodePool"] for n in nodes) == ["default", "pool-a"]
+
+    quota = [Resources.from_dict({"nodePool": {"id": made.data["id"]}, "gpu": {"deserved": 2, "limit": 4}})]
+    updated = org.projects.update_project_resources(project_id=str(project.pk), resources_nullable=quota)
+    assert updated.status_code == 200 and updated.data[0]["nodePool"]["name"] == "pool-a"
+    project.refresh_from_db()
+    assert project.gpu_deserved == 2
+    with pytest.raises(ConflictException):  # the pool holds the project's quota
+        org.node_pools.delete_nodepool(nodepool_id=made.data["id"])

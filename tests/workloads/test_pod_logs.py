@@ -1,0 +1,88 @@
+"""Pod logs through the workloads API: the API -> studio.kube -> the cluster's pods/log over HTTP (kubesim's
+kubelet here; the real API server in tests/real). Who may read, the query, and every refusal as JSON."""
+
+import pytest
+
+from studio.models import Level
+from tests.conftest import bearer_client
+from tests.factories import MembershipFactory, UserFactory
+from tests.workloads.cluster_support import run_seconds, training_body, wait_for
+from workloads import tasks
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def running_pod(org, name: str, **spec) -> tuple[str, dict]:
+    body = training_body(org.project, name, annotations=run_seconds(600), **spec)
+    response = org.api.post("/api/v1/workloads/trainings", body, format="json")
+    assert response.status_code == 200, response.json()
+    workload_id = response.json()["workloadId"]
+
+    def pod():
+        tasks.cluster_sync.apply(args=[str(org.cluster.pk)])
+        pods = org.api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"]
+        return pods[0] if pods and (pods[0]["phase"] == "Running" or spec) else None
+
+    return workload_id, wait_for(pod, what="the training's pod")
+
+
+def test_a_member_reads_the_log_its_tail_and_a_follow_stream(worker, sim_org):
+    workload_id, pod = running_pod(sim_org, "logged")
+    url = f"/api/v1/workloads/{workload_id}/pods/{pod['id']}/logs"
+    wait_for(lambda: sim_org.api.get(url).content.count(b"\n") >= 3, what="a few lines of log")
+
+    whole = sim_org.api.get(url)
+    assert whole.status_code == 200 and whole["Content-Type"] == "text/plain; charset=utf-8"
+    lines = whole.content.decode().splitlines()
+    assert lines[0].startswith("kubesim: container ") and "started from image" in lines[0]
+
+    tail = sim_org.api.get(url + "?tailLines=1")
+    assert tail.status_code == 200 and len(tail.content.decode().splitlines()) == 1
+    assert sim_org.api.get(url + "?tail=2").content.decode().count("\n") == 2  # kubectl's short name
+    by_name = sim_org.api.get(f"/api/v1/workloads/{workload_id}/pods/{pod['name']}/logs?tailLines=1")
+    assert by_name.status_code == 200
+
+    followed = sim_org.api.get(url + "?follow=true&tailLines=2&sinceSeconds=3600")
+    assert followed.status_code == 200 and followed.streaming
+    assert b"".join(followed.streaming_content).decode().count("\n") >= 1
+
+
+def test_only_the_submitter_and_admins_read_logs_others_are_refused(worker, sim_org):
+    """The audience of the workload's sensitive outputs: a log may print what they mask (a notebook's token)."""
+    workload_id, pod = running_pod(sim_org, "private")
+    url = f"/api/v1/workloads/{workload_id}/pods/{pod['id']}/logs"
+    users = {role: UserFactory(username=f"logs-{role}") for role in ("viewer", "member", "admin", "outsider")}
+    for role in ("viewer", "member", "admin"):
+        MembershipFactory(user=users[role], project=sim_org.project, role=getattr(Level, role.upper()))
+
+    assert sim_org.api.get(url).status_code == 200  # the submitter
+    assert bearer_client(users["admin"]).get(url).status_code == 200
+    assert bearer_client(UserFactory(username="logs-root", platform_admin=True)).get(url).status_code == 200
+    for role in ("viewer", "member"):
+        refused = bearer_client(users[role]).get(url)
+        assert refused.status_code == 403, role
+        assert refused.json()["message"].startswith("Only the workload's submitter and the project's admins")
+    assert bearer_client(users["outsider"]).get(url).status_code == 404
+    missing = sim_org.api.get(f"/api/v1/workloads/{workload_id}/pods/no-such-pod/logs")
+    assert missing.status_code == 404 and missing.json()["code"] == 404
+
+
+def test_bad_queries_are_400_naming_each_parameter(worker, sim_org):
+    workload_id, pod = running_pod(sim_org, "queried")
+    url = f"/api/v1/workloads/{workload_id}/pods/{pod['id']}/logs"
+    response = sim_org.api.get(url + "?tailLines=-1&sinceSeconds=abc&container=Not_A_Name&follow=maybe&x=1")
+    assert response.status_code == 400
+    fields = {e["field"] for e in response.json()["errors"]}
+    assert fields == {"x"}  # unknown parameters first: a typo must not be silently ignored
+    response = sim_org.api.get(url + "?tailLines=-1&sinceSeconds=abc&container=Not_A_Name&follow=maybe")
+    assert {e["field"] for e in response.json()["errors"]} == {"tailLines", "sinceSeconds", "container", "follow"}
+    wrong = sim_org.api.get(url + "?container=sidecar")
+    assert wrong.status_code == 400, wrong.content
+    assert "sidecar" in wrong.json()["details"] and wrong["Content-Type"] == "application/json"
+
+
+def test_a_pod_that_has_not_started_answers_409_saying_why(worker, sim_org):
+    workload_id, pod = running_pod(sim_org, "waiting", compute={"gpuDevicesRequest": 16})
+    response = sim_org.api.get(f"/api/v1/workloads/{workload_id}/pods/{pod['id']}/logs")
+    assert response.status_code == 409, response.content
+    assert response.json()["message"].startswith("No log available yet:")
