@@ -189,22 +189,17 @@ def official_client(sim) -> "kubernetes.client.ApiClient":  # noqa: F821
     return client.ApiClient(configuration)
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup):
+@pytest.fixture
+def worker(transactional_db):
+    """A real Celery worker on the test database and broker, for this test alone: started after the queue is
+    purged, and stopped (its tasks finished) before the database is flushed. A worker that outlived its test
+    would take the tasks of later tests that push in-process, and its transactions would deadlock their flush."""
     from tests.workloads.cluster_support import Worker
 
-    worker = Worker()
-    worker.start()
-    yield worker
-    worker.stop()
-
-
-@pytest.fixture
-def worker(celery_worker_process, transactional_db):
-    """A real Celery worker on the test database and broker (restarted if a test killed it)."""
-    if not celery_worker_process.alive():
-        celery_worker_process.start()
-    return celery_worker_process
+    process = Worker()
+    process.start()
+    yield process
+    process.stop()
 
 
 @pytest.fixture
