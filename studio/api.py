@@ -18,16 +18,15 @@ from studio.filtersets import (
     ProjectFilterSet,
 )
 from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Level, Project
+from studio.org_units import DepartmentSerializer, ProjectSerializer
 from studio.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
-from studio.selectors import project_members
+from studio.selectors import org_departments, org_projects, project_members
 from studio.serializers import (
     AccessKeySerializer,
     AuditEventSerializer,
     ClusterSerializer,
-    DepartmentSerializer,
     MemberSerializer,
     MeSerializer,
-    ProjectSerializer,
     TokenRequestSerializer,
     TokenResponseSerializer,
 )
@@ -113,28 +112,87 @@ class ClusterViewSet(ServiceViewSet):
         return services.cluster_create(actor=self.request.user, **serializer.validated_data)
 
 
-class DepartmentViewSet(ServiceViewSet):
+class OrgUnitViewSet(ServiceViewSet):
+    """Run:ai's Projects and Departments (studio.org_units): PUT takes Run:ai's update body (every field optional,
+    as PATCH), answers are re-read with their GPU use; `/count` counts the list's filters."""
+
+    permission_classes = [IsPlatformAdminOrReadOnly]
+    lookup_value_regex = INTEGER_REGEX
+    omit_last_next = True  # Run:ai types `next` as an integer: left out on the last page
+
+    def update(self, request, *args, partial=False, **kwargs):
+        return super().update(request, *args, partial=True, **kwargs)
+
+    def _answer(self, instance):
+        return self.get_queryset().get(pk=instance.pk)
+
+    def count(self, request):
+        return Response({"count": self.filter_queryset(self.get_queryset()).count()})
+
+
+@extend_schema_view(
+    list=extend_schema(tags=["Departments"], operation_id="get_departments", responses={200: api_schemas.DEPARTMENT}),
+    retrieve=extend_schema(tags=["Departments"], operation_id="get_department",
+                           responses={200: api_schemas.DEPARTMENT}),
+    create=extend_schema(tags=["Departments"], operation_id="create_department",
+                         responses={201: api_schemas.DEPARTMENT}),
+    update=extend_schema(tags=["Departments"], operation_id="update_department",
+                         responses={200: api_schemas.DEPARTMENT}),
+    partial_update=extend_schema(tags=["Departments"], responses={200: api_schemas.DEPARTMENT}),
+    destroy=extend_schema(tags=["Departments"], operation_id="delete_department"),
+)
+class DepartmentViewSet(OrgUnitViewSet):
     queryset = Department.objects.all()
     serializer_class = DepartmentSerializer
     filterset_class = DepartmentFilterSet
-    permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "departments"
-    lookup_value_regex = INTEGER_REGEX
+    lookup_url_kwarg = "departmentId"
+
+    def get_queryset(self):
+        return org_departments(self.request.user)
+
+    @extend_schema(tags=["Departments"], operation_id="count_departments", responses={200: api_schemas.COUNT})
+    def count(self, request):
+        return super().count(request)
+
+    def perform_create(self, serializer):
+        return self._answer(services.department_create(actor=self.request.user, **serializer.service_fields()))
+
+    def perform_update(self, serializer):
+        return self._answer(services.department_update(serializer.instance, actor=self.request.user,
+                                                       **serializer.service_fields()))
 
 
-class ProjectViewSet(ServiceViewSet):
+@extend_schema_view(
+    list=extend_schema(tags=["Projects"], operation_id="get_projects", responses={200: api_schemas.PROJECT}),
+    retrieve=extend_schema(tags=["Projects"], operation_id="get_project", responses={200: api_schemas.PROJECT}),
+    create=extend_schema(tags=["Projects"], operation_id="create_project",
+                         responses={201: api_schemas.PROJECT}),
+    update=extend_schema(tags=["Projects"], operation_id="update_project",
+                         responses={200: api_schemas.PROJECT}),
+    partial_update=extend_schema(tags=["Projects"], responses={200: api_schemas.PROJECT}),
+    destroy=extend_schema(tags=["Projects"], operation_id="delete_project"),
+)
+class ProjectViewSet(OrgUnitViewSet):
     queryset = Project.objects.all()
     serializer_class = ProjectSerializer
     filterset_class = ProjectFilterSet
-    permission_classes = [IsPlatformAdminOrReadOnly]
     results_key = "projects"
-    lookup_value_regex = INTEGER_REGEX
+    lookup_url_kwarg = "projectId"
+
+    def get_queryset(self):
+        return org_projects(self.request.user)
+
+    @extend_schema(tags=["Projects"], operation_id="count_projects", responses={200: api_schemas.COUNT})
+    def count(self, request):
+        return super().count(request)
 
     def perform_create(self, serializer):
-        return services.project_create(actor=self.request.user, **serializer.service_fields())
+        return self._answer(services.project_create(actor=self.request.user, **serializer.service_fields()))
 
     def perform_update(self, serializer):
-        return services.project_update(serializer.instance, actor=self.request.user, **serializer.service_fields())
+        return self._answer(services.project_update(serializer.instance, actor=self.request.user,
+                                                    **serializer.service_fields()))
 
 
 class MemberViewSet(ServiceViewSet):

@@ -1,9 +1,10 @@
 import django_filters
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db.models import Case, CharField, Q, Value, When
 
 from studio.listing import StudioFilterSet, split_list_param
 from studio.models import AccessRule, AuditEvent, Cluster, Department, Project
+from studio.selectors import gpu_allocated_expression
 
 
 class ClusterFilterSet(StudioFilterSet):
@@ -14,22 +15,39 @@ class ClusterFilterSet(StudioFilterSet):
         search_fields = ["name"]
 
 
+def _project_phase():
+    # studio.org_units.project_phase, as an expression (the phase follows the project's cluster).
+    return Case(When(cluster__status=Cluster.Status.CONNECTED, then=Value("Ready")),
+                When(cluster__status=Cluster.Status.DISCONNECTED, then=Value("NotReady")),
+                default=Value("Unknown"), output_field=CharField())
+
+
 class DepartmentFilterSet(StudioFilterSet):
+    """Run:ai's DepartmentsFilterBy/SortBy: name, clusterId, gpuAllocated, createdAt (the quota and 24h/7d/30d
+    averages are not kept: naming them is a 400)."""
+
     class Meta:
         model = Department
         fields = []
-        api_fields = {"name": "name", "createdAt": "created_at"}
+        api_fields = {"name": "name", "clusterId": "cluster_id", "createdAt": "created_at",
+                      "description": "description"}
+        api_expressions = {"gpuAllocated": lambda: gpu_allocated_expression("department_id")}
         search_fields = ["name", "description"]
 
 
 class ProjectFilterSet(StudioFilterSet):
+    """Run:ai's ProjectsFilterBy/SortBy: name, clusterId, departmentId, parentId, parentName, phase,
+    totalGpuQuota, gpuAllocated, createdAt (the 24h/7d/30d averages are not kept: naming them is a 400)."""
+
     class Meta:
         model = Project
         fields = []
         api_fields = {
             "name": "name", "departmentId": "department_id", "clusterId": "cluster_id",
-            "namespace": "namespace", "createdAt": "created_at",
+            "namespace": "namespace", "createdAt": "created_at", "parentId": "department_id",
+            "parentName": "department__name", "totalGpuQuota": "gpu_deserved",
         }
+        api_expressions = {"phase": _project_phase, "gpuAllocated": gpu_allocated_expression}
         search_fields = ["name"]
 
 

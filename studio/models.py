@@ -136,9 +136,18 @@ class DepartmentQuerySet(models.QuerySet):
 class Department(models.Model):
     name = models.CharField(max_length=63, unique=True, validators=[validate_name])
     description = models.TextField(blank=True, default="")
+    # Run:ai's department belongs to one cluster (`clusterId`); CONTRACT's departments may leave it out, and
+    # then answer the cluster of their first project. Once set, the department's projects must be on it.
+    cluster = models.ForeignKey(Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="departments")
     # Run:ai's per-node-pool quotas of the department (`resources`), stored and answered; the scheduler of a
     # real Run:ai cluster enforces them, PaaS Studio enforces the projects' quotas only.
     node_pool_resources = models.JSONField(default=list, blank=True)
+    # Run:ai's schedulingRules, defaultNodePools and nodeTypes of a department: stored and answered (see
+    # docs/runai-compatibility.md; the project's own values are the ones enforced).
+    scheduling_rules = models.JSONField(default=dict, blank=True)
+    runai_settings = models.JSONField(default=dict, blank=True)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -181,6 +190,12 @@ class Project(models.Model):
     # (workloads/reclaim.py): interactiveJobMaxIdleDurationSeconds, interactiveJobTimeLimitSeconds,
     # trainingJobMaxIdleDurationSeconds, trainingJobTimeLimitSeconds, interactiveJobPreemptIdleDurationSeconds.
     scheduling_rules = models.JSONField(default=dict, blank=True)
+    description = models.TextField(blank=True, default="")
+    # Run:ai's defaultNodePools, nodeTypes and enforceRunaiScheduler: stored and answered (see
+    # docs/runai-compatibility.md, "Projects and departments").
+    runai_settings = models.JSONField(default=dict, blank=True)
+    created_by = models.CharField(max_length=150, blank=True, default="")
+    updated_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

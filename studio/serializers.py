@@ -1,12 +1,10 @@
 """API shapes of the organisation, in the camelCase of the Run:ai API."""
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from studio import cluster_access
-from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
+from studio.models import AuditEvent, Level, Project, is_platform_admin
 from studio.names import NAME_PATTERN, NAME_RULE
 
 
@@ -83,102 +81,6 @@ def _refuse(check, *args) -> None:
         check(*args)
     except cluster_access.AccessRefused as exc:
         raise serializers.ValidationError({exc.field: [exc.message]}) from None
-
-
-class DepartmentSerializer(StrictSerializer):
-    id = serializers.IntegerField(read_only=True)
-    name = NameField()
-    description = serializers.CharField(required=False, allow_blank=True, max_length=2000)
-    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-
-
-class GpuResourcesSerializer(StrictSerializer):
-    deserved = serializers.DecimalField(max_digits=10, decimal_places=2, min_value=0, coerce_to_string=False)
-    limit = serializers.DecimalField(
-        max_digits=10, decimal_places=2, min_value=0, allow_null=True, required=False, coerce_to_string=False
-    )
-
-
-class ResourcesSerializer(StrictSerializer):
-    gpu = GpuResourcesSerializer()
-
-
-@extend_schema_field({"oneOf": [{"type": "object", "description": "{\"gpu\": {\"deserved\", \"limit\"}}"},
-                                 {"type": "array", "items": {"type": "object"}, "description": "Run:ai Resources"}]})
-class ResourcesField(serializers.Field):
-    """CONTRACT §2's `{"gpu": {"deserved", "limit"}}`, or Run:ai's per-node-pool `Resources` array (checked
-    against the cluster's pools in ProjectSerializer.validate, studio.quotas)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, list):
-            return data
-        serializer = ResourcesSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
-
-    def to_representation(self, value):
-        return value
-
-
-class SchedulingRulesSerializer(StrictSerializer):
-    """Run:ai's SchedulingRules of a project: limits in seconds (null: none), enforced by the reclaim round."""
-
-    interactiveJobTimeLimitSeconds = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    interactiveJobMaxIdleDurationSeconds = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    interactiveJobPreemptIdleDurationSeconds = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    trainingJobMaxIdleDurationSeconds = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    trainingJobTimeLimitSeconds = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-
-
-class ProjectSerializer(StrictSerializer):
-    id = serializers.IntegerField(read_only=True)
-    name = NameField()
-    departmentId = serializers.PrimaryKeyRelatedField(source="department", queryset=Department.objects.all())
-    clusterId = serializers.PrimaryKeyRelatedField(source="cluster", queryset=Cluster.objects.all())
-    namespace = serializers.CharField(read_only=True)
-    resources = ResourcesField(required=False)
-    schedulingRules = SchedulingRulesSerializer(source="scheduling_rules", required=False)
-    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-
-    def to_representation(self, project):
-        data = super().to_representation(project)
-        data["departmentId"] = project.department_id
-        data["clusterId"] = str(project.cluster_id)
-        data["resources"] = {"gpu": {"deserved": float(project.gpu_deserved),
-                                     "limit": None if project.gpu_limit is None else float(project.gpu_limit)}}
-        data["schedulingRules"] = {key: value for key, value in (project.scheduling_rules or {}).items()
-                                   if value is not None}
-        return data
-
-    def validate(self, attrs):
-        if isinstance(attrs.get("resources"), list):  # Run:ai's per-pool quotas: pools of the project's cluster
-            from studio.models import NodePool
-            from studio.quotas import resources_from
-
-            cluster = attrs.get("cluster") or getattr(self.instance, "cluster", None)
-            try:
-                attrs["resources"] = resources_from(attrs["resources"], list(NodePool.objects.filter(cluster=cluster)))
-            except DjangoValidationError as exc:
-                raise serializers.ValidationError(exc.message_dict) from None
-        return attrs
-
-    def service_fields(self) -> dict:
-        """Validated data as the keyword arguments of the project services."""
-        data = dict(self.validated_data)
-        if isinstance(data.get("resources"), list):
-            from studio.quotas import gpu_totals
-
-            data["node_pool_resources"] = data.pop("resources")
-            data["gpu_deserved"], data["gpu_limit"] = gpu_totals(data["node_pool_resources"])
-        if "scheduling_rules" in data:  # null clears a limit; the rest stay as they were
-            rules = {**(getattr(self.instance, "scheduling_rules", None) or {}), **data["scheduling_rules"]}
-            data["scheduling_rules"] = {key: value for key, value in rules.items() if value is not None}
-        gpu = data.pop("resources", {}).get("gpu")
-        if gpu is not None:
-            data["gpu_deserved"] = gpu["deserved"]
-            if "limit" in gpu:
-                data["gpu_limit"] = gpu["limit"]
-        return data
 
 
 class MemberSerializer(StrictSerializer):

@@ -68,15 +68,25 @@ def _check_gpu(deserved: Decimal, limit: Decimal | None) -> None:
         raise ValidationError({"resources.gpu.limit": "Must be at least resources.gpu.deserved."})
 
 
+def _username(actor) -> str:
+    return getattr(actor, "username", "") or ""
+
+
 def project_create(*, actor, name: str, department: Department, cluster: Cluster,
                    gpu_deserved: Decimal = Decimal(0), gpu_limit: Decimal | None = None,
-                   scheduling_rules: dict | None = None, node_pool_resources: list | None = None) -> Project:
+                   scheduling_rules: dict | None = None, node_pool_resources: list | None = None,
+                   namespace: str | None = None, description: str = "", runai_settings: dict | None = None) -> Project:
+    """A project; its namespace is `studio-<name>` unless Run:ai's `requestedNamespace` names another."""
     _check_gpu(gpu_deserved, gpu_limit)
+    _check_department_cluster(department, cluster)
+    if namespace and Project.objects.filter(namespace=namespace).exists():
+        raise Conflict(f"Namespace {namespace} is another project's.")
     project = model_create(
         Project, actor=actor, name=name, department=department, cluster=cluster,
-        namespace=Project.namespace_for(name), gpu_deserved=gpu_deserved, gpu_limit=gpu_limit,
+        namespace=namespace or Project.namespace_for(name), gpu_deserved=gpu_deserved, gpu_limit=gpu_limit,
         scheduling_rules={k: v for k, v in (scheduling_rules or {}).items() if v is not None},
-        node_pool_resources=node_pool_resources or [],
+        node_pool_resources=node_pool_resources or [], description=description,
+        runai_settings=runai_settings or {}, created_by=_username(actor),
     )
     enqueue_on_commit("studio.tasks.project_namespace_ensure", project.pk)
     # Its Pod Security labels follow the policies (an app to the right, so reached by task name only).
@@ -84,13 +94,29 @@ def project_create(*, actor, name: str, department: Department, cluster: Cluster
     return project
 
 
+def _check_department_cluster(department: Department, cluster: Cluster) -> None:
+    # A Run:ai department is on one cluster: once it names one, its projects are there.
+    if department.cluster_id and department.cluster_id != cluster.pk:
+        raise ValidationError({"clusterId": f"Department {department.name} is on another cluster."})
+
+
 def project_update(project: Project, *, actor, **fields) -> Project:
     if "name" in fields and fields["name"] != project.name:
         raise ValidationError({"name": "A project's name cannot be changed; its namespace is derived from it."})
     if "cluster" in fields and fields["cluster"] != project.cluster:
         raise ValidationError({"clusterId": "A project cannot move to another cluster."})
+    if "department" in fields:
+        _check_department_cluster(fields["department"], project.cluster)
     _check_gpu(fields.get("gpu_deserved", project.gpu_deserved), fields.get("gpu_limit", project.gpu_limit))
-    return model_update(project, actor=actor, **fields)
+    return model_update(project, actor=actor, updated_by=_username(actor), **fields)
+
+
+def department_create(*, actor, name: str, **fields) -> Department:
+    return model_create(Department, actor=actor, name=name, created_by=_username(actor), **fields)
+
+
+def department_update(department: Department, *, actor, **fields) -> Department:
+    return model_update(department, actor=actor, updated_by=_username(actor), **fields)
 
 
 def cluster_test_connection(*, cluster: Cluster, actor) -> tuple[bool, str]:

@@ -30,6 +30,8 @@ api_v1 = [
     path("authorization/access-rules/count", iam_api.AccessRuleCountView.as_view(), name="access-rule-count"),
     path("authorization/access-rules/<int:accessRuleId>", iam_api.AccessRuleDetailView.as_view(),
          name="access-rule-detail"),
+    path("org-unit/projects/count", api.ProjectViewSet.as_view({"get": "count"}), name="project-count"),
+    path("org-unit/departments/count", api.DepartmentViewSet.as_view({"get": "count"}), name="department-count"),
     path("org-unit/projects/<int:projectId>/resources", quota_api.ProjectResourcesView.as_view(),
          name="project-resources"),
     path("org-unit/departments/<int:departmentId>/resources", quota_api.DepartmentResourcesView.as_view(),

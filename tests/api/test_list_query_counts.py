@@ -12,7 +12,10 @@ from tests.factories import (
     ApplicationFactory,
     ApplicationProfileFactory,
     ApplicationVersionFactory,
+    DepartmentFactory,
     EnvironmentTemplateFactory,
+    MembershipFactory,
+    ProjectFactory,
     ServiceProfileFactory,
     TemplateVersionFactory,
 )
@@ -67,6 +70,16 @@ def _kit_profiles(org, n, start):
                                   owner_project=org.a)
 
 
+def _projects(org, n, start):
+    # Projects the member sees (a membership each), in departments it sees, with workloads holding GPUs.
+    for i in range(n):
+        project = ProjectFactory(name=f"p{start + i}", department=DepartmentFactory(name=f"d{start + i}"),
+                                 cluster=org.cluster)
+        MembershipFactory(user=org.users.member, project=project)
+        Workload.objects.create(kind="training", name="w", project=project, department=project.department,
+                                cluster=org.cluster, actual_phase="Running", gpu_request=1)
+
+
 LISTS = {
     "workloads": ("/api/v1/workloads?limit=500", _workloads),
     "pods": ("/api/v1/workloads/{owner}/pods?limit=500", _pods),
@@ -76,6 +89,8 @@ LISTS = {
     "environment templates": ("/api/v1/environment-templates?limit=500", _templates),
     "kit apps": ("/cfg/apps?limit=500", _kit_apps),
     "kit profiles": ("/cfg/profiles?limit=500", _kit_profiles),
+    "projects": ("/api/v1/org-unit/projects?limit=500", _projects),
+    "departments": ("/api/v1/org-unit/departments?limit=500", _projects),
 }
 
 

@@ -41,7 +41,8 @@ def test_list_conventions(client_for, projects, query, expected):
 def test_next_offset(client_for, projects):
     api = client_for(projects.users.platform_admin)
     assert api.get("/api/v1/org-unit/projects?limit=2").json()["next"] == 2
-    assert api.get("/api/v1/org-unit/projects?limit=2&offset=4").json()["next"] is None
+    # Run:ai types `next` as an integer: its lists leave it out on the last page
+    assert "next" not in api.get("/api/v1/org-unit/projects?limit=2&offset=4").json()
 
 
 @pytest.mark.parametrize(

@@ -191,7 +191,9 @@ def test_a_project_created_with_runais_per_pool_resources_array(client_for, org)
             "resources": [{"nodePool": {"id": str(a.pk), "name": "pool-a"}, "gpu": {"deserved": 3, "limit": 6}}]}
     created = api.post("/api/v1/org-unit/projects", body, format="json")
     assert created.status_code == 201, created.json()
-    assert created.json()["resources"] == {"gpu": {"deserved": 3.0, "limit": 6.0}}
+    assert created.json()["resources"] == [{"nodePool": {"id": str(a.pk), "name": "pool-a"},
+                                            "gpu": {"deserved": 3, "limit": 6, "overQuotaWeight": None}}]
+    assert created.json()["totalResources"]["gpuQuota"] == 3
     quotas = api.patch(f"/api/v1/org-unit/projects/{created.json()['id']}/resources",
                        [{"nodePool": {"name": "pool-a"}, "gpu": {"deserved": 1}}], format="json").json()
     assert quotas == [{"nodePool": {"id": str(a.pk), "name": "pool-a"},

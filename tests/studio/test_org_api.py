@@ -30,11 +30,13 @@ def test_platform_admin_crud_of_everything(client_for, org):
     assert project.status_code == 201, project.json()
     body = project.json()
     assert body["namespace"] == "studio-cv-team"
-    assert body["resources"] == {"gpu": {"deserved": 2.0, "limit": 4.0}}
+    # Run:ai's per-pool array; CONTRACT's totals as its one pool-less entry (studio.org_units)
+    assert body["resources"] == [{"nodePool": None, "gpu": {"deserved": 2.0, "limit": 4.0, "overQuotaWeight": None}}]
+    assert str(body["departmentId"]) == dept["id"] == body["parentId"]  # CONTRACT's integer, Run:ai's string
     pid = body["id"]
     assert api.get(f"/api/v1/org-unit/projects/{pid}").json()["name"] == "cv-team"
     updated = api.patch(f"/api/v1/org-unit/projects/{pid}", {"resources": {"gpu": {"deserved": 3, "limit": 6}}}, format="json")
-    assert updated.json()["resources"]["gpu"] == {"deserved": 3.0, "limit": 6.0}
+    assert updated.json()["resources"][0]["gpu"] == {"deserved": 3.0, "limit": 6.0, "overQuotaWeight": None}
 
     member = api.post(f"/api/v1/org-unit/projects/{pid}/members", {"username": "dave", "role": "viewer"}, format="json")
     assert member.status_code == 201 and member.json()["role"] == "viewer"
@@ -206,7 +208,7 @@ def test_etag_and_if_match_on_project_updates(client_for, org):
     stale = api.patch(url, {"resources": {"gpu": {"deserved": 3, "limit": 8}}}, format="json", HTTP_IF_MATCH=etag)
     assert stale.status_code == 412
     assert stale.json()["code"] == 412
-    assert api.get(url).json()["resources"]["gpu"]["deserved"] == 2.0
+    assert api.get(url).json()["resources"][0]["gpu"]["deserved"] == 2.0
     assert api.patch(url, {"resources": {"gpu": {"deserved": 3, "limit": 8}}}, format="json",
                      HTTP_IF_MATCH=first["ETag"]).status_code == 200
     assert api.delete(url, HTTP_IF_MATCH=etag).status_code == 412

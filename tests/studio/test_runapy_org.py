@@ -76,3 +76,63 @@ def test_runapy_clusters_node_pools_nodes_and_project_resources(live_server, sta
     assert project.gpu_deserved == 2
     with pytest.raises(ConflictException):  # the pool holds the project's quota
         org.node_pools.delete_nodepool(nodepool_id=made.data["id"])
+
+
+def test_runapy_projects_and_departments(live_server, org):
+    """Run:ai's Projects and Departments operations as runapy sends them, answered as Run:ai's schemas say."""
+    from runai.models import (
+        DepartmentCreationRequest,
+        DepartmentUpdateRequest,
+        ProjectCreationRequest,
+        ProjectUpdateRequest,
+        ResourcesNullable,
+    )
+
+    from studio.models import NodePool
+    from tests.runai_spec import spec_errors
+
+    def checked(response, method, path):
+        problems = [p for p in spec_errors(response.data, method, path, response.status_code)
+                    if not (p.startswith("[2.18] departments/") and "is not a 'uuid'" in p)]  # DepartmentSlim's id
+        assert not problems, "\n".join(problems)
+        return response.data
+
+    pool = NodePool.objects.create(cluster=org.cluster, name="pool-a", label_key="run.ai/node-pool",
+                                   label_value="pool-a")
+    quota = [ResourcesNullable.from_dict({"nodePool": {"id": str(pool.pk)}, "gpu": {"deserved": 2, "limit": 4}})]
+    runai = runapy_client(live_server.url, org.users.platform_admin).organizations
+    departments, projects = runai.departments, runai.projects
+    d = "/api/v1/org-unit/departments"
+    p = "/api/v1/org-unit/projects"
+
+    made = departments.create_department(DepartmentCreationRequest(
+        name="sdk-dept", cluster_id=str(org.cluster.pk), resources=quota, description="from runapy"))
+    assert made.status_code == 201
+    dept_id = checked(made, "post", d)["id"]
+    assert checked(departments.get_department(department_id=dept_id), "get", f"{d}/{{departmentId}}")["name"] == \
+        "sdk-dept"
+    listed = checked(departments.get_departments(filter_by=["name=^sdk"], sort_by="name"), "get", d)
+    assert [x["id"] for x in listed["departments"]] == [dept_id]
+    assert checked(departments.count_departments(filter_by=["name==sdk-dept"]), "get", f"{d}/count") == {"count": 1}
+    changed = departments.update_department(department_id=dept_id, department_update_request=DepartmentUpdateRequest(
+        resources=quota, description="changed"))
+    assert checked(changed, "put", f"{d}/{{departmentId}}")["description"] == "changed"
+
+    created = projects.create_project(ProjectCreationRequest(
+        name="sdk-project", cluster_id=str(org.cluster.pk), parent_id=dept_id, resources=quota,
+        requested_namespace="sdk-ns"))
+    assert created.status_code == 201
+    project = checked(created, "post", p)
+    assert (project["parentId"], project["namespace"]) == (dept_id, "sdk-ns")
+    url_id = project["id"]
+    assert checked(projects.get_project(project_id=url_id), "get", f"{p}/{{projectId}}")["name"] == "sdk-project"
+    page = checked(projects.get_projects(filter_by=[f"parentId=={dept_id}", "name=@sdk"], sort_by="createdAt",
+                                         limit=10), "get", p)
+    assert [x["name"] for x in page["projects"]] == ["sdk-project"]
+    assert checked(projects.count_projects(filter_by=[f"clusterId=={org.cluster.pk}"]), "get", f"{p}/count") == \
+        {"count": 3}
+    updated = projects.update_project(project_id=url_id, project_update_request=ProjectUpdateRequest(
+        resources=quota, description="runapy", default_node_pools=["pool-a"]))
+    assert checked(updated, "put", f"{p}/{{projectId}}")["defaultNodePools"] == ["pool-a"]
+    assert projects.delete_project(project_id=url_id).status_code == 204
+    assert departments.delete_department(department_id=dept_id).status_code == 204
