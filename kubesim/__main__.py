@@ -44,6 +44,10 @@ def main(argv=None) -> int:
     parser.add_argument("--node-resource", type=_label, action="append", default=[],
                         help="an extended resource every node offers, e.g. hardware-vendor.example/foo=8 (repeatable)")
     parser.add_argument("--knative", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--kubeflow", action=argparse.BooleanOptionalAction, default=True,
+                        help="serve the Kubeflow Training Operator's kubeflow.org/v1 jobs")
+    parser.add_argument("--gang", choices=["scheduler-plugins", "volcano"],
+                        help="serve this gang scheduler's PodGroup API")
     parser.add_argument("--token", default="kubesim-token", help="bearer token clients must send")
     parser.add_argument("--no-auth", action="store_true", help="accept requests without a token")
     parser.add_argument("--pull-seconds", type=float, default=0.3)
@@ -69,7 +73,7 @@ def main(argv=None) -> int:
                   run_seconds=args.run_seconds, schedule_seconds=args.schedule_seconds, tick=args.tick, history=args.history, host=args.host, port=args.port,
                   mig_per_node=args.mig_per_node, tls_cert=args.tls_cert, tls_key=args.tls_key,
                   tls_port=args.tls_port, node_pools=args.node_pools, node_labels=dict(args.node_label),
-                  node_resources=dict(args.node_resource))
+                  node_resources=dict(args.node_resource), kubeflow=args.kubeflow, gang=args.gang)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())

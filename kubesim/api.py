@@ -26,6 +26,8 @@ JOB_DELETE_WARNING = ("child pods are preserved by default when jobs are deleted
                       "to remove them or set propagationPolicy=Orphan to suppress this warning")
 # Kinds whose objects carry metadata.generation, bumped when the spec changes.
 GENERATION = {"pods", "jobs.batch", "deployments.apps", "replicasets.apps", "services.serving.knative.dev",
+              "pytorchjobs.kubeflow.org", "tfjobs.kubeflow.org", "mpijobs.kubeflow.org", "xgboostjobs.kubeflow.org",
+              "jaxjobs.kubeflow.org",
               "horizontalpodautoscalers.autoscaling", "ingresses.networking.k8s.io"}
 PROTECTED_NAMESPACES = {"default", "kube-system", "kube-public"}
 _SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",

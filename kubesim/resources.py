@@ -84,16 +84,28 @@ GROUPS = {
                              short=("hpa",), categories=("all",))],
     "serving.knative.dev": [Resource("serving.knative.dev", "v1", "services", "Service", short=("kservice", "ksvc"),
                                      builtin=False, categories=("all", "knative", "serving"))],
+    # The Kubeflow Training Operator's CRDs (controllers/kubeflow.py runs them).
+    "kubeflow.org": [Resource("kubeflow.org", "v1", plural, kind, builtin=False, categories=("all", "kubeflow"))
+                     for plural, kind in (("pytorchjobs", "PyTorchJob"), ("tfjobs", "TFJob"), ("mpijobs", "MPIJob"),
+                                          ("xgboostjobs", "XGBoostJob"), ("jaxjobs", "JAXJob"))],
+    # Gang schedulers' PodGroups, served only when asked for (`gang=`): scheduler-plugins or Volcano.
+    "scheduling.x-k8s.io": [Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", short=("pg", "pgs"),
+                                     builtin=False)],
+    "scheduling.volcano.sh": [Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup",
+                                       short=("pg", "podgroup-v1beta1"), builtin=False)],
     "metrics.k8s.io": [Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", status=False, verbs=RO),
                        Resource("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", namespaced=False,
                                 status=False, verbs=RO)],
 }
 METRICS_GROUP = "metrics.k8s.io"
+GANG_GROUPS = {"scheduler-plugins": "scheduling.x-k8s.io", "volcano": "scheduling.volcano.sh"}
 
 
 class Registry:
-    def __init__(self, knative: bool):
-        self.groups = {g: rs for g, rs in GROUPS.items() if knative or g != "serving.knative.dev"}
+    def __init__(self, knative: bool, kubeflow: bool = True, gang: str | None = None):
+        left_out = {g for g in GANG_GROUPS.values() if g != GANG_GROUPS.get(gang or "")}
+        left_out |= ({"serving.knative.dev"} if not knative else set()) | ({"kubeflow.org"} if not kubeflow else set())
+        self.groups = {g: rs for g, rs in GROUPS.items() if g not in left_out}
         self.all = CORE + [r for rs in self.groups.values() for r in rs]
         self._by_path = {(r.group, r.version, r.plural): r for r in self.all}
         self.by_key = {r.key: r for r in self.all}

@@ -33,7 +33,7 @@ class KubeSim:
                  host: str = "127.0.0.1", port: int = 0, mig_per_node: dict[str, int] | None = None,
                  tls_cert: str | None = None, tls_key: str | None = None, tls_port: int | None = None,
                  node_pools: dict[str, int] | None = None, node_labels: dict[str, str] | None = None,
-                 node_resources: dict[str, str] | None = None):
+                 node_resources: dict[str, str] | None = None, kubeflow: bool = True, gang: str | None = None):
         self.token, self.pull_seconds, self.run_seconds, self.tick = token, pull_seconds, run_seconds, tick
         self.schedule_seconds = schedule_seconds  # how long a new pod waits before the scheduler sees it
         self.host, self.port = host, port
@@ -51,7 +51,8 @@ class KubeSim:
         self.stopping = False
         self._faults = {"outage": False, "latency_ms": 0, "pull_fail_images": frozenset(), "crash_images": frozenset()}
         self._stats, self._stats_lock = Counter(), threading.Lock()
-        self.registry = Registry(knative)
+        # kubeflow: serve the Training Operator's jobs; gang: "scheduler-plugins" or "volcano" serves its PodGroup.
+        self.registry = Registry(knative, kubeflow=kubeflow, gang=gang)
         self.store = Store(history)
         self.api = Api(self.store, self.registry)
         if tls_cert:

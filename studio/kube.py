@@ -80,6 +80,14 @@ RESOURCES = {
     ("autoscaling/v2", "HorizontalPodAutoscaler"): ("horizontalpodautoscalers", True),
     ("serving.knative.dev/v1", "Service"): ("services", True),
     ("metrics.k8s.io/v1beta1", "PodMetrics"): ("pods", True),
+    # The Kubeflow Training Operator's jobs, and the PodGroups of gang schedulers (scheduler-plugins, Volcano).
+    ("kubeflow.org/v1", "PyTorchJob"): ("pytorchjobs", True),
+    ("kubeflow.org/v1", "TFJob"): ("tfjobs", True),
+    ("kubeflow.org/v1", "MPIJob"): ("mpijobs", True),
+    ("kubeflow.org/v1", "XGBoostJob"): ("xgboostjobs", True),
+    ("kubeflow.org/v1", "JAXJob"): ("jaxjobs", True),
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): ("podgroups", True),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): ("podgroups", True),
 }
 # Where a cluster does not serve an API version yet, the same object under the older version it does serve
 # (Kubernetes < 1.23 has no autoscaling/v2; its v2beta2 HPA has the same fields).
@@ -287,8 +295,13 @@ def version(conn: Connection) -> dict:
 
 def has_api_group(conn: Connection, group: str) -> bool:
     """Whether the server serves an API group (e.g. `serving.knative.dev` when Knative is installed)."""
+    return group in api_groups(conn)
+
+
+def api_groups(conn: Connection) -> set[str]:
+    """The API groups the server serves, from one discovery request."""
     groups = conn.request("GET", "/apis", verb="get", resource="discovery") or {}
-    return any(g.get("name") == group for g in groups.get("groups") or [])
+    return {g.get("name") for g in groups.get("groups") or []}
 
 
 def served_version(conn: Connection, api_version: str) -> str:

@@ -25,11 +25,17 @@ from workloads.metrics import MetricsQuerySerializer, measurements
 from workloads.models import Pod, Workload
 from workloads.preview import workload_preview
 from workloads.preview_schema import DRY_RUN_PARAMETER, PREVIEW_NOTE, dry_run_requested
-from workloads.seed_examples import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
+from workloads.seed_examples import (
+    DISTRIBUTED_REQUEST,
+    INFERENCE_REQUEST,
+    TRAINING_REQUEST,
+    WORKSPACE_REQUEST,
+)
 from workloads.serializers import (
     CREATED_SCHEMAS,
     AcceptedSerializer,
     CountSerializer,
+    DistributedCreatedSerializer,
     MeasurementsSerializer,
     PodSerializer,
     WorkloadCreatedSerializer,
@@ -37,6 +43,7 @@ from workloads.serializers import (
     WorkloadSerializer,
 )
 from workloads.specs import validate_workload_request
+from workloads.specs.distributed import DistributedCreation
 from workloads.specs.kinds import CREATION_REQUESTS, InferenceUpdate
 
 UUID_REGEX = "[0-9a-fA-F-]{36}"
@@ -84,7 +91,7 @@ class KindViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         if dry_run_requested(request):
             return Response(workload_preview(kind=self.kind, request=body, user=request.user))
         workload = services.workload_submit(kind=self.kind, request=body, user=request.user)
-        return Response(WorkloadCreatedSerializer(workload).data, status=status.HTTP_200_OK)
+        return Response(self.serializer_class(workload).data, status=status.HTTP_200_OK)
 
     @extend_schema(responses={204: None})
     def destroy(self, request, workloadId=None):
@@ -112,7 +119,7 @@ def _kind_schema(kind: str, tag: str, seed: dict, seed_name: str):
     created = CREATED_SCHEMAS[kind]
     example = OpenApiExample(seed_name, value=seed, request_only=True)
     views = dict(
-        create=extend_schema(tags=[tag], request=CREATION_REQUESTS[kind],
+        create=extend_schema(tags=[tag], request={**CREATION_REQUESTS, "distributed": DistributedCreation}[kind],
                              responses={200: created}, parameters=[DRY_RUN_PARAMETER], examples=[example],
                              summary=f"Create a {kind} (or preview it with dryRun=true).",
                              description=PREVIEW_NOTE),
@@ -135,6 +142,15 @@ class TrainingViewSet(SuspendableMixin, KindViewSet):
 @_kind_schema("workspace", "Workspaces", WORKSPACE_REQUEST, "Seed 003's body as a workspace")
 class WorkspaceViewSet(SuspendableMixin, KindViewSet):
     kind = Workload.Kind.WORKSPACE
+
+
+@_kind_schema("distributed", "Distributed", DISTRIBUTED_REQUEST, "A PyTorch job: a master and two workers")
+class DistributedViewSet(SuspendableMixin, KindViewSet):
+    """Distributed trainings (Run:ai 2.18's create, get and delete; latest's suspend and resume): Kubeflow
+    Training Operator jobs (workloads/manifest_distributed.py)."""
+
+    kind = Workload.Kind.DISTRIBUTED
+    serializer_class = DistributedCreatedSerializer
 
 
 @_kind_schema("inference", "Inferences", INFERENCE_REQUEST, "Seed 001: an inference")

@@ -6,6 +6,7 @@ router = Router()
 router.register("workloads/trainings", api.TrainingViewSet, basename="training")
 router.register("workloads/workspaces", api.WorkspaceViewSet, basename="workspace")
 router.register("workloads/inferences", api.InferenceViewSet, basename="inference")
+router.register("workloads/distributed", api.DistributedViewSet, basename="distributed")
 router.register("workloads", api.WorkloadViewSet, basename="workload")
 
 urlpatterns = router.urls

@@ -31,9 +31,9 @@ class WorkloadFilterSet(StudioFilterSet):
             "priority": derived.priority_expression,
             "totalRunningTimeSeconds": derived.running_time_expression,
             "totalPendingTimeSeconds": derived.pending_time_expression,
-            # Run:ai fields that have no counterpart here: they are null on every workload (no distributed
-            # frameworks, no idle-GPU accounting, no guaranteed runtime, no AI applications).
-            "distributedFramework": derived.null_expression(CharField()),
+            "distributedFramework": derived.distributed_framework_expression,
+            # Run:ai fields that have no counterpart here: they are null on every workload (no idle-GPU
+            # accounting, no guaranteed runtime, no AI applications).
             "idleGpus": derived.null_expression(IntegerField()),
             "idleAllocatedGpus": derived.null_expression(IntegerField()),
             "guaranteedRuntimeEndsAt": derived.null_expression(DateTimeField()),

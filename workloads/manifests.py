@@ -47,7 +47,8 @@ HPA_METRICS = {
 HOME_DIR = "/home/studio"
 NAME_LIMIT = 52  # room for the suffixes controllers add to pod names
 SERVICE_SUFFIX = {"ClusterIP": "cip", "NodePort": "np", "LoadBalancer": "lb"}
-KINDS = ("training", "workspace", "inference", "stream")
+KINDS = ("training", "workspace", "inference", "stream", "distributed")
+DISTRIBUTED = "distributed"  # manifest_distributed.py: Kubeflow Training Operator jobs
 
 JOB = ("batch/v1", "Job")
 DEPLOYMENT = ("apps/v1", "Deployment")
@@ -62,7 +63,7 @@ PVC = ("v1", "PersistentVolumeClaim")
 class WorkloadRef:
     id: str  # UUID string
     name: str  # workload name (DNS-1123 label, <= 63)
-    kind: str  # "training" | "workspace" | "inference" | "stream"
+    kind: str  # "training" | "workspace" | "inference" | "stream" | "distributed"
     project: str
     namespace: str  # "studio-<project>"
     suspended: bool = False  # desired phase Stopped
@@ -83,8 +84,13 @@ def workload_labels(ref: WorkloadRef) -> dict[str, str]:
     }
 
 
-def primary_kind(ref: WorkloadRef, *, knative: bool) -> tuple[str, str]:
-    """The object whose status defines the workload's phase."""
+def primary_kind(ref: WorkloadRef, *, knative: bool, spec: dict | None = None) -> tuple[str, str]:
+    """The object whose status defines the workload's phase (a distributed training's depends on its
+    framework, from `spec`)."""
+    if ref.kind == DISTRIBUTED:
+        from workloads import manifest_distributed
+
+        return manifest_distributed.job_kind(spec or {})
     return _primary(ref.kind, knative=knative)
 
 
@@ -100,14 +106,22 @@ def _primary(kind: str, *, knative: bool) -> tuple[str, str]:
 
 def object_kinds(kind: str, *, knative: bool) -> list[tuple[str, str]]:
     """Every (apiVersion, kind) a workload of this kind may own, in creation order."""
+    if kind == DISTRIBUTED:
+        from workloads import manifest_distributed as dist
+
+        return [PVC, *dist.POD_GROUP_KINDS, *dist.JOB_KINDS, SERVICE, INGRESS]
     primary = _primary(kind, knative=knative)
     if primary == KNATIVE_SERVICE:  # Knative owns the networking and the scaling
         return [PVC, KNATIVE_SERVICE]
     return [PVC, primary, SERVICE, INGRESS] + ([HPA] if kind == "inference" else [])
 
 
-def suspend_patch(ref: WorkloadRef, *, suspended: bool) -> tuple[str, str, dict]:
+def suspend_patch(ref: WorkloadRef, *, suspended: bool, spec: dict | None = None) -> tuple[str, str, dict]:
     """(apiVersion, kind, merge-patch body) that suspends or resumes the workload's primary object."""
+    if ref.kind == DISTRIBUTED:
+        from workloads import manifest_distributed
+
+        return manifest_distributed.suspend_patch(spec or {}, suspended=suspended)
     if ref.kind == "training":
         return (*JOB, {"spec": {"suspend": suspended}})
     if ref.kind == "workspace":
@@ -116,10 +130,16 @@ def suspend_patch(ref: WorkloadRef, *, suspended: bool) -> tuple[str, str, dict]
 
 
 def build_manifests(
-    ref: WorkloadRef, spec: dict, *, knative: bool = True, gpu_scheduler: str = "runai-scheduler"
+    ref: WorkloadRef, spec: dict, *, knative: bool = True, gpu_scheduler: str = "runai-scheduler",
+    master: dict | None = None, gang: str | None = None,
 ) -> list[dict]:
     """Every object of the workload, ordered for creation: claims, the primary object, Services,
-    Ingress, HPA."""
+    Ingress, HPA. A distributed training's master spec is `master`; `gang` the PodGroup API the cluster
+    serves, if any (manifest_distributed)."""
+    if ref.kind == DISTRIBUTED:
+        from workloads import manifest_distributed
+
+        return manifest_distributed.build(ref, spec, master=master, gang=gang, gpu_scheduler=gpu_scheduler)
     primary = primary_kind(ref, knative=knative)
     knative = primary == KNATIVE_SERVICE
     template, claims = _pod_template(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler)

@@ -36,6 +36,7 @@ class Workload(models.Model):
         INFERENCE = "inference"
         WORKSPACE = "workspace"
         STREAM = "stream"
+        DISTRIBUTED = "distributed"  # a Kubeflow Training Operator job: a master and workers
 
     class Desired(models.TextChoices):
         RUNNING = "Running"
@@ -67,7 +68,7 @@ class Workload(models.Model):
     FINISHED = (Phase.COMPLETED, Phase.FAILED)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
     name = models.CharField(max_length=63)
     requested_name = models.CharField(max_length=63)
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="workloads")
@@ -161,6 +162,9 @@ class Pod(models.Model):
     uid = models.CharField(max_length=64)
     name = models.CharField(max_length=253)
     phase = models.CharField(max_length=16)
+    # A distributed training's pod role (the training operator's `replica-type` label: master, worker,
+    # launcher, chief); empty for the other kinds.
+    role = models.CharField(max_length=16, blank=True, default="")
     node_name = models.CharField(max_length=253, blank=True, default="")
     message = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(null=True, blank=True)

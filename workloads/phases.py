@@ -37,6 +37,8 @@ STARTING_EVENTS = ("FailedMount", "FailedAttachVolume")  # why a scheduled pod c
 UNSCHEDULABLE_HINTS = ("Unschedulable", "nodes are available", "Insufficient")
 STOP_PHASES = {"Stopped", "Stopping", "Resuming"}
 UP_PHASES = {"Running", "Degraded"}
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"  # a Kubeflow job's pod role (master, worker, …)
+BATCH_KINDS = ("training", "distributed")  # run to completion: Failed is final
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def derive_phase(kind: str, desired: str, previous: str, observed: Observed, *,
         if primary is None and not present:
             return DELETED, ""
         return "Deleting", _waiting_for(primary, present)
-    terminal = previous == "Completed" or (previous == "Failed" and kind == "training")
+    terminal = previous == "Completed" or (previous == "Failed" and kind in BATCH_KINDS)
     if terminal and primary is None:
         return previous, ""
     if desired == "Stopped":
@@ -76,6 +78,8 @@ def derive_phase(kind: str, desired: str, previous: str, observed: Observed, *,
         return "Creating", "" if previous in (None, "", "Creating") else MISSING
     if kind == "training":
         phase, message = _job_phase(primary, pods, events)
+    elif kind == "distributed":
+        phase, message = _kubeflow_phase(primary, pods, events)
     elif str(primary.get("apiVersion", "")).startswith("serving.knative.dev/"):
         phase, message = _knative_phase(primary, pods, events, previous)
     else:
@@ -98,13 +102,19 @@ def pod_summary(pod: dict, *, now: datetime | None = None) -> dict:
         "nodeName": _str(_dig(pod, "spec", "nodeName")) or None,
         "createdAt": _str(_dig(pod, "metadata", "creationTimestamp")) or None,
         "message": state.message,
+        "role": _str(_dig(pod, "metadata", "labels", REPLICA_TYPE_LABEL))[:16],
     }
 
 
 # --- per primary kind --------------------------------------------------------------------------------
 
 def _stop_phase(kind: str, primary: dict | None, present: list[PodState], previous: str) -> tuple[str, str]:
-    if kind == "training" and primary is not None:
+    if kind == "distributed" and primary is not None:
+        finished = _kubeflow_finished(primary)
+        if finished:
+            return finished
+        parked = _dig(primary, "spec", "runPolicy", "suspend") is True
+    elif kind == "training" and primary is not None:
         finished = _job_finished(primary)
         if finished:
             return finished
@@ -144,6 +154,38 @@ def _job_phase(job: dict, pods: list[PodState], events: list[dict]) -> tuple[str
             return "Pending", f"Restarting after {failed} failed attempt(s)"
     # A Job's pods need no readiness: one running pod is a running Job.
     return _pods_phase(live, wanted=1, need_ready=False, events=events, previous="")
+
+
+def _kubeflow_finished(job: dict) -> tuple[str, str] | None:
+    """The training operator's verdict: Succeeded (its master, or JAX's workers, succeeded) or Failed."""
+    for kind, phase in (("Succeeded", "Completed"), ("Failed", "Failed")):
+        condition = _condition(job, kind)
+        if condition and condition.get("status") == "True":
+            return phase, "" if phase == "Completed" else _text(condition.get("reason"), condition.get("message"))
+    return None
+
+
+def _kubeflow_phase(job: dict, pods: list[PodState], events: list[dict]) -> tuple[str, str]:
+    """A Kubeflow job (PyTorchJob, TFJob, …): Running once every replica it asks for runs; until then the
+    waiting pods say why (Pending on the scheduler, Initializing while they start)."""
+    finished = _kubeflow_finished(job)
+    if finished:
+        return finished
+    if _dig(job, "spec", "runPolicy", "suspend") is True:
+        return "Resuming", "Job is suspended"
+    image_error = next((p for p in pods if p.state == "image_error"), None)
+    if image_error:
+        return "Failed", image_error.message
+    live = [p for p in pods if p.state not in ("succeeded", "failed", "terminating")]
+    wanted = 0
+    specs = next((v for k, v in (_dig(job, "spec") or {}).items() if k.endswith("ReplicaSpecs")), None)
+    for replica in (specs.values() if isinstance(specs, dict) else ()):
+        count = _dig(replica, "replicas")
+        wanted += count if isinstance(count, int) and not isinstance(count, bool) else 1
+    restarting = _condition(job, "Restarting")
+    if not live and _true(restarting):
+        return "Pending", _text(restarting.get("reason"), restarting.get("message"))
+    return _pods_phase(live, wanted=max(wanted, 1), need_ready=False, events=events, previous="")
 
 
 def _deployment_phase(deploy: dict, pods: list[PodState], events: list[dict], previous: str) -> tuple[str, str]:

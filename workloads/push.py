@@ -15,12 +15,17 @@ from policies.selectors import project_security_labels
 from profiles.selectors import launch_secret_manifest
 from studio import kube
 from studio.models import Cluster
-from workloads import manifests
+from workloads import manifest_distributed, manifests
 from workloads.models import Workload, WorkloadEvent
+from workloads.specs.distributed import master_spec_of
 
 log = logging.getLogger(__name__)
 SECRET = ("v1", "Secret")
-SUSPENDABLE = (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE)
+SUSPENDABLE = (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE, Workload.Kind.DISTRIBUTED)
+# API groups a cluster may lack: their kinds are listed and deleted only where discovery shows them.
+OPTIONAL_GROUPS = {"serving.knative.dev", manifest_distributed.KUBEFLOW_GROUP, *manifest_distributed.GANG}
+NO_KUBEFLOW = ("The cluster does not serve kubeflow.org/v1: install the Kubeflow Training Operator to run "
+               "distributed trainings.")
 
 
 def workload_ref(workload: Workload) -> manifests.WorkloadRef:
@@ -68,7 +73,14 @@ def workload_push(workload_id) -> None:
     try:
         conn = kube.connect(workload.cluster)
         knative = cluster_knative(workload.cluster, conn)
-        objects = manifests.build_manifests(ref, workload.spec, knative=knative,
+        master, gang = None, None
+        if workload.kind == Workload.Kind.DISTRIBUTED:
+            groups = kube.api_groups(conn)
+            if manifest_distributed.KUBEFLOW_GROUP not in groups:
+                workload_fail(workload.pk, NO_KUBEFLOW)
+                return
+            master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
+        objects = manifests.build_manifests(ref, workload.spec, knative=knative, master=master, gang=gang,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
@@ -121,7 +133,7 @@ def workload_apply_suspension(workload_id) -> None:
     if workload.desired_phase not in (Workload.Desired.STOPPED, Workload.Desired.RUNNING):
         return
     ref = workload_ref(workload)
-    api_version, kind, body = manifests.suspend_patch(ref, suspended=ref.suspended)
+    api_version, kind, body = manifests.suspend_patch(ref, suspended=ref.suspended, spec=workload.spec)
     try:
         kube.patch(kube.connect(workload.cluster), api_version, kind, ref.namespace, manifests.object_name(ref),
                    body)
@@ -150,9 +162,12 @@ def workload_remove(workload_id) -> int:
     deleted = 0
     try:
         conn = kube.connect(workload.cluster)
-        knative = cluster_knative(workload.cluster, conn)
+        if workload.kind == Workload.Kind.DISTRIBUTED:
+            served = kube.api_groups(conn)
+        else:  # the cached answer: a delete of the other kinds asks no discovery
+            served = {"serving.knative.dev"} if cluster_knative(workload.cluster, conn) else set()
         for api_version, kind in workload_object_kinds(workload.kind):
-            if api_version == manifests.KNATIVE_API and not knative:
+            if api_version.partition("/")[0] in OPTIONAL_GROUPS - served:
                 continue
             for obj in kube.list_objects(conn, api_version, kind, namespace=workload.project.namespace,
                                          label_selector=selector):

@@ -24,8 +24,10 @@ from django.utils import timezone
 from workloads import manifest_parts as parts
 
 # Run:ai's categories and default priority classes by workload kind; a spec may name its own.
-CATEGORY = {"training": "Train", "workspace": "Build", "inference": "Deploy", "stream": "Deploy"}
-DEFAULT_PRIORITY_CLASS = {"training": "train", "workspace": "build", "inference": "inference", "stream": "build"}
+CATEGORY = {"training": "Train", "workspace": "Build", "inference": "Deploy", "stream": "Deploy",
+            "distributed": "Train"}
+DEFAULT_PRIORITY_CLASS = {"training": "train", "workspace": "build", "inference": "inference", "stream": "build",
+                          "distributed": "train"}
 # Run:ai's built-in priority classes and their values (a class of the cluster's own has no known value: null).
 PRIORITY = {"inference": 125, "build": 100, "interactive-preemptible": 75, "train": 50}
 # `preemptibility` (latest) chooses the class when the spec names none (as the manifests do).
@@ -34,7 +36,7 @@ DEFAULT_NODE_POOL = "default"
 TENANT_ID = 1  # one installation is one tenant
 # Keys of the spec that the workload view needs; lists read only these (workloads.api), not the whole spec.
 SPEC_KEYS = ("nodePools", "priorityClass", "preemptibility", "category", "image", "completions", "parallelism",
-             "autoscaling")
+             "autoscaling", "distributedFramework", "minReplicas", "maxReplicas")
 # Phases in which the workload's GPUs are held on a node.
 ALLOCATED_PHASES = ("Initializing", "Running", "Degraded", "Updating", "Stopping", "Terminating")
 
@@ -83,6 +85,8 @@ def requested_pods_of(kind: str, requested: int, spec: dict) -> dict:
         scaling = spec.get("autoscaling") or {}
         return {"number": requested, "min": scaling.get("minReplicas", 1),
                 "max": scaling.get("maxReplicas", max(1, scaling.get("minReplicas", 1)))}
+    if kind == "distributed" and (spec.get("minReplicas") or spec.get("maxReplicas")):
+        return {"number": requested, "min": spec.get("minReplicas"), "max": spec.get("maxReplicas")}
     return {"number": requested}
 
 
@@ -146,6 +150,11 @@ def running_time_expression():
 def pending_time_expression():
     now = Value(timezone.now(), output_field=DateTimeField())
     return ExpressionWrapper(Coalesce(F("started_at"), now) - F("created_at"), output_field=DurationField())
+
+
+def distributed_framework_expression():
+    """A distributed training's framework (PyTorch, TF, MPI, XGBoost, JAX); null for the other kinds."""
+    return NullIf(KeyTextTransform("distributedFramework", "spec"), Value(""), output_field=CharField())
 
 
 def null_expression(output_field):

@@ -315,3 +315,20 @@ INFERENCE_REQUEST = {
 WORKSPACE_REQUEST = copy.deepcopy(TRAINING_REQUEST)
 for _key in ("completions", "parallelism", "backoffLimit"):
     del WORKSPACE_REQUEST["spec"][_key]
+
+
+# Not a seed: a PyTorch job of a master and two workers, one GPU each, for the Distributed operations' example.
+DISTRIBUTED_REQUEST = {
+    "name": "my-distributed",
+    "projectId": "1",
+    "clusterId": "71f69d83-ba66-4822-adf5-55ce55efd210",
+    "spec": {
+        "image": "kubeflow/pytorch-dist-mnist:latest",
+        "command": "python /opt/mnist/src/mnist.py --epochs 1",
+        "distributedFramework": "PyTorch",
+        "numWorkers": 2,
+        "compute": {"gpuDevicesRequest": 1},
+        "cleanPodPolicy": "Running",
+    },
+    "masterSpecSameAsWorker": True,
+}

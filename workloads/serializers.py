@@ -7,6 +7,7 @@ from rest_framework.fields import DateTimeField
 
 from workloads import runai_fields as derived
 from workloads.manifest_parts import MAIN_CONTAINER
+from workloads.specs.distributed import DistributedSpec, MasterSpec
 from workloads.specs.kinds import InferenceSpec, TrainingSpec, WorkspaceSpec
 
 _datetime = DateTimeField()
@@ -43,10 +44,28 @@ def _created_schema(name: str, spec_serializer):
                                                       "__doc__": WorkloadCreatedSerializer.__doc__})
 
 
+class DistributedCreatedSerializer(WorkloadCreatedSerializer):
+    """Run:ai's DistributedWorkload: the workers' spec, and the master's as it was sent."""
+
+    masterSpecSameAsWorker = serializers.SerializerMethodField()
+    masterSpec = serializers.SerializerMethodField()
+
+    def get_masterSpecSameAsWorker(self, workload) -> bool:
+        request = workload.request or {}
+        return request.get("masterSpecSameAsWorker", request.get("masterSpec") is None)
+
+    def get_masterSpec(self, workload) -> dict | None:
+        master = (workload.request or {}).get("masterSpec")
+        return answered_spec(master) if master else None
+
+
 Training = _created_schema("Training", TrainingSpec)
 Workspace = _created_schema("Workspace", WorkspaceSpec)
 Inference = _created_schema("Inference", InferenceSpec)
-CREATED_SCHEMAS = {"training": Training, "workspace": Workspace, "inference": Inference}
+Distributed = type("Distributed", (DistributedCreatedSerializer,), {
+    "spec": DistributedSpec(read_only=True), "masterSpec": MasterSpec(read_only=True, allow_null=True),
+    "__doc__": DistributedCreatedSerializer.__doc__})
+CREATED_SCHEMAS = {"training": Training, "workspace": Workspace, "inference": Inference, "distributed": Distributed}
 
 
 def answered_spec(spec: dict) -> dict:
@@ -118,6 +137,7 @@ class WorkloadSerializer(serializers.Serializer):
     guaranteedRuntimeEndsAt = serializers.DateTimeField(allow_null=True)
     actionsSupport = serializers.DictField()
     profile = serializers.DictField(allow_null=True)
+    distributedFramework = serializers.CharField(required=False, help_text="Distributed trainings only.")
 
     def to_representation(self, w) -> dict:
         # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
@@ -150,8 +170,9 @@ class WorkloadSerializer(serializers.Serializer):
             "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at),
             "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at),
             "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
-            "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace")},
+            "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace", "distributed")},
             "profile": self.get_profile(w),
+            **({"distributedFramework": spec.get("distributedFramework") or ""} if w.kind == "distributed" else {}),
         }
 
     def get_profile(self, workload) -> dict | None:
@@ -185,6 +206,8 @@ class PodSerializer(serializers.Serializer):
     updatedAt = serializers.DateTimeField()
     k8sPhaseUpdatedAt = serializers.DateTimeField()
     deletedAt = serializers.DateTimeField(allow_null=True)
+    role = serializers.CharField(allow_null=True, help_text="A distributed training's pod role (the training "
+                                 "operator's replica-type: master, worker, launcher, chief); null for other kinds.")
 
     def to_representation(self, pod) -> dict:
         w = self.context["workload"]
@@ -199,6 +222,7 @@ class PodSerializer(serializers.Serializer):
             "requestedNodePools": derived.node_pools_of(spec), "currentNodePool": None,
             "createdAt": _iso(pod.created_at or w.created_at), "completedAt": _iso(pod.updated_at) if finished else None,
             "updatedAt": _iso(pod.updated_at), "k8sPhaseUpdatedAt": _iso(pod.updated_at), "deletedAt": None,
+            "role": pod.role or None,
         }
 
 

@@ -19,7 +19,8 @@ from studio.permissions import has_project_role
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
-from workloads.specs import gpu_request_of, validate_spec
+from workloads.specs import gpu_request_of, validate_spec, workload_gpus
+from workloads.specs.distributed import replica_total
 
 
 def _record(workload: Workload, reason: str, message: str, *, type=WorkloadEvent.Type.NORMAL) -> None:
@@ -28,6 +29,7 @@ def _record(workload: Workload, reason: str, message: str, *, type=WorkloadEvent
     )
 
 
+SUSPENDABLE = (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE, Workload.Kind.DISTRIBUTED)
 NAME_ATTEMPTS = 20  # generated names tried before a submission gives up: 26**5 suffixes make one retry rare
 
 
@@ -54,7 +56,7 @@ class _NameTaken(Exception):
 
 def quota_decision(project: Project, kind: str, gpus: Decimal) -> dict:
     """Whether `gpus` more fit the project: inferences and workspaces stay within its deserved GPUs, trainings
-    may use up to its limit. `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}`."""
+    (distributed ones too) may use up to its limit. `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}`."""
     used = Decimal(0)
     if gpus > 0:
         held = Workload.objects.filter(HOLDING_GPUS, project=project)  # its partial index: flat with history
@@ -63,7 +65,7 @@ def quota_decision(project: Project, kind: str, gpus: Decimal) -> dict:
     message = ""
     if gpus <= 0:
         pass
-    elif kind == Workload.Kind.TRAINING:
+    elif kind in (Workload.Kind.TRAINING, Workload.Kind.DISTRIBUTED):
         if limit is not None and used + gpus > limit:
             message = f"Project GPU limit exceeded: {used + gpus:g} GPUs requested in total, limit is {limit:g}."
     elif used + gpus > project.gpu_deserved:
@@ -101,11 +103,19 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
     # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
     spec = policy_enforce(kind=kind, project=project, spec=request["spec"])
     request = {**request, "spec": spec}
+    if request.get("masterSpec"):  # a distributed training's master: the same policy, named by its path
+        try:
+            request["masterSpec"] = policy_enforce(kind=kind, project=project, spec=request["masterSpec"])
+        except ValidationError as exc:
+            raise ValidationError({"masterSpec": exc.detail["spec"]}) from None
     # A pool the project cannot use would leave the workload Pending for ever: refuse it now.
     pool_errors = node_pool_errors(project, spec.get("nodePools"))
+    if request.get("masterSpec") and not pool_errors:
+        pool_errors = {"masterSpec." + k.removeprefix("spec."): v
+                       for k, v in node_pool_errors(project, request["masterSpec"].get("nodePools")).items()}
     if pool_errors:
         raise ValidationError(pool_errors)
-    gpus = gpu_request_of(spec)
+    gpus = workload_gpus(kind, request)
     as_prefix = bool(request.get("useGivenNameAsPrefix", False))
     for name in _names(request["name"], as_prefix):
         try:
@@ -129,7 +139,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
             kind=kind, name=name, requested_name=request["name"], project=project,
             department=project.department, cluster=project.cluster, created_by=user,
             created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
-            gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, request["spec"]),
+            gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, request),
             phase_updated_at=timezone.now(), **(provenance or {}),
         )
         _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
@@ -137,7 +147,10 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
     return workload
 
 
-def _requested_pods(kind: str, spec: dict) -> int:
+def _requested_pods(kind: str, request: dict) -> int:
+    spec = request["spec"]
+    if kind == Workload.Kind.DISTRIBUTED:
+        return replica_total(request)
     if kind == Workload.Kind.TRAINING:
         return int(spec.get("parallelism") or 1)
     if kind == Workload.Kind.INFERENCE:
@@ -166,8 +179,8 @@ def _transition(workload: Workload, *, desired: str, phase: str, reason: str, me
 
 def workload_suspend(*, workload: Workload, user) -> Workload:
     _require_role(user, workload)
-    if workload.kind not in (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE):
-        raise ValidationError({"workloadId": ["Only trainings and workspaces can be suspended."]})
+    if workload.kind not in SUSPENDABLE:
+        raise ValidationError({"workloadId": ["Only trainings, distributed trainings and workspaces can be suspended."]})
     if workload.is_finished:
         raise ValidationError({"workloadId": [f"The workload has finished ({workload.actual_phase}); nothing to suspend."]})
     if workload.desired_phase == Workload.Desired.STOPPED:
@@ -185,8 +198,8 @@ def workload_suspend_by_system(*, workload: Workload, reason: str, message: str)
 
 def workload_resume(*, workload: Workload, user) -> Workload:
     _require_role(user, workload)
-    if workload.kind not in (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE):
-        raise ValidationError({"workloadId": ["Only trainings and workspaces can be resumed."]})
+    if workload.kind not in SUSPENDABLE:
+        raise ValidationError({"workloadId": ["Only trainings, distributed trainings and workspaces can be resumed."]})
     if workload.is_finished:
         raise ValidationError({"workloadId": [f"The workload has finished ({workload.actual_phase}); it cannot resume."]})
     if workload.desired_phase == Workload.Desired.RUNNING:
@@ -220,7 +233,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
             _check_quota(project, locked.kind, gpus - locked.gpu_request)
         revision = locked.events.filter(reason="Updated").count() + 2  # the create was revision 1
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
-        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, spec)
+        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, {"spec": spec})
         if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING):
             locked.actual_phase, locked.phase_updated_at = Workload.Phase.UPDATING, timezone.now()
         locked.save()

@@ -21,7 +21,7 @@ from django.utils import timezone
 from studio import kube
 from studio.models import Cluster
 from studio.queue import enqueue_on_commit
-from workloads import manifests, phases, push, sync_writes
+from workloads import manifest_distributed, manifests, phases, push, sync_writes
 from workloads.endpoints import endpoints_of
 from workloads.models import Workload
 from workloads.push import SUSPENDABLE, owned_by_controller, workload_ref
@@ -38,6 +38,7 @@ class Seen:
 
     knative: bool
     started_at: datetime
+    groups: set = field(default_factory=set)  # the API groups the cluster serves
     objects: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))  # wid -> kind -> [obj]
     pods: dict = field(default_factory=lambda: defaultdict(list))  # wid -> [pod]
     warnings: dict = field(default_factory=lambda: defaultdict(list))  # (namespace, object name) -> [event]
@@ -53,11 +54,13 @@ class SyncReport:
     orphans_deleted: int = 0
 
 
-def listed_kinds(knative: bool) -> list[tuple[str, str]]:
+def listed_kinds(groups) -> list[tuple[str, str]]:
     """Every kind a workload may own, with or without Knative (objects pushed before the cluster's Knative came
-    or went are still ours), once each; Knative Services only where the cluster serves them."""
+    or went are still ours), once each; those of optional API groups (Knative Services, Kubeflow jobs,
+    PodGroups) only where the cluster serves them (`groups`, from discovery)."""
     kinds = [k for kind in manifests.KINDS for k in push.workload_object_kinds(kind)]
-    return [k for k in dict.fromkeys(kinds) if knative or k[0] != manifests.KNATIVE_API]
+    missing = push.OPTIONAL_GROUPS - set(groups)
+    return [k for k in dict.fromkeys(kinds) if k[0].partition("/")[0] not in missing]
 
 
 def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | None:
@@ -84,8 +87,9 @@ def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | Non
 
 
 def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
-    seen = Seen(knative=kube.has_api_group(conn, "serving.knative.dev"), started_at=timezone.now())
-    for api_version, kind in [*listed_kinds(seen.knative), kube.POD]:
+    groups = kube.api_groups(conn)
+    seen = Seen(knative="serving.knative.dev" in groups, started_at=timezone.now(), groups=groups)
+    for api_version, kind in [*listed_kinds(groups), kube.POD]:
         for obj in kube.list_managed(conn, api_version, kind):
             wid = (obj["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
             if not wid:
@@ -121,7 +125,10 @@ def _primary(ref: manifests.WorkloadRef, objects: dict, knative: bool) -> dict |
     """The workload's primary object by its deterministic name; an inference's Knative Service or, where the
     cluster has no Knative (or had none at push time), its Deployment."""
     name = manifests.object_name(ref)
-    candidates = [manifests.primary_kind(ref, knative=knative), manifests.primary_kind(ref, knative=not knative)]
+    if ref.kind == manifests.DISTRIBUTED:  # its kind depends on the framework, which the round does not load
+        candidates = manifest_distributed.JOB_KINDS
+    else:
+        candidates = [manifests.primary_kind(ref, knative=knative), manifests.primary_kind(ref, knative=not knative)]
     for api_kind in dict.fromkeys(candidates):
         for obj in objects.get(api_kind, ()):
             if obj["metadata"]["name"] == name:
@@ -194,7 +201,10 @@ def _repair_suspension(workload: Workload, ref, primary, phase: str, grace: date
     if workload.desired_phase == Workload.Desired.DELETED or workload.updated_at > grace:
         return 0
     spec = primary.get("spec") or {}
-    parked = spec.get("suspend") is True if workload.kind == Workload.Kind.TRAINING else spec.get("replicas") == 0
+    if workload.kind == Workload.Kind.DISTRIBUTED:
+        parked = (spec.get("runPolicy") or {}).get("suspend") is True
+    else:
+        parked = spec.get("suspend") is True if workload.kind == Workload.Kind.TRAINING else spec.get("replicas") == 0
     if parked == ref.suspended:
         return 0
     task = "workload_suspend" if ref.suspended else "workload_resume"

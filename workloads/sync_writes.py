@@ -20,7 +20,7 @@ from workloads.models import Pod, Workload, WorkloadEvent
 
 BATCH = 500
 SMALL_BATCH = 100  # bulk_update's CASE expressions slow down with the square of the batch on SQLite
-POD_FIELDS = ["name", "phase", "node_name", "message", "created_at", "updated_at"]
+POD_FIELDS = ["name", "phase", "role", "node_name", "message", "created_at", "updated_at"]
 WARNING_PHASES = {Workload.Phase.FAILED, Workload.Phase.DEGRADED, Workload.Phase.UNKNOWN}
 
 
@@ -162,7 +162,8 @@ def _update_grouped(pks: set, deltas: dict) -> None:
 
 
 def _apply_pod(row: Pod, summary: dict, now: datetime) -> bool:
-    values = {"name": summary["name"], "phase": summary["phase"], "node_name": summary["nodeName"] or "",
+    values = {"name": summary["name"], "phase": summary["phase"], "role": summary["role"],
+              "node_name": summary["nodeName"] or "",
               "message": summary["message"], "created_at": parse_datetime(summary["createdAt"] or "")}
     if all(getattr(row, name) == value for name, value in values.items()):
         return False

@@ -16,6 +16,7 @@ from ..node.scheduler import Scheduler
 from ..resources import METRICS_GROUP
 from ..store import jcopy, now_rfc3339, parse_rfc3339
 from .jobs import JobController
+from .kubeflow import KubeflowJobs
 from .workloads import Workloads
 
 log = logging.getLogger("kubesim")
@@ -36,7 +37,9 @@ class Controller:
         self.kubelet = Kubelet(self)
         self.jobs = JobController(self)
         self.workloads = Workloads(self)
+        self.kubeflow = KubeflowJobs(self)
         self.handlers = {
+            **self.kubeflow.handlers(),
             "pods": self.kubelet.sync, "jobs.batch": self.jobs.sync,
             "deployments.apps": self.workloads.sync_deployment, "replicasets.apps": self.workloads.sync_replicaset,
             "services.serving.knative.dev": self.workloads.sync_knative, "services": self._sync_service,

@@ -210,7 +210,8 @@ class Kubelet:
     def _run_seconds(self, pod) -> float | None:
         meta = pod["metadata"]
         annotated = (meta.get("annotations") or {}).get(RUN_SECONDS_ANNOTATION)
-        owned_by_job = any(r.get("kind") == "Job" for r in meta.get("ownerReferences") or [])
+        # A batch Job's pods, and a Kubeflow job's (PyTorchJob, TFJob, …): they run to completion.
+        owned_by_job = any(str(r.get("kind") or "").endswith("Job") for r in meta.get("ownerReferences") or [])
         if annotated is not None and (owned_by_job or pod["spec"].get("restartPolicy") != "Always"):
             try:
                 return max(0.0, float(annotated))

@@ -14,7 +14,10 @@ DOCUMENT = Path(__file__).with_name("runai-policy.json")
 # Policy type (the URL's plural) -> the Run:ai schema prefix and the workload kind it governs.
 TYPES = {"trainings": "Training", "workspaces": "Workspace", "inferences": "Inference"}
 TYPE_OF_KIND = {"training": "trainings", "workspace": "workspaces", "inference": "inferences",
-                "stream": "workspaces"}  # a Kit stream is an interactive Deployment: the workspace policy
+                "stream": "workspaces",
+                # A distributed training's master and workers are held to the training policy (Run:ai has a
+                # distributed policy type of its own; PaaS Studio does not yet).
+                "distributed": "trainings"}  # a Kit stream is an interactive Deployment: the workspace policy
 LIST_TYPE = {"trainings": "training", "workspaces": "workspace", "inferences": "inference"}  # PolicyType enum
 
 RULE_ATTRIBUTES = {"sourceOfRule", "required", "canEdit", "min", "max", "step", "options", "canAdd", "locked"}

@@ -37,7 +37,7 @@ def test_discovery(k8s):
     assert groups == {"batch": "batch/v1", "events.k8s.io": "events.k8s.io/v1", "apps": "apps/v1",
                       "networking.k8s.io": "networking.k8s.io/v1",
                       "autoscaling": "autoscaling/v2", "serving.knative.dev": "serving.knative.dev/v1",
-                      "metrics.k8s.io": "metrics.k8s.io/v1beta1"}
+                      "kubeflow.org": "kubeflow.org/v1", "metrics.k8s.io": "metrics.k8s.io/v1beta1"}
     jobs = {r.name: r for r in client.BatchV1Api(k8s).get_api_resources().resources}
     assert jobs["jobs"].kind == "Job" and jobs["jobs"].namespaced and "watch" in jobs["jobs"].verbs
     assert "deployments/scale" in {r.name for r in client.AppsV1Api(k8s).get_api_resources().resources}

@@ -230,7 +230,7 @@ def test_suspend_of_an_inference_is_400(member, org):
     for verb in ("suspend", "resume"):
         response = member.post(f"/api/v1/workloads/inferences/{created['workloadId']}/{verb}")
         assert response.status_code == 400
-        assert "Only trainings and workspaces" in response.json()["errors"][0]["message"]
+        assert "Only trainings, distributed trainings and workspaces" in response.json()["errors"][0]["message"]
 
 
 def test_suspend_of_a_finished_workload_is_400(member, org):

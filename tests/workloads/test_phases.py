@@ -234,12 +234,14 @@ def test_newest_scheduling_event_explains_a_pending_pod_without_condition_messag
 def test_pod_summary():
     assert pod_summary(READY, now=NOW) == {"id": "8f7e6d5c-0000-4000-8000-000000000001", "name": "w-06d16c5d-x7k2p",
                                            "phase": "Running", "nodeName": "gpu-node-1", "createdAt": LONG_AGO,
-                                           "message": ""}
+                                           "message": "", "role": ""}
     summary = pod_summary(UNSCHED, now=NOW)
     assert (summary["phase"], summary["nodeName"], summary["message"]) == ("Pending", None, UNSCHEDULABLE)
     assert pod_summary(PULL_FAILED, now=NOW)["message"] == "ErrImagePull: " + PULL_ERROR
     assert pod_summary({}) == {"id": "", "name": "", "phase": "Pending", "nodeName": None, "createdAt": None,
-                               "message": ""}
+                               "message": "", "role": ""}
+    worker = {**READY, "metadata": {**READY["metadata"], "labels": {"training.kubeflow.org/replica-type": "worker"}}}
+    assert pod_summary(worker, now=NOW)["role"] == "worker"
 
 
 # --- property: any partial object gives a phase of the enum ------------------------------------------
@@ -277,5 +279,5 @@ def test_any_partial_observation_gives_a_contract_phase(kind, desired, previous,
 @given(objects)
 def test_pod_summary_of_any_partial_pod(raw):
     summary = pod_summary(raw, now=NOW)
-    assert set(summary) == {"id", "name", "phase", "nodeName", "createdAt", "message"}
+    assert set(summary) == {"id", "name", "phase", "nodeName", "createdAt", "message", "role"}
     assert isinstance(summary["message"], str)

@@ -10,6 +10,9 @@ import yaml
 
 from studio import kube
 from workloads import manifests, push, sync
+from workloads.manifest_distributed import FRAMEWORKS
+
+ALL_GROUPS = push.OPTIONAL_GROUPS  # a cluster with Knative, the training operator and gang schedulers
 
 RBAC = Path(__file__).resolve().parents[2] / "deploy" / "rbac.yaml"
 WRITES = {"create", "get", "list", "delete"}  # create-or-adopt, list by label, remove
@@ -56,11 +59,15 @@ def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
     for kind in manifests.KINDS:
         for api_kind in push.workload_object_kinds(kind):
             needed[resource(api_kind)] |= WRITES
-    for api_kind in sync.listed_kinds(knative=True):
+    for api_kind in sync.listed_kinds(ALL_GROUPS):
         needed[resource(api_kind)].add("list")
     for kind in ("training", "workspace"):
         api_version, api_kind, _ = manifests.suspend_patch(manifests.WorkloadRef("0", "x", kind, "p", "n"),
                                                            suspended=True)
+        needed[resource((api_version, api_kind))].add("patch")
+    for framework in FRAMEWORKS:
+        api_version, api_kind, _ = manifests.suspend_patch(manifests.WorkloadRef("0", "x", "distributed", "p", "n"),
+                                                           suspended=True, spec={"distributedFramework": framework})
         needed[resource((api_version, api_kind))].add("patch")
     needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
     needed[("", "pods/log")] = {"get"}

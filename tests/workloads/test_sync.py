@@ -64,6 +64,8 @@ def test_a_round_over_2000_workloads_lists_each_kind_by_page_and_never_gets_one(
     pages = math.ceil(MANY / kube.LIST_PAGE_SIZE)
     expected = {"secrets": 1, "persistentvolumeclaims": 1, "jobs": pages, "services": 1, "ingresses": 1, "deployments": 1,
                 "horizontalpodautoscalers": 1, "services.serving.knative.dev": 1, "pods": pages,
+                # kubesim serves the Kubeflow Training Operator's jobs: one list each (distributed trainings)
+                "pytorchjobs": 1, "tfjobs": 1, "mpijobs": 1, "xgboostjobs": 1, "jaxjobs": 1,
                 "events": max(1, math.ceil(warnings / kube.LIST_PAGE_SIZE))}
     assert list_calls(sim.stats()) == expected
     assert sum(expected.values()) <= 30

@@ -15,6 +15,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.settings import api_settings
 
 from workloads.quantities import parse_quantity_strict
+from workloads.specs.distributed import DistributedCreation, DistributedSpec, master_spec_of, worker_count
 from workloads.specs.kinds import SPECS, WorkloadRequest
 from workloads.specs.rules import KINDS, MIG_SLICES_RE, NAME_RULE_MESSAGE, is_valid_name
 
@@ -25,23 +26,38 @@ __all__ = [
     "parse_quantity_strict",
     "validate_spec",
     "validate_workload_request",
+    "workload_gpus",
 ]
+DISTRIBUTED = "distributed"
+ALL_SPECS = {**SPECS, DISTRIBUTED: DistributedSpec}
 
 
 def validate_workload_request(kind: str, data) -> dict:
-    """The create body of a training, workspace or inference, normalised; ValidationError lists every problem."""
+    """The create body of a training, workspace, inference or distributed training, normalised;
+    ValidationError lists every problem."""
+    if kind == DISTRIBUTED:
+        return _run(DistributedCreation(), data)
     return _run(WorkloadRequest(kind=_checked(kind)), data)
 
 
 def validate_spec(kind: str, spec) -> dict:
     """A spec alone (profile launches, pages); error paths are relative to the spec (`compute.migProfile`)."""
-    return _run(SPECS[_checked(kind)](), spec)
+    return _run(ALL_SPECS[_checked(kind)](), spec)
 
 
 def _checked(kind):
-    if kind not in SPECS:
-        raise ValueError(f"Unknown workload kind {kind!r}; expected one of {', '.join(KINDS)}.")
+    if kind not in ALL_SPECS:
+        raise ValueError(f"Unknown workload kind {kind!r}; expected one of {', '.join(KINDS)}, {DISTRIBUTED}.")
     return kind
+
+
+def workload_gpus(kind: str, request: dict) -> Decimal:
+    """GPUs a validated create body holds against the quota: a distributed training's master and workers."""
+    spec = request["spec"]
+    if kind != DISTRIBUTED:
+        return gpu_request_of(spec)
+    master = master_spec_of(request)
+    return worker_count(spec) * gpu_request_of(spec) + (gpu_request_of(master) if master else 0)
 
 
 def _run(serializer, data) -> dict:

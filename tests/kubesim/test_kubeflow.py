@@ -1,0 +1,112 @@
+"""kubesim's Kubeflow Training Operator, through the official client: kubeflow.org/v1 jobs make a pod per replica
+and index, labelled by role; the job succeeds with its master (or, for JAX, its workers), fails with a pod,
+suspends and resumes, cleans pods by cleanPodPolicy; a gang scheduler's PodGroup is served only when asked for."""
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from kubesim import KubeSim
+
+from .conftest import FAST, TOKEN, api_client, wait_until
+
+GROUP, VERSION = "kubeflow.org", "v1"
+
+
+def template(image="python:3.11", name="pytorch", run_seconds=None):
+    meta = {"annotations": {"kubesim.paas-studio/run-seconds": str(run_seconds)}} if run_seconds is not None else {}
+    return {"metadata": meta, "spec": {"containers": [{"name": name, "image": image}]}}
+
+
+def job(kind, field, replicas: dict, name="j", **run_policy):
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": kind, "metadata": {"name": name},
+            "spec": {"runPolicy": run_policy, field: replicas}}
+
+
+def conditions(custom, ns, plural, name="j") -> dict:
+    obj = custom.get_namespaced_custom_object(GROUP, VERSION, ns, plural, name)
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def pods(core, ns) -> dict:
+    return {p.metadata.name: p for p in core.list_namespaced_pod(ns).items}
+
+
+def test_a_pytorch_job_runs_a_pod_per_replica_and_succeeds_with_its_master(custom, core, ns):
+    body = job("PyTorchJob", "pytorchReplicaSpecs", {"Master": {"replicas": 1, "template": template()},
+                                                     "Worker": {"replicas": 2, "template": template()}},
+               cleanPodPolicy="All")
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "pytorchjobs", body)
+    running = wait_until(lambda: (lambda c: c if c.get("Running", {}).get("status") == "True" else None)(
+        conditions(custom, ns, "pytorchjobs")))
+    assert running["Created"]["reason"] == "PyTorchJobCreated"
+    seen = pods(core, ns)
+    assert sorted(seen) == ["j-master-0", "j-worker-0", "j-worker-1"]
+    labels = seen["j-worker-1"].metadata.labels
+    assert (labels["training.kubeflow.org/replica-type"], labels["training.kubeflow.org/replica-index"],
+            labels["training.kubeflow.org/job-name"]) == ("worker", "1", "j")
+    assert seen["j-master-0"].metadata.labels["training.kubeflow.org/job-role"] == "master"
+    assert seen["j-master-0"].metadata.owner_references[0].kind == "PyTorchJob"
+    env = {e.name: e.value for e in seen["j-worker-1"].spec.containers[0].env}
+    assert (env["RANK"], env["WORLD_SIZE"], env["MASTER_ADDR"]) == ("2", "3", "j-master-0")
+    done = wait_until(lambda: conditions(custom, ns, "pytorchjobs").get("Succeeded"))
+    assert (done["status"], done["message"]) == ("True", "PyTorchJob j is successfully completed.")
+    obj = custom.get_namespaced_custom_object(GROUP, VERSION, ns, "pytorchjobs", "j")
+    assert obj["status"]["completionTime"] and obj["status"]["startTime"]
+    wait_until(lambda: not pods(core, ns))  # cleanPodPolicy All
+
+
+def test_a_jax_job_succeeds_when_its_workers_have(custom, core, ns):
+    body = job("JAXJob", "jaxReplicaSpecs", {"Worker": {"replicas": 2, "template": template(name="jax")}})
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "jaxjobs", body)
+    wait_until(lambda: conditions(custom, ns, "jaxjobs").get("Succeeded"))
+    status = custom.get_namespaced_custom_object(GROUP, VERSION, ns, "jaxjobs", "j")["status"]
+    assert status["replicaStatuses"] == {"Worker": {"succeeded": 2}}
+    assert {p.status.phase for p in pods(core, ns).values()} == {"Succeeded"}  # cleanPodPolicy None
+
+
+def test_a_failed_pod_fails_the_job_and_suspend_deletes_the_pods(custom, core, ns):
+    body = job("TFJob", "tfReplicaSpecs", {"Chief": {"replicas": 1, "restartPolicy": "Never",
+                                                     "template": template(run_seconds=600)},
+                                           "Worker": {"replicas": 1, "restartPolicy": "Never",
+                                                      "template": template("example/crashloop:1")}})
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "tfjobs", body)
+    failed = wait_until(lambda: conditions(custom, ns, "tfjobs").get("Failed"))
+    assert failed["reason"] == "TFJobFailed" and "Worker replica(s) failed" in failed["message"]
+
+    body = job("MPIJob", "mpiReplicaSpecs", {"Launcher": {"replicas": 1, "template": template(run_seconds=600)},
+                                             "Worker": {"replicas": 2, "template": template(run_seconds=600)}},
+               name="m")
+    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "mpijobs", body)
+    selector = "training.kubeflow.org/job-name=m"
+
+    def mpi_pods(phase=None):
+        return [p for p in core.list_namespaced_pod(ns, label_selector=selector).items
+                if phase is None or p.status.phase == phase]
+
+    wait_until(lambda: len(mpi_pods("Running")) == 3)
+    assert sorted(p.metadata.name for p in mpi_pods()) == ["m-launcher-0", "m-worker-0", "m-worker-1"]
+    custom.patch_namespaced_custom_object(GROUP, VERSION, ns, "mpijobs", "m", {"spec": {"runPolicy": {"suspend": True}}})
+    suspended = wait_until(lambda: conditions(custom, ns, "mpijobs", "m").get("Suspended"))
+    assert suspended["status"] == "True"
+    wait_until(lambda: not mpi_pods())
+    custom.patch_namespaced_custom_object(GROUP, VERSION, ns, "mpijobs", "m", {"spec": {"runPolicy": {"suspend": False}}})
+    wait_until(lambda: conditions(custom, ns, "mpijobs", "m")["Suspended"]["status"] == "False")
+    wait_until(lambda: len(mpi_pods("Running")) == 3)
+
+
+@pytest.mark.parametrize("gang,group,version", [("scheduler-plugins", "scheduling.x-k8s.io", "v1alpha1"),
+                                                ("volcano", "scheduling.volcano.sh", "v1beta1")])
+def test_pod_groups_are_served_only_with_their_gang_scheduler(gang, group, version):
+    with KubeSim(nodes=1, token=TOKEN, gang=gang, **FAST) as sim, api_client(sim) as k8s:
+        groups = {g.name for g in client.ApisApi(k8s).get_api_versions().groups}
+        assert group in groups and {"scheduling.x-k8s.io", "scheduling.volcano.sh"} - {group} - groups
+        client.CustomObjectsApi(k8s).create_namespaced_custom_object(
+            group, version, "default", "podgroups",
+            {"apiVersion": f"{group}/{version}", "kind": "PodGroup", "metadata": {"name": "g"}, "spec": {"minMember": 3}})
+    with KubeSim(nodes=1, token=TOKEN, kubeflow=False, **FAST) as sim, api_client(sim) as k8s:
+        groups = {g.name for g in client.ApisApi(k8s).get_api_versions().groups}
+        assert not groups & {"kubeflow.org", "scheduling.x-k8s.io", "scheduling.volcano.sh"}
+        with pytest.raises(ApiException) as exc:
+            client.CustomObjectsApi(k8s).list_namespaced_custom_object(GROUP, VERSION, "default", "pytorchjobs")
+        assert exc.value.status == 404
