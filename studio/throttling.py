@@ -7,6 +7,8 @@ counting; the cache is Redis when REDIS_URL is set, else a file cache under var/
 `make run` share. The API answers 429 with Retry-After and the error body (studio/errors.py); the login page
 answers 429 with its form and the same header. Rates: LOGIN_RATE_PER_CLIENT, LOGIN_RATE_PER_ACCOUNT."""
 
+import hashlib
+
 from rest_framework.throttling import SimpleRateThrottle
 
 # Where a token request names its account, in every spelling the token endpoint accepts.
@@ -27,7 +29,10 @@ class LoginAccountThrottle(SimpleRateThrottle):
         account = account_of(request)
         if not account:
             return None  # nothing to guess at: the request is refused as invalid anyway
-        return self.cache_format % {"scope": self.scope, "ident": account.strip().lower()[:150]}
+        # A digest: any text the client sends makes a valid key for every cache backend (memcached refuses
+        # spaces and control characters), and the accounts tried are not kept in the cache in clear.
+        digest = hashlib.sha256(account.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()
+        return self.cache_format % {"scope": self.scope, "ident": digest}
 
 
 def account_of(request) -> str:
