@@ -37,7 +37,9 @@ def kubesim_command(port: str, tls_port: str, kubeconfig: Path) -> list[str]:
             # defines the same pools and gives the demo project a quota in each).
             "--nodes", "6", "--node-pools", os.environ.get("KUBESIM_NODE_POOLS", "my-node-pool-a=2,my-node-pool-b=2"),
             "--node-label", os.environ.get("KUBESIM_NODE_LABEL", "run.ai/type=my-node-type"),
-            "--node-resource", os.environ.get("KUBESIM_NODE_RESOURCE", "hardware-vendor.example/foo=8")]
+            "--node-resource", os.environ.get("KUBESIM_NODE_RESOURCE", "hardware-vendor.example/foo=8"),
+            # A gang scheduler's PodGroup API (distributed trainings get a PodGroup where one is served).
+            *(["--gang", os.environ["KUBESIM_GANG"]] if os.environ.get("KUBESIM_GANG") else [])]
 
 
 PROCESSES = {

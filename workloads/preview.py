@@ -27,10 +27,11 @@ from studio import kube
 from studio.errors import Conflict
 from studio.models import Project
 from studio.selectors import node_pool_errors
-from workloads import manifests
+from workloads import manifest_distributed, manifests
 from workloads.models import Workload
 from workloads.services import _project_for_submit, _unique_name, quota_decision
-from workloads.specs import gpu_request_of
+from workloads.specs import workload_gpus
+from workloads.specs.distributed import master_spec_of
 
 NAMESPACE = ("v1", "Namespace")
 
@@ -55,14 +56,16 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     name = _unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
     if Workload.objects.live().filter(project=project, name=name).exists():
         raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")
-    gpus = gpu_request_of(spec)
+    gpus = workload_gpus(kind, {**request, "spec": spec})  # a distributed training's master and workers
     quota = quota_decision(project, kind, Decimal(gpus))
     ref = manifests.WorkloadRef(id=str(uuid.uuid4()), name=name, kind=kind, project=project.name,
                                 namespace=project.namespace, suspended=False)
-    return {"dryRun": True, "name": name, "objects": _objects(project, ref, spec, secret), "quota": quota, "policy": policy}
+    master = master_spec_of(request) if kind == Workload.Kind.DISTRIBUTED else None
+    return {"dryRun": True, "name": name, "objects": _objects(project, ref, spec, secret, master=master),
+            "quota": quota, "policy": policy}
 
 
-def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret) -> list[dict]:
+def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret, *, master=None) -> list[dict]:
     """Each object the push would create, with the cluster's verdict (the namespace first when it is new)."""
     cluster = project.cluster
     try:
@@ -71,11 +74,13 @@ def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret) -
         if knative is None:  # not cached yet: asked, not written (a preview writes nothing)
             knative = kube.has_api_group(conn, "serving.knative.dev")
         namespace_missing = not kube.exists(conn, *NAMESPACE, None, ref.namespace)
+        gang = manifest_distributed.gang_group(kube.api_groups(conn)) if master is not None else None
         unavailable = None
     except kube.ClusterError as exc:
-        conn, knative, namespace_missing = None, bool(cluster.has_knative), False
+        conn, knative, namespace_missing, gang = None, bool(cluster.has_knative), False, None
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
-    built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+    built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME,
+                                      master=master, gang=gang)
     if secret:
         built = [secret_manifest(name=secret[0], keys=secret[1], ref=ref), *built]
     if namespace_missing:

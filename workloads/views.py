@@ -18,6 +18,8 @@ from studio.permissions import has_project_role
 from workloads import pod_logs, reclaim, services
 from workloads.filtersets import WorkloadFilterSet
 from workloads.models import Workload
+from workloads.replicas import replicas_by_role
+from workloads.services import SUSPENDABLE
 
 # Phases after which nothing changes by itself: pages stop polling a workload there.
 SETTLED = set(Workload.FINISHED)
@@ -65,7 +67,8 @@ def workload_detail(request, workload_id):
         # as the logs API decides (workloads.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
         "live": workload.actual_phase not in SETTLED,
-        "suspendable": workload.kind in (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE),
+        "suspendable": workload.kind in SUSPENDABLE,
+        "replicas": replicas_by_role(workload, pods) if workload.kind == Workload.Kind.DISTRIBUTED else None,
         "starting": workload.actual_phase in ("Creating", "Pending", "Initializing", "Resuming", "Stopping"),
         "reclaimed": reclaim.last_reclaim(workload),  # suspended by the platform: say why, next to Resume
     }

@@ -210,3 +210,15 @@ def test_the_master_is_held_to_the_policy_too(member, org):
     response = member.post(PATH, body(org, security=root), format="json")
     assert {e["field"] for e in response.json()["errors"]} == {"spec.security.runAsUid"}
     assert not Workload.objects.exists()
+
+
+def test_a_dry_run_previews_the_job_and_the_quota_of_master_and_workers(member, org):
+    response = member.post(f"{PATH}?dryRun=true", body(org, numWorkers=3, compute={"gpuDevicesRequest": 1}),
+                           format="json")
+    assert response.status_code == 200, response.json()
+    preview = response.json()
+    assert [(o["apiVersion"], o["kind"]) for o in preview["objects"]][-1] == ("kubeflow.org/v1", "PyTorchJob")
+    job = preview["objects"][-1]["manifest"]
+    assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 3
+    assert preview["quota"]["requested"] == 4.0  # the master and three workers, one GPU each
+    assert not Workload.objects.exists()

@@ -109,3 +109,30 @@ def test_runapy_drives_workloads_pods_and_events(runai, org):
     with pytest.raises(ApiException) as bad:
         api.get_workloads(filter_by=["nosuchfield==1"])
     assert bad.value.status == 400 and "nosuchfield" in bad.value.body
+
+
+def test_runapy_drives_distributed_trainings(runai, org):
+    """The Distributed tag: create (a PyTorch job of a master and two workers), get, suspend, resume, delete; the
+    generic list shows its type and framework."""
+    api = runai.distributed
+    body = {"name": "dist", "projectId": str(org.a.id), "clusterId": str(org.cluster.id),
+            "spec": {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 2,
+                     "compute": {"gpuDevicesRequest": 1}},
+            "masterSpecSameAsWorker": True}
+    created = checked(api.create_distributed(body), "post", "/api/v1/workloads/distributed")
+    workload_id = created["workloadId"]
+    item = "/api/v1/workloads/distributed/{workloadId}"
+    got = checked(api.get_distributed(workload_id), "get", item)
+    assert got["spec"]["numWorkers"] == 2 and got["masterSpecSameAsWorker"] is True
+    listed = checked(runai.workloads.get_workloads(filter_by=["type==distributed"]), "get", "/api/v1/workloads")
+    assert [(w["id"], w["distributedFramework"], w["requestedGpus"]) for w in listed["workloads"]] == [
+        (workload_id, "PyTorch", 3.0)]
+    assert api.suspend_distributed(workload_id).status_code == 202
+    assert api.resume_distributed(workload_id).status_code == 202
+    assert api.delete_distributed(workload_id).status_code == 204
+    with pytest.raises(ApiException) as gone:
+        api.get_distributed(workload_id)
+    assert gone.value.status == 404
+    with pytest.raises(ApiException) as bad:
+        api.create_distributed({**body, "spec": {**body["spec"], "numWorkers": 0}})
+    assert bad.value.status == 400 and "spec.numWorkers" in bad.value.body
