@@ -1,5 +1,7 @@
+from django.urls import path
+
 from studio.urls_router import Router
-from workloads import api
+from workloads import api, org_metrics
 
 router = Router()
 # Kinds first: "workloads/trainings" must not be read as a workload id.
@@ -9,4 +11,9 @@ router.register("workloads/inferences", api.InferenceViewSet, basename="inferenc
 router.register("workloads/distributed", api.DistributedViewSet, basename="distributed")
 router.register("workloads", api.WorkloadViewSet, basename="workload")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("org-unit/projects/<int:projectId>/metrics", org_metrics.ProjectMetricsView.as_view(), name="project-metrics"),
+    path("org-unit/departments/<int:departmentId>/metrics", org_metrics.DepartmentMetricsView.as_view(),
+         name="department-metrics"),
+    *router.urls,
+]

@@ -54,6 +54,7 @@ TABLE = {
     ("DELETE", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=IN_USE, outsider=403),
     ("GET", "/api/v1/org-unit/departments"): READ_ALL,
     ("GET", "/api/v1/org-unit/departments/count"): READ_ALL,
+    ("GET", "/api/v1/org-unit/departments/{departmentId}/metrics"): READ_ALL,  # beta is in the same department
     ("POST", "/api/v1/org-unit/departments"): _platform_admins(201),
     ("GET", "/api/v1/org-unit/departments/{departmentId}"): READ_ALL,  # beta is in the same department
     ("PUT", "/api/v1/org-unit/departments/{departmentId}"): _refused_unless(platform_admin=200, outsider=403),
@@ -61,6 +62,7 @@ TABLE = {
     ("DELETE", "/api/v1/org-unit/departments/{departmentId}"): _refused_unless(platform_admin=IN_USE, outsider=403),
     ("GET", "/api/v1/org-unit/projects"): READ_ALL,
     ("GET", "/api/v1/org-unit/projects/count"): READ_ALL,
+    ("GET", "/api/v1/org-unit/projects/{projectId}/metrics"): READ_ALPHA,
     ("POST", "/api/v1/org-unit/projects"): _platform_admins(201),
     ("GET", "/api/v1/org-unit/projects/{projectId}"): READ_ALPHA,
     ("PUT", "/api/v1/org-unit/projects/{projectId}"): _refused_unless(platform_admin=200),
@@ -194,6 +196,7 @@ TABLE = {
 
 # A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
 METRICS_QUERY = "?metricType=CPU_USAGE_CORES&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
+ORG_METRICS_QUERY = "?metricType=GPU_ALLOCATION&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
 QUERIES = {
     "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
     "/api/v1/catalog/{id}": lambda w: f"?projectId={w.org.a.pk}",
@@ -201,6 +204,8 @@ QUERIES = {
     "/api/v1/workloads/inferences/{workloadId}/pods/{podId}/metrics": lambda w: METRICS_QUERY,
     "/api/v1/workloads/{workloadId}/metrics": lambda w: METRICS_QUERY,
     "/api/v1/workloads/{workloadId}/pods/{podId}/metrics": lambda w: METRICS_QUERY,
+    "/api/v1/org-unit/projects/{projectId}/metrics": lambda w: ORG_METRICS_QUERY,
+    "/api/v1/org-unit/departments/{departmentId}/metrics": lambda w: ORG_METRICS_QUERY,
 }
 
 

@@ -213,3 +213,51 @@ def test_who_may_do_what_is_unchanged(client_for, org, pools):
     ProjectFactory(name="gamma", department=other, cluster=org.cluster)
     assert member.get(f"{DEPARTMENTS}/{other.pk}").status_code == 404
     assert Department.objects.count() == 2
+
+
+def test_project_and_department_metrics_sum_their_workloads_samples(client_for, org, pools):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workloads.models import MetricSample
+
+    now = timezone.now().replace(microsecond=0)
+    rounds = [now - timedelta(minutes=2), now - timedelta(minutes=1)]
+
+    def workload(project, name, gpus, cpu, pool=None):
+        made = Workload.objects.create(project=project, department=project.department, cluster=project.cluster,
+                                       name=name, kind="training", actual_phase="Running", gpu_request=gpus,
+                                       spec={"nodePools": [pool]} if pool else {})
+        for at in rounds:
+            MetricSample.objects.bulk_create([
+                MetricSample(workload=made, type="GPU_ALLOCATION", value=gpus, timestamp=at),
+                MetricSample(workload=made, type="CPU_REQUEST_CORES", value=cpu, timestamp=at),
+                MetricSample(workload=made, type="GPU_ALLOCATION", value=gpus, timestamp=at, pod_name="pod-0")])
+
+    workload(org.a, "one", 2, 0.5)
+    workload(org.a, "two", 1, 1, pool="pool-a")
+    workload(org.b, "three", 4, 2)
+    query = {"metricType": "GPU_ALLOCATION,CPU_ALLOCATION_MILLICORES", "start": (now - timedelta(hours=1)).isoformat(),
+             "end": now.isoformat(), "numberOfSamples": 0}
+    member = client_for(org.users.member)
+    path = f"{PROJECTS}/{{projectId}}/metrics"
+    answer = member.get(f"{PROJECTS}/{org.a.pk}/metrics", query)
+    assert answer.status_code == 200, answer.json()
+    body = matches(answer, "get", path)
+    assert [(m["type"], [v["value"] for v in m["values"]]) for m in body["measurements"]] == [
+        ("GPU_ALLOCATION", ["3", "3"]), ("CPU_ALLOCATION_MILLICORES", ["1500", "1500"])]
+    one_pool = member.get(f"{PROJECTS}/{org.a.pk}/metrics", {**query, "metricType": "ALLOCATED_GPU",
+                                                             "nodepoolName": "pool-a"}).json()
+    assert one_pool["measurements"][0]["type"] == "ALLOCATED_GPU"  # the seed's spelling, answered as asked
+    assert [v["value"] for v in one_pool["measurements"][0]["values"]] == ["1", "1"]
+    partial = member.get(f"{PROJECTS}/{org.a.pk}/metrics", {**query, "metricType": "GPU_QUOTA,GPU_ALLOCATION"})
+    assert partial.status_code == 207  # quotas are not kept over time: no values
+    assert [m["values"] == [] for m in matches(partial, "get", path)["measurements"]] == [True, False]
+    assert member.get(f"{PROJECTS}/{org.b.pk}/metrics", query).status_code == 404
+    department = member.get(f"{DEPARTMENTS}/{org.department.pk}/metrics", {**query, "numberOfSamples": 1})
+    body = matches(department, "get", f"{DEPARTMENTS}/{{departmentId}}/metrics")
+    assert [v["value"] for v in body["measurements"][0]["values"]] == ["7"]  # one bucket: the rounds' average
+    bad = member.get(f"{PROJECTS}/{org.a.pk}/metrics", {"metricType": "GPU_UTILIZATION", "end": "x"})
+    assert bad.status_code == 400
+    assert {e["field"] for e in bad.json()["errors"]} == {"metricType", "start", "end"}

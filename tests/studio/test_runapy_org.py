@@ -134,5 +134,17 @@ def test_runapy_projects_and_departments(live_server, org):
     updated = projects.update_project(project_id=url_id, project_update_request=ProjectUpdateRequest(
         resources=quota, description="runapy", default_node_pools=["pool-a"]))
     assert checked(updated, "put", f"{p}/{{projectId}}")["defaultNodePools"] == ["pool-a"]
+    from datetime import UTC, datetime, timedelta
+
+    end = datetime.now(UTC)
+    metrics = projects.get_project_metrics(project_id=url_id, metric_type=["GPU_ALLOCATION", "GPU_QUOTA"],
+                                           start=end - timedelta(hours=1), end=end, number_of_samples=10)
+    assert metrics.status_code == 207  # no quota history: GPU_QUOTA has no values
+    assert [m["type"] for m in checked(metrics, "get", f"{p}/{{projectId}}/metrics")["measurements"]] == [
+        "GPU_ALLOCATION", "GPU_QUOTA"]
+    dept_metrics = departments.get_department_metrics(department_id=dept_id, metric_type=["GPU_ALLOCATION"],
+                                                      start=end - timedelta(hours=1), end=end)
+    assert checked(dept_metrics, "get", f"{d}/{{departmentId}}/metrics") == {
+        "measurements": [{"type": "GPU_ALLOCATION", "labels": {}, "values": []}]}
     assert projects.delete_project(project_id=url_id).status_code == 204
     assert departments.delete_department(department_id=dept_id).status_code == 204
