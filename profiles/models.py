@@ -17,7 +17,7 @@ from sharing.models import Shareable, ShareableQuerySet
 from studio.crypto import EncryptedTextField
 from studio.names import validate_name
 
-KINDS = ("training", "inference", "workspace")
+KINDS = ("training", "inference", "workspace", "distributed")  # distributed: a Kubeflow job, master + workers
 
 
 class EnvironmentTemplate(Shareable):
@@ -48,7 +48,7 @@ class TemplateVersion(models.Model):
 
     template = models.ForeignKey(EnvironmentTemplate, on_delete=models.CASCADE, related_name="versions")
     version = models.CharField(max_length=64)
-    kind = models.CharField(max_length=10, choices=[(k, k) for k in KINDS])
+    kind = models.CharField(max_length=12, choices=[(k, k) for k in KINDS])
     spec_template = models.JSONField(default=dict)
     variables = models.JSONField(default=list, blank=True)
     outputs = models.JSONField(default=list, blank=True)
