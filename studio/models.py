@@ -191,8 +191,8 @@ class Project(models.Model):
     # trainingJobMaxIdleDurationSeconds, trainingJobTimeLimitSeconds, interactiveJobPreemptIdleDurationSeconds.
     scheduling_rules = models.JSONField(default=dict, blank=True)
     description = models.TextField(blank=True, default="")
-    # Run:ai's defaultNodePools, nodeTypes and enforceRunaiScheduler: stored and answered (see
-    # docs/runai-compatibility.md, "Projects and departments").
+    # Run:ai's defaultNodePools (the pools of a workload naming none: workloads.services.workload_submit),
+    # nodeTypes and enforceRunaiScheduler (stored and answered; docs/runai-compatibility.md says why).
     runai_settings = models.JSONField(default=dict, blank=True)
     created_by = models.CharField(max_length=150, blank=True, default="")
     updated_by = models.CharField(max_length=150, blank=True, default="")

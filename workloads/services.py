@@ -102,6 +102,10 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
     project = _project_for_submit(user, request)
     # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
     spec = policy_enforce(kind=kind, project=project, spec=request["spec"])
+    # Run:ai's defaultNodePools of the project: the pools of a workload that names none after its policy.
+    defaults = (project.runai_settings or {}).get("defaultNodePools")
+    if defaults and not spec.get("nodePools"):
+        spec = {**spec, "nodePools": list(defaults)}
     request = {**request, "spec": spec}
     if request.get("masterSpec"):  # a distributed training's master: the same policy, named by its path
         try:

@@ -261,3 +261,21 @@ def test_project_and_department_metrics_sum_their_workloads_samples(client_for, 
     bad = member.get(f"{PROJECTS}/{org.a.pk}/metrics", {"metricType": "GPU_UTILIZATION", "end": "x"})
     assert bad.status_code == 400
     assert {e["field"] for e in bad.json()["errors"]} == {"metricType", "start", "end"}
+
+
+def test_a_projects_default_node_pools_are_the_pools_of_a_workload_naming_none(client_for, org, pools):
+    from tests.workloads.cluster_support import training_body
+
+    admin = client_for(org.users.platform_admin)
+    set_pools = admin.put(f"{PROJECTS}/{org.a.pk}", {"defaultNodePools": ["pool-a", "default"]}, format="json")
+    assert set_pools.status_code == 200, set_pools.json()
+    member = client_for(org.users.member)
+    made = member.post("/api/v1/workloads/trainings", training_body(org.a, "pooled"), format="json")
+    assert made.status_code == 200, made.json()
+    assert Workload.objects.get(name="pooled").spec["nodePools"] == ["pool-a", "default"]
+    named = member.post("/api/v1/workloads/trainings", training_body(org.a, "named", nodePools=["default"]),
+                        format="json")
+    assert Workload.objects.get(pk=named.json()["workloadId"]).spec["nodePools"] == ["default"]  # its own wins
+    NodePool.objects.filter(name="pool-a").delete()  # a default pool gone since: the submission names it
+    gone = member.post("/api/v1/workloads/trainings", training_body(org.a, "gone"), format="json")
+    assert gone.status_code == 400 and [e["field"] for e in gone.json()["errors"]] == ["spec.nodePools[0]"]
