@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 from studio.models import Cluster, Department, Project, is_platform_admin
+from workloads import pending
 
 # Workloads that hold GPUs against their project's quota: live, meant to run, not finished, with GPUs. One
 # predicate for the quota sum and for its partial index, so that the sum reads only these rows (an index-only
@@ -103,6 +104,11 @@ class Workload(models.Model):
     # {"url": "...", "serviceAddress": "host", "ports": [{"name", "port", "nodePort"}], "serviceType": "..."}
     endpoints = models.JSONField(default=dict, blank=True)
 
+    # Why a waiting workload waits and its place in its node pool's queue, as the sync last derived them
+    # (workloads.pending); null once it no longer waits.
+    pending_reason = models.JSONField(null=True, blank=True)
+    queue_position = models.PositiveIntegerField(null=True, blank=True)
+
     submitted_at = models.DateTimeField(null=True, blank=True)  # first seen accepted by the cluster
     deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
@@ -127,6 +133,15 @@ class Workload(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.actual_phase in self.FINISHED
+
+    @property
+    def waiting_reason(self) -> dict | None:
+        """`pending_reason` while the workload waits (a row whose change the sync dropped may keep a stale one)."""
+        return (self.pending_reason or None) if self.actual_phase in pending.WAITING_PHASES else None
+
+    @property
+    def waiting_position(self) -> int | None:
+        return self.queue_position if self.actual_phase == self.Phase.PENDING else None
 
 
 class WorkloadEvent(models.Model):

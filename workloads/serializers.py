@@ -5,6 +5,7 @@ import uuid
 from rest_framework import serializers
 from rest_framework.fields import DateTimeField
 
+from workloads import pending
 from workloads import runai_fields as derived
 from workloads.manifest_parts import MAIN_CONTAINER
 from workloads.specs.distributed import DistributedSpec, MasterSpec
@@ -88,6 +89,37 @@ K8S_PHASE = {  # our phase -> the phase Kubernetes would show for the workload's
 }
 
 
+class PendingReasonSerializer(serializers.Serializer):
+    """Why a workload waits (workloads.pending): `type` says which of the keys below it has."""
+
+    type = serializers.ChoiceField(choices=pending.TYPES)
+    message = serializers.CharField()
+    resource = serializers.CharField(required=False, help_text="NoNodeRoom: the first resource no node has free; "
+                                                               "OverQuota: nvidia.com/gpu.")
+    resources = serializers.ListField(child=serializers.CharField(), required=False,
+                                      help_text="NoNodeRoom: every resource the scheduler found short.")
+    nodePool = serializers.CharField(required=False, allow_null=True)
+    schedulerMessage = serializers.CharField(required=False, help_text="The scheduler's own words.")
+    scope = serializers.ChoiceField(choices=["project", "department"], required=False,
+                                    help_text="OverQuota: whose quota.")
+    scopeName = serializers.CharField(required=False)
+    quota = serializers.ChoiceField(choices=["deserved", "limit"], required=False)
+    allowed = serializers.FloatField(required=False)
+    used = serializers.FloatField(required=False, help_text="GPUs held, plus those of the workloads queued ahead.")
+    requested = serializers.FloatField(required=False)
+    over = serializers.FloatField(required=False, help_text="OverQuota: by how many GPUs.")
+    image = serializers.CharField(required=False)
+    reason = serializers.CharField(required=False, help_text="ImagePull: ErrImagePull, ImagePullBackOff, …")
+    queueLength = serializers.IntegerField(required=False, help_text="Pending workloads of its node pool.")
+    estimatedStartAt = serializers.DateTimeField(required=False, allow_null=True, help_text=(
+        "When the pool's running workloads with a known end (a time limit) free enough GPUs for it and those "
+        "ahead; null when that cannot be told."))
+
+
+def pending_fields(w) -> dict:
+    return {"pendingReason": w.waiting_reason, "queuePosition": w.waiting_position}
+
+
 class WorkloadSerializer(serializers.Serializer):
     """The generic view of a workload of any kind: Run:ai's `Workload` (2.18 and latest), plus ours
     (requestedName, desiredPhase, startedAt, requestedGpus, launchedFrom, profile)."""
@@ -138,6 +170,11 @@ class WorkloadSerializer(serializers.Serializer):
     actionsSupport = serializers.DictField()
     profile = serializers.DictField(allow_null=True)
     distributedFramework = serializers.CharField(required=False, help_text="Distributed trainings only.")
+    pendingReason = PendingReasonSerializer(allow_null=True, help_text=(
+        "Why the workload waits (phases Creating, Pending, Initializing, Resuming), as the last sync round saw it; "
+        "null when it does not wait."))
+    queuePosition = serializers.IntegerField(allow_null=True, help_text=(
+        "Its place (1 = next) among the Pending workloads of its node pool, by submission; null when not Pending."))
 
     def to_representation(self, w) -> dict:
         # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
@@ -171,7 +208,7 @@ class WorkloadSerializer(serializers.Serializer):
             "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at),
             "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
             "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace", "distributed")},
-            "profile": self.get_profile(w),
+            "profile": self.get_profile(w), **pending_fields(w),
             **({"distributedFramework": spec.get("distributedFramework") or ""} if w.kind == "distributed" else {}),
         }
 

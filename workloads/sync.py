@@ -16,12 +16,14 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from studio import kube
 from studio.models import Cluster
 from studio.queue import enqueue_on_commit
-from workloads import manifest_distributed, manifests, phases, push, sync_writes
+from workloads import manifest_distributed, manifests, pending, phases, push, sync_writes
+from workloads import runai_fields as derived
 from workloads.endpoints import endpoints_of
 from workloads.models import Workload
 from workloads.push import SUSPENDABLE, owned_by_controller, workload_ref
@@ -138,15 +140,19 @@ def _primary(ref: manifests.WorkloadRef, objects: dict, knative: bool) -> dict |
 
 def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datetime) -> SyncReport:
     rows = list(
-        Workload.objects.filter(cluster=cluster).filter(_in_play()).order_by().select_related("project").only(
+        Workload.objects.filter(cluster=cluster).filter(_in_play()).order_by().select_related("project", "department")
+        .only(
             "id", "name", "kind", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
             "running_pods", "submitted_at", "started_at", "completed_at", "created_at", "updated_at", "deleted_at",
-            "endpoints", "project__name", "project__namespace",
-        )
+            "endpoints", "project__name", "project__namespace", "gpu_request", "pending_reason", "queue_position",
+            *WAITING_FIELDS,
+        ).annotate(spec_nodePools=KeyTransform("nodePools", "spec"))
     )
     report = SyncReport(workloads=len(rows))
     changes = sync_writes.Changes(cluster=cluster, now=now)
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
+    waiting = {}  # wid -> (workload, reason the cluster shows); every followed row, None when not waiting
+    queued = []  # pending.Row of each live row meant to run, for the queues of the node pools
     for workload in rows:
         wid = str(workload.pk)
         ref = workload_ref(workload)
@@ -158,17 +164,40 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         changes.cluster_events(workload, events)
         if workload.actual_phase == Workload.Phase.FAILED and primary is None and \
                 workload.desired_phase != Workload.Desired.DELETED:
+            waiting[wid] = (workload, None)
             continue  # refused by the cluster at push time, or gone after failing: nothing to follow
         phase, message = phases.derive_phase(workload.kind, workload.desired_phase, workload.actual_phase,
                                              phases.Observed(primary, pods, events), now=now)
+        pool = derived.node_pools_of({"nodePools": workload.spec_nodePools})[0]
+        live = workload.desired_phase == Workload.Desired.RUNNING and workload.deleted_at is None
+        waiting[wid] = (workload, pending.cluster_reason(phase, message, pods, events, pool=pool) if live else None)
+        if live:
+            queued.append(_queue_row(workload, phase, pool))
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
         report.repushed += _repair_missing(workload, primary, phase, seen, grace)
         report.resuspended += _repair_suspension(workload, ref, primary, phase, grace)
         report.removed += _repair_deleted(workload, objects, pods, grace)
+    places = pending.queue(queued)
+    for wid, (workload, reason) in waiting.items():
+        changes.waiting(workload, *pending.answer(reason, places.get(wid)))
     report.changed = changes.save()
     report.orphans_deleted = delete_orphans(conn, cluster, seen, {str(w.pk) for w in rows})
     return report
+
+
+WAITING_FIELDS = ("project__gpu_deserved", "project__gpu_limit", "project__node_pool_resources",
+                  "project__scheduling_rules", "department__name", "department__node_pool_resources")
+
+
+def _queue_row(workload: Workload, phase: str, pool: str) -> pending.Row:
+    project, department = workload.project, workload.department
+    quotas = pending.quotas_of(project=project.name, deserved=project.gpu_deserved, limit=project.gpu_limit,
+                               project_pools=project.node_pool_resources, department=department.name,
+                               department_pools=department.node_pool_resources, pool=pool)
+    return pending.Row(id=str(workload.pk), kind=workload.kind, phase=phase, pool=pool,
+                       gpus=float(workload.gpu_request), submitted=workload.created_at, quotas=quotas,
+                       ends_at=pending.ends_at(workload.kind, workload.started_at, project.scheduling_rules))
 
 
 def _warnings_of(seen: Seen, namespace: str, primary: dict | None, pods: list[dict]) -> list[dict]:

@@ -62,6 +62,14 @@ class Changes:
             self.deltas[workload.pk] = delta
             self.read_as[workload.pk] = (workload.desired_phase, workload.actual_phase)
 
+    def waiting(self, workload: Workload, reason: dict | None, position: int | None) -> None:
+        """Why the workload waits and its place in its pool's queue (workloads.pending), when they changed."""
+        new = {name: value for name, value in (("pending_reason", reason), ("queue_position", position))
+               if getattr(workload, name) != value}
+        if new:
+            self.deltas.setdefault(workload.pk, {}).update(new)
+            self.read_as.setdefault(workload.pk, (workload.desired_phase, workload.actual_phase))
+
     def pods(self, workload: Workload, pods: list[dict]) -> None:
         summaries = (phases.pod_summary(pod, now=self.now) for pod in pods)
         self.pods_now[workload.pk] = {s["id"]: s for s in summaries if s["id"]}
