@@ -23,6 +23,10 @@ Conventions the simulation relies on:
              `run.ai/node-pool: <pool>`; `node_labels` (`--node-label k=v`) labels every node;
              `node_resources` (`--node-resource vendor.example/foo=8`) adds extended resources to every node.
   knative    `autoscaling.knative.dev/min-scale` / `max-scale` on the template set the pod count (at least 1).
+  kubeflow   `kubeflow.org/v1` PyTorchJob, TFJob, MPIJob, XGBoostJob, JAXJob (`kubeflow=False` leaves them out) run
+             as the Training Operator runs them (controllers/kubeflow.py): a pod `<job>-<type>-<index>` per replica,
+             success with the master replica. `gang="scheduler-plugins"|"volcano"` serves that PodGroup API, and
+             the scheduler then starts a group's pods only all together (minMember) or not at all.
   deletion   propagation as on a real server: Background by default, except batch/v1 Jobs, which orphan
              their pods unless asked otherwise (with the server's Warning header).
   TLS        `tls_cert`/`tls_key` serve HTTPS; kubectl sends bearer tokens only over TLS.

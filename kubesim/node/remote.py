@@ -244,7 +244,7 @@ class RemoteNodes:
             # The API server reaches a node's kubelet at its address and port: ours, on loopback.
             obj["status"]["addresses"] = [{"type": "InternalIP", "address": "127.0.0.1"}]
             self.node_objects.append(obj)
-        self.registry = Registry(knative=False)
+        self.registry = Registry(knative=False, kubeflow=False)  # the real server serves no custom resources here
         self.store = Mirror(self.http, {o["metadata"]["name"] for o in self.node_objects})
         self.api = None
         self.controller = NodeController(self, [(o, gpus_per_node, mig_per_node or {}) for o in self.node_objects])

@@ -136,6 +136,16 @@ class NodeState:
         return out
 
 
+GANG_LABEL = "scheduling.x-k8s.io/pod-group"       # scheduler-plugins' coscheduling
+GANG_ANNOTATION = "scheduling.k8s.io/group-name"    # Volcano
+POD_GROUP_KEYS = ("podgroups.scheduling.x-k8s.io", "podgroups.scheduling.volcano.sh")
+
+
+def gang_group(pod: dict) -> str | None:
+    meta = pod["metadata"]
+    return (meta.get("labels") or {}).get(GANG_LABEL) or (meta.get("annotations") or {}).get(GANG_ANNOTATION)
+
+
 class Scheduler:
     """Pending pods wait in one FIFO queue per request shape (resources + node constraints). Pods of a shape that
     did not fit cannot fit until capacity comes back, so a pass costs O(shapes + pods placed), not O(pending):
@@ -152,11 +162,16 @@ class Scheduler:
         self.told = {}       # shape -> the message its waiting pods were last given
         self.freed = False
         self._arrivals = 0
+        self.gangs = {}      # uid -> (namespace, pod group) of a pending pod that belongs to a gang
+        self.gang_bound = {}  # (namespace, pod group) -> uids of its members bound so far
 
     def enqueue(self, pod: dict) -> None:
         meta = pod["metadata"]
         if meta["uid"] in self.pending:
             return
+        group = gang_group(pod)
+        if group:
+            self.gangs[meta["uid"]] = (meta["namespace"], group)
         req = pod_request(pod)
         shape = (req.shape(), json.dumps([pod["spec"].get("nodeSelector"), pod["spec"].get("affinity"),
                                           pod["spec"].get("nodeName"), pod["spec"].get("tolerations")]))
@@ -166,6 +181,10 @@ class Scheduler:
         self.arrived.append(meta["uid"])
 
     def forget(self, uid: str) -> None:
+        key = self.gangs.pop(uid, None)
+        for bound in ([self.gang_bound.get(key)] if key else self.gang_bound.values()):
+            if bound:
+                bound.discard(uid)
         entry = self.pending.pop(uid, None)
         if entry is not None:
             queue = self.queues[entry[4]]
@@ -208,8 +227,8 @@ class Scheduler:
         else:
             shapes = list(arrivals)
         for shape in shapes:
-            if shape not in self.failed:
-                self._drain(shape, store, bind)
+            if shape not in self.failed and shape in self.queues:
+                self._drain(shape, store, bind, unschedulable)
             message = self.failed.get(shape)
             if message is None:
                 continue
@@ -224,20 +243,86 @@ class Scheduler:
                     _, namespace, name, _, _ = self.pending[uid]
                     unschedulable(store.get("pods", namespace, name), message)
 
-    def _drain(self, shape, store, bind) -> None:
+    def _drain(self, shape, store, bind, unschedulable) -> None:
         queue = self.queues[shape]
         for uid in list(queue):
+            if uid not in queue:
+                continue  # placed with its gang, from another shape's queue
             _, namespace, name, req, _ = self.pending[uid]
             pod = store.get("pods", namespace, name)
+            min_member = self._min_member(store, self.gangs.get(uid))
+            if min_member is not None:
+                self._place_gang(self.gangs[uid], min_member, store, bind, unschedulable)
+                continue
             placed = self._place(pod, req)
             if isinstance(placed, str):
                 self.failed[shape] = placed
                 return
-            del self.pending[uid], queue[uid]
-            self.reported.pop(uid, None)
+            self._take(uid)
             bind(pod, placed)
-        del self.queues[shape]
-        self.told.pop(shape, None)
+        if not queue:
+            self.queues.pop(shape, None)
+            self.told.pop(shape, None)
+
+    def _take(self, uid: str) -> None:
+        """A placed pod leaves the pending set and its queue."""
+        entry = self.pending.pop(uid)
+        queue = self.queues.get(entry[4])
+        if queue is not None:
+            queue.pop(uid, None)
+            if not queue:
+                del self.queues[entry[4]]
+                self.told.pop(entry[4], None)
+        self.reported.pop(uid, None)
+        self.gangs.pop(uid, None)
+
+    # --- gang scheduling (scheduler-plugins' coscheduling, Volcano): all of a PodGroup's minMember or none ---
+
+    @staticmethod
+    def _min_member(store, key) -> int | None:
+        """The PodGroup's minMember; None (an ordinary pod) when the pod names no group or the cluster has none."""
+        if key is None:
+            return None
+        for group_key in POD_GROUP_KEYS:
+            try:
+                group = store.get(group_key, key[0], key[1])
+            except Exception:  # a store that does not hold PodGroups (the node side on another API server)
+                group = None
+            if group is not None:
+                return int((group.get("spec") or {}).get("minMember") or 1)
+        return None
+
+    def _place_gang(self, key, min_member: int, store, bind, unschedulable) -> None:
+        """Place every waiting member of the pod group, or none: a gang that cannot all start holds nothing."""
+        waiting = sorted((u for u, k in self.gangs.items() if k == key and u in self.pending),
+                         key=lambda u: self.pending[u][0])
+        bound = self.gang_bound.setdefault(key, set())
+        pods = {u: store.get("pods", self.pending[u][1], self.pending[u][2]) for u in waiting}
+        message = None
+        if len(bound) + len(waiting) < min_member:
+            message = (f"pod group {key[1]}: {len(bound) + len(waiting)}/{min_member} members exist; "
+                       "waiting for the rest before scheduling any")
+        else:
+            placed, freed = [], self.freed
+            for uid in waiting:
+                result = self._place(pods[uid], self.pending[uid][3])
+                if isinstance(result, str):
+                    for done, _ in placed:
+                        self.release(done)
+                    self.freed = freed  # a trial placement undone frees nothing new
+                    message = f"pod group {key[1]}: {len(placed) + len(bound)}/{min_member} members fit; {result}"
+                    break
+                placed.append((uid, result))
+            else:
+                for uid, result in placed:
+                    self._take(uid)
+                    bound.add(uid)
+                    bind(pods[uid], result)
+                return
+        for uid in waiting:
+            if self.reported.get(uid) != message:
+                self.reported[uid] = message
+                unschedulable(pods[uid], message)
 
     def _place(self, pod: dict, req: Request):
         reasons, preemption, fits = Counter(), Counter(), []

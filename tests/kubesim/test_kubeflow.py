@@ -110,3 +110,34 @@ def test_pod_groups_are_served_only_with_their_gang_scheduler(gang, group, versi
         with pytest.raises(ApiException) as exc:
             client.CustomObjectsApi(k8s).list_namespaced_custom_object(GROUP, VERSION, "default", "pytorchjobs")
         assert exc.value.status == 404
+
+
+def test_a_gang_starts_all_its_members_or_none():
+    """Volcano's PodGroup of minMember 3 on a node with 2 GPUs: none of three 1-GPU pods starts (each says why),
+    while a pod outside the gang takes a GPU; once the group's minMember is 2, two of them start together."""
+    with KubeSim(nodes=1, gpus_per_node=2, token=TOKEN, gang="volcano", **FAST) as sim, api_client(sim) as k8s:
+        core, custom = client.CoreV1Api(k8s), client.CustomObjectsApi(k8s)
+        group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "g"},
+                 "spec": {"minMember": 3}}
+        custom.create_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", "default", "podgroups", group)
+        gpu = {"limits": {"nvidia.com/gpu": "1"}}
+
+        def pod(name, gang=True):
+            annotations = {"scheduling.k8s.io/group-name": "g"} if gang else {}
+            return {"metadata": {"name": name, "annotations": annotations},
+                    "spec": {"schedulerName": "volcano",
+                             "containers": [{"name": "c", "image": "python:3.11", "resources": gpu}]}}
+
+        for name in ("a", "b", "c"):
+            core.create_namespaced_pod("default", pod(name))
+        message = wait_until(lambda: next((c.message for c in core.read_namespaced_pod("c", "default").status.conditions
+                                           or [] if c.type == "PodScheduled" and c.status == "False"), None))
+        assert message.startswith("pod group g: 2/3 members fit; 0/1 nodes are available: 1 Insufficient nvidia.com/gpu")
+        assert all(not core.read_namespaced_pod(n, "default").spec.node_name for n in ("a", "b", "c"))
+        core.create_namespaced_pod("default", pod("solo", gang=False))
+        wait_until(lambda: core.read_namespaced_pod("solo", "default").spec.node_name)
+        core.delete_namespaced_pod("solo", "default", grace_period_seconds=0)
+        core.delete_namespaced_pod("c", "default", grace_period_seconds=0)
+        custom.patch_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", "default", "podgroups", "g",
+                                              {"spec": {"minMember": 2}})
+        wait_until(lambda: all(core.read_namespaced_pod(n, "default").spec.node_name for n in ("a", "b")), timeout=10)

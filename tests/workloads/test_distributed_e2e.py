@@ -125,3 +125,22 @@ def test_a_cluster_without_the_training_operator_fails_the_workload_saying_so(wo
     workload_id = submit(sim_org, "distributed", distributed_body(sim_org.project, "nokf"))
     failed = wait_phase(sim_org, workload_id, "Failed")
     assert failed["phaseMessage"] == NO_KUBEFLOW
+
+
+def test_a_gang_that_cannot_all_fit_waits_whole_and_says_why(worker, sim_org, start_kubesim):
+    """scheduler-plugins' coscheduling on a 2-GPU cluster: a master and two workers of one GPU each cannot all
+    start, so none does (no GPU is held by a part of the job) and the workload is Pending, saying why."""
+    sim = start_kubesim(gang="scheduler-plugins", nodes=1, gpus_per_node=2)
+    sim_org.cluster.api_server_url = sim.url
+    sim_org.cluster.save()
+    sim_org.k8s = official_client(sim)
+    workload_id = submit(sim_org, "distributed", distributed_body(sim_org.project, "big",
+                                                                  compute={"gpuDevicesRequest": 1}))
+    pending = wait_for(lambda: (lambda w: w if w["phase"] == "Pending" and "pod group" in w["phaseMessage"] else None)(
+        sim_org.api.get(f"/api/v1/workloads/{workload_id}").json()), step=lambda: sync(sim_org),
+        what="Pending with the pod group's reason")
+    assert "2/3 members fit" in pending["phaseMessage"] and "Insufficient nvidia.com/gpu" in pending["phaseMessage"]
+    assert pending["runningPods"] == 0
+    assert all(not p.spec.node_name for p in pods_of(sim_org, workload_id))
+    assert all(p.metadata.labels["scheduling.x-k8s.io/pod-group"] == object_name(sim_org, workload_id)
+               for p in pods_of(sim_org, workload_id))
