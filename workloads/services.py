@@ -112,6 +112,8 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
             request["masterSpec"] = policy_enforce(kind=kind, project=project, spec=request["masterSpec"])
         except ValidationError as exc:
             raise ValidationError({"masterSpec": exc.detail["spec"]}) from None
+        if defaults and not request["masterSpec"].get("nodePools"):
+            request["masterSpec"] = {**request["masterSpec"], "nodePools": list(defaults)}
     # A pool the project cannot use would leave the workload Pending for ever: refuse it now.
     pool_errors = node_pool_errors(project, spec.get("nodePools"))
     if request.get("masterSpec") and not pool_errors:

@@ -12,7 +12,7 @@ import time
 
 from ..node.events import Recorder
 from ..node.kubelet import Kubelet
-from ..node.scheduler import Scheduler
+from ..node.scheduler import POD_GROUP_KEYS, Scheduler
 from ..resources import METRICS_GROUP
 from ..store import jcopy, now_rfc3339, parse_rfc3339
 from .jobs import JobController
@@ -56,6 +56,8 @@ class Controller:
     def _on_change(self, key, type_, obj, old):
         if key == "events":
             return
+        if key in POD_GROUP_KEYS:  # a gang's minMember changed or its group came: its pods may fit now
+            self.scheduler.freed = True
         meta = obj["metadata"]
         namespace = meta.get("namespace", "")
         self.dirty[(key, namespace, meta["name"])] = None
