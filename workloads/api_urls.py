@@ -1,7 +1,7 @@
 from django.urls import path
 
 from studio.urls_router import Router
-from workloads import api, org_metrics
+from workloads import api, org_metrics, org_telemetry
 
 router = Router()
 # Kinds first: "workloads/trainings" must not be read as a workload id.
@@ -12,6 +12,9 @@ router.register("workloads/distributed", api.DistributedViewSet, basename="distr
 router.register("workloads", api.WorkloadViewSet, basename="workload")
 
 urlpatterns = [
+    path("org-unit/projects/telemetry", org_telemetry.ProjectsTelemetryView.as_view(), name="projects-telemetry"),
+    path("org-unit/departments/telemetry", org_telemetry.DepartmentsTelemetryView.as_view(),
+         name="departments-telemetry"),
     path("org-unit/projects/<int:projectId>/metrics", org_metrics.ProjectMetricsView.as_view(), name="project-metrics"),
     path("org-unit/departments/<int:departmentId>/metrics", org_metrics.DepartmentMetricsView.as_view(),
          name="department-metrics"),

@@ -54,6 +54,7 @@ TABLE = {
     ("DELETE", "/api/v1/clusters/{clusterId}"): _refused_unless(platform_admin=IN_USE, outsider=403),
     ("GET", "/api/v1/org-unit/departments"): READ_ALL,
     ("GET", "/api/v1/org-unit/departments/count"): READ_ALL,
+    ("GET", "/api/v1/org-unit/departments/telemetry"): READ_ALL,
     ("GET", "/api/v1/org-unit/departments/{departmentId}/metrics"): READ_ALL,  # beta is in the same department
     ("POST", "/api/v1/org-unit/departments"): _platform_admins(201),
     ("GET", "/api/v1/org-unit/departments/{departmentId}"): READ_ALL,  # beta is in the same department
@@ -62,6 +63,7 @@ TABLE = {
     ("DELETE", "/api/v1/org-unit/departments/{departmentId}"): _refused_unless(platform_admin=IN_USE, outsider=403),
     ("GET", "/api/v1/org-unit/projects"): READ_ALL,
     ("GET", "/api/v1/org-unit/projects/count"): READ_ALL,
+    ("GET", "/api/v1/org-unit/projects/telemetry"): READ_ALL,  # over the projects the caller sees
     ("GET", "/api/v1/org-unit/projects/{projectId}/metrics"): READ_ALPHA,
     ("POST", "/api/v1/org-unit/projects"): _platform_admins(201),
     ("GET", "/api/v1/org-unit/projects/{projectId}"): READ_ALPHA,
@@ -206,6 +208,8 @@ QUERIES = {
     "/api/v1/workloads/{workloadId}/pods/{podId}/metrics": lambda w: METRICS_QUERY,
     "/api/v1/org-unit/projects/{projectId}/metrics": lambda w: ORG_METRICS_QUERY,
     "/api/v1/org-unit/departments/{departmentId}/metrics": lambda w: ORG_METRICS_QUERY,
+    "/api/v1/org-unit/projects/telemetry": lambda w: "?telemetryType=GPU_ALLOCATION",
+    "/api/v1/org-unit/departments/telemetry": lambda w: "?telemetryType=GPU_QUOTA",
 }
 
 

@@ -279,3 +279,46 @@ def test_a_projects_default_node_pools_are_the_pools_of_a_workload_naming_none(c
     NodePool.objects.filter(name="pool-a").delete()  # a default pool gone since: the submission names it
     gone = member.post("/api/v1/workloads/trainings", training_body(org.a, "gone"), format="json")
     assert gone.status_code == 400 and [e["field"] for e in gone.json()["errors"]] == ["spec.nodePools[0]"]
+
+
+def test_telemetry_sums_quotas_and_allocation_of_what_the_caller_sees(client_for, org, pools):
+    org.a.node_pool_resources = [{"nodePool": {"id": str(pools[1].pk), "name": "pool-a"},
+                                  "gpu": {"deserved": 3, "limit": 6}, "cpu": {"deserved": 2000},
+                                  "memory": {"deserved": 2, "units": "GB"}}]
+    org.a.save()  # beta keeps CONTRACT's totals (4 GPUs, no per-pool quota)
+    for project, name, kind, gpus, pool in ((org.a, "t", "training", 2, "pool-a"), (org.a, "i", "inference", 1, None),
+                                            (org.b, "w", "workspace", 4, None)):
+        Workload.objects.create(project=project, department=project.department, cluster=project.cluster, name=name,
+                                kind=kind, actual_phase="Running", gpu_request=gpus, running_pods=2,
+                                spec={"compute": {"cpuCoreRequest": 0.5, "cpuMemoryRequest": "1G"},
+                                      **({"nodePools": [pool]} if pool else {})})
+    admin = client_for(org.users.platform_admin)
+    path = f"{PROJECTS}/telemetry"
+
+    def values(url, **query):
+        answer = admin.get(url, query)
+        assert answer.status_code == 200, answer.json()
+        body = matches(answer, "get", url)
+        return [(v["value"], [(g["key"], g.get("name", g["value"])) for g in v.get("groups", [])])
+                for v in body["values"]]
+
+    assert values(path, telemetryType="GPU_QUOTA") == [("7", [])]
+    assert values(path, telemetryType="GPU_QUOTA", groupBy="NodepoolId") == [("4", [("NodepoolId", "")]),
+                                                                            ("3", [("NodepoolId", "pool-a")])]
+    assert values(path, telemetryType="CPU_QUOTA") == [("2000", [])]
+    assert values(path, telemetryType="MEMORY_QUOTA", nodepoolId=str(pools[1].pk)) == [("2000", [])]
+    assert values(path, telemetryType="GPU_ALLOCATION", groupBy="ClusterId,ParentId") == [
+        ("7", [("ClusterId", "main"), ("ParentId", "research")])]
+    assert values(path, telemetryType="GPU_ALLOCATION_NON_PREEMPTIBLE") == [("5", [])]  # not the training
+    assert values(path, telemetryType="CPU_ALLOCATION", departmentId=str(org.department.pk)) == [("3000", [])]
+    assert values(path, telemetryType="MEMORY_ALLOCATION", groupBy="NodepoolId") == [
+        ("4000", [("NodepoolId", "default")]), ("2000", [("NodepoolId", "pool-a")])]
+    # a member sees alpha only; departments answer their own quotas (none here) and their workloads
+    member = client_for(org.users.member)
+    assert member.get(path, {"telemetryType": "GPU_ALLOCATION"}).json()["values"] == [{"value": "3"}]
+    dept = f"{DEPARTMENTS}/telemetry"
+    assert values(dept, telemetryType="GPU_ALLOCATION", groupBy="CLUSTER_ID") == [("7", [("CLUSTER_ID", "main")])]
+    assert values(dept, telemetryType="GPU_QUOTA") == [("0", [])]
+    bad = admin.get(path, {"telemetryType": "GPU_UTILIZATION", "groupBy": "Node", "clusterId": "x"})
+    assert bad.status_code == 400
+    assert {e["field"] for e in bad.json()["errors"]} == {"telemetryType", "groupBy", "clusterId"}
