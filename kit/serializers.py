@@ -14,6 +14,7 @@ from rest_framework.exceptions import ValidationError
 from kit.matching import LATEST, WILDCARD, is_version
 from kit.models import VERSION_RULE, Application, ApplicationProfile, ApplicationVersion
 from sharing.models import SharingMode
+from sharing.services import SHARE_WITH_SOME
 from workloads.specs.fields import Boolean, Choice, Integer, Port, StrictSerializer, Text, texts
 from workloads.specs.parts import Compute, EnvironmentVariable, Toleration
 from workloads.specs.rules import (
@@ -151,6 +152,11 @@ class StreamPort(StrictSerializer):
 class Sharing(StrictSerializer):
     mode = Choice(SharingMode.values)
     projectIds = serializers.ListField(child=Integer(min_value=1), required=False)
+
+    def cross_field_errors(self, values):
+        if values.get("mode") == SharingMode.SELECTED and not values.get("projectIds"):
+            return {"projectIds": SHARE_WITH_SOME}
+        return {}
 
 
 class ProfileIn(StrictSerializer):

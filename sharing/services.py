@@ -5,6 +5,8 @@ from sharing.models import Shareable, SharingMode
 from studio.audit import audit_record, snapshot
 from studio.models import AuditEvent, Project
 
+SHARE_WITH_SOME = "Choose at least one project to share with (or share with none or all)."
+
 
 def sharing_set(*, actor, obj: Shareable, mode: str, project_ids: list[int] | None = None) -> Shareable:
     """Share `obj` with no, all or the selected projects; every unknown project id is named in the 400."""
@@ -13,6 +15,8 @@ def sharing_set(*, actor, obj: Shareable, mode: str, project_ids: list[int] | No
     project_ids = list(dict.fromkeys(project_ids or []))
     if mode != SharingMode.SELECTED and project_ids:
         raise ValidationError({"projectIds": "Give projectIds only with mode 'selected'."})
+    if mode == SharingMode.SELECTED and not project_ids:  # it would share with nobody, silently
+        raise ValidationError({"projectIds": SHARE_WITH_SOME})
     projects = list(Project.objects.filter(pk__in=project_ids))
     missing = sorted(set(project_ids) - {p.pk for p in projects})
     if missing:

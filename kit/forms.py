@@ -1,0 +1,174 @@
+"""Forms of the Kit pages: applications, their versions and application profiles. As the profile pages do
+(profiles.forms.ApiForm), a form only renders controls and turns what was posted into the `/cfg` request body;
+the API's serializers and services validate it, and their errors are filed next to the controls they name."""
+
+import json
+import re
+
+from django import forms
+
+from kit.models import ApplicationProfile
+from profiles.forms import NAME_HTML, SHARING_CHOICES, ApiForm
+
+WILDCARD_HELP = ("One line per application: its id, then the versions it serves, e.g. \"usd-viewer 1.0.0 1.1.0\". "
+                 "'*' as the id matches every application, '*' as a version every version: \"* *\" serves all.")
+
+
+def _json(label: str, help_text: str, rows: int = 3):
+    return forms.CharField(label=label, required=False, help_text=help_text,
+                           widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "class": "code"}))
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[\s,]+", text or "") if w]
+
+
+class ApplicationForm(ApiForm):
+    id = forms.CharField(label="Id", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}),
+                         help_text="For example usd-viewer: lowercase letters, digits and '-'. It cannot change later.")
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(label="Description", required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    tags = forms.CharField(label="Tags", required=False, help_text="Separated by commas or spaces.")
+
+    def __init__(self, data=None, *, app=None):
+        initial = {}
+        if app is not None:
+            initial = {"id": app.id, "name": app.name, "description": app.description, "tags": ", ".join(app.tags)}
+        super().__init__(data, initial=initial)
+        self.editing = app is not None
+        if self.editing:
+            self.fields["id"].disabled = True
+
+    def payload(self) -> dict:
+        self.is_valid()
+        body = {"name": self.cleaned_data["name"] or "", "description": self.cleaned_data["description"] or "",
+                "tags": _words(self.cleaned_data["tags"])}
+        if not self.editing:
+            body["id"] = self.cleaned_data["id"] or ""
+        return body
+
+
+class VersionForm(ApiForm):
+    version = forms.CharField(label="Version", max_length=128, help_text="A semantic version such as 1.2.3.")
+    container = forms.CharField(label="Container image", max_length=255,
+                                help_text="The image repository, e.g. nvcr.io/nvidia/omniverse/usd-viewer.")
+    container_version = forms.CharField(label="Image tag", max_length=128)
+    helm_chart = forms.CharField(label="Helm chart", required=False, max_length=255)
+    helm_chart_version = forms.CharField(label="Helm chart version", required=False, max_length=128)
+
+    def payload(self) -> dict:
+        self.is_valid()
+        body = {key: (value or "") for key, value in self.cleaned_data.items()}
+        return {key: value for key, value in body.items() if value or key not in ("helm_chart", "helm_chart_version")}
+
+
+class ProfileForm(ApiForm):
+    """The profile's settings; the structured ones (compute, node selector, tolerations, environment, ports) as
+    JSON in the API's own shapes."""
+
+    id = forms.CharField(label="Id", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}),
+                         help_text="Lowercase letters, digits and '-'. It cannot change later.")
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    supportedApplications = forms.CharField(label="Supported applications", help_text=WILDCARD_HELP,
+                                            widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+    projectId = forms.CharField(label="Owner project", required=False, widget=forms.Select,
+                                help_text="Its members may use it; share it with other projects below.")
+    sharing_mode = forms.CharField(label="Share with", widget=forms.Select(choices=SHARING_CHOICES))
+    sharing_projectIds = forms.MultipleChoiceField(label="Projects to share with", required=False,
+                                                   widget=forms.CheckboxSelectMultiple,
+                                                   help_text="With \"Selected projects\": at least one.")
+    serviceType = forms.CharField(label="Load balancing", widget=forms.Select(
+        choices=ApplicationProfile.ServiceType.choices), help_text="The type of the Service in front of the stream.")
+    encryption = forms.CharField(label="Encryption", widget=forms.Select(choices=ApplicationProfile.Encryption.choices))
+    tlsSecret = forms.CharField(label="TLS secret", required=False,
+                                help_text="With encryption in the pod: the Secret holding its certificate.")
+    authorization = forms.BooleanField(label="Require authorization", required=False)
+    runtimeClassName = forms.CharField(label="Runtime class", required=False)
+    compute = _json("Compute (JSON)", 'For example {"gpuDevicesRequest": 1, "cpuCoreRequest": 4}.')
+    nodeSelector = _json("Node selector (JSON)", 'For example {"nvidia.com/gpu.product": "L40S"}.')
+    tolerations = _json("Tolerations (JSON list)", 'For example [{"key": "gpu", "operator": "Exists"}].')
+    environmentVariables = _json("Environment variables (JSON list)", 'For example [{"name": "LOG", "value": "1"}].')
+    ports = _json("Ports (JSON list)", 'For example [{"name": "signal", "port": 49100}]; empty for the defaults.')
+
+    JSON = {"compute": {}, "nodeSelector": {}, "tolerations": [], "environmentVariables": [], "ports": None}
+
+    def __init__(self, data=None, *, profile: ApplicationProfile | None = None, projects=()):
+        initial = {"sharing_mode": "none", "authorization": True, "serviceType": "LoadBalancer", "encryption": "none"}
+        if profile is not None:
+            sharing = profile.sharing()
+            initial = {
+                "id": profile.slug, "name": profile.name, "description": profile.description,
+                "supportedApplications": "\n".join(" ".join([e["name"], *e["versions"]])
+                                                   for e in profile.supported_applications),
+                "projectId": profile.owner_project_id or "", "sharing_mode": sharing["mode"],
+                "sharing_projectIds": [str(i) for i in sharing["projectIds"]], "serviceType": profile.service_type,
+                "encryption": profile.encryption, "tlsSecret": profile.tls_secret,
+                "authorization": profile.authorization, "runtimeClassName": profile.runtime_class_name,
+                **{field: json.dumps(value) if value else "" for field, value in (
+                    ("compute", profile.compute), ("nodeSelector", profile.node_selector),
+                    ("tolerations", profile.tolerations), ("environmentVariables", profile.environment),
+                    ("ports", profile.ports))},
+            }
+        super().__init__(data, initial=initial)
+        self.editing = profile is not None
+        if self.editing:
+            self.fields["id"].disabled = True
+        self.fields["projectId"].widget.choices = [("", "None")] + [(str(p.pk), p.name) for p in projects]
+        self.fields["sharing_projectIds"].choices = [(str(p.pk), p.name) for p in projects]
+
+    def payload(self) -> dict | None:
+        """The request body, or None when a JSON field is not JSON (filed on that field)."""
+        self.is_valid()
+        data = self.cleaned_data
+        body = {"name": data["name"] or "", "description": data["description"] or "",
+                "supportedApplications": [{"name": words[0], "versions": words[1:]}
+                                          for words in map(_words, (data["supportedApplications"] or "").splitlines())
+                                          if words],
+                "loadBalancing": {"serviceType": data["serviceType"] or ""},
+                "encryption": {"mode": data["encryption"] or ""},
+                "authorization": bool(self["authorization"].data) if self.is_bound else True,
+                "runtimeClassName": data["runtimeClassName"] or ""}
+        if data["tlsSecret"]:
+            body["encryption"]["tlsSecret"] = data["tlsSecret"]
+        if not self.editing:
+            body["id"] = data["id"] or ""
+        project = (data["projectId"] or "").strip()
+        if project:
+            body["projectId"] = int(project) if project.isdigit() else project
+        mode = data["sharing_mode"] or ""
+        ids = data["sharing_projectIds"] or []
+        body["sharing"] = {"mode": mode, "projectIds": [int(i) if str(i).isdigit() else i for i in ids]
+                           if mode == "selected" else []}
+        for field, empty in self.JSON.items():
+            raw = (data[field] or "").strip()
+            if not raw:
+                if empty is not None:
+                    body[field] = empty
+                continue
+            try:
+                body[field] = json.loads(raw)
+            except ValueError as exc:
+                self.add_error(field, f"Not valid JSON: {exc}.")
+        return None if self.errors else body
+
+    def file_profile_errors(self, errors: list[dict]) -> None:
+        """The API's paths → this form's fields; an entry of supportedApplications is named by its line."""
+        renamed = []
+        for error in errors:
+            path = error["field"]
+            for api, field in (("loadBalancing.serviceType", "serviceType"), ("loadBalancing", "serviceType"),
+                               ("encryption.mode", "encryption"), ("encryption.tlsSecret", "tlsSecret"),
+                               ("sharing.projectIds", "sharing_projectIds"), ("sharing.mode", "sharing_mode"),
+                               ("sharing", "sharing_mode")):
+                if path == api or path.startswith(api + ".") or path.startswith(api + "["):
+                    path = field + path[len(api):]
+                    break
+            line = re.match(r"supportedApplications\[(\d+)\]\.?(.*)", path)
+            message = error["message"]
+            if line:
+                where = re.sub(r"\[\d+\]", "", line.group(2)) or "entry"
+                message = f"Line {int(line.group(1)) + 1} ({where}): {message}"
+                path = "supportedApplications"
+            renamed.append({"field": path, "message": message})
+        self.file_all(renamed)
