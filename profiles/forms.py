@@ -304,3 +304,13 @@ class LaunchForm(ApiForm):
             if key in self.cleaned_data and self.cleaned_data[key] not in (None, ""):
                 values[item["name"]] = self.cleaned_data[key]
         return {"projectId": project_id, "name": self.cleaned_data["name"], "inputs": values}
+
+
+class TryForm(LaunchForm):
+    """The wizard's "Try it": a launch form with the project to try it in (any project, for a platform admin)."""
+
+    def __init__(self, data=None, *, inputs: list[dict], projects: list[tuple[str, str]], initial_project=None):
+        super().__init__(data, inputs=inputs)
+        self.fields = {"projectId": forms.ChoiceField(
+            label="Try in project", choices=projects, initial=initial_project,
+            help_text="Tried as a launch in this project: its quota, policy and cluster decide."), **self.fields}

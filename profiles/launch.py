@@ -63,12 +63,13 @@ def _request_errors(detail, sources, given: set[str]) -> dict:
     return errors
 
 
-def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> dict:
+def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict,
+              allow_draft: bool = False) -> dict:
     """Everything a launch submits, checked as the launch checks it: 403 for viewers, 400 naming each faulty
-    input (`inputs.<name>`)."""
+    input (`inputs.<name>`). `allow_draft`: an admin trying a profile the wizard has not finished (a preview)."""
     if not has_project_role(user, project, Level.MEMBER):
         raise PermissionDenied("Viewers may not launch workloads.")
-    if profile.is_draft:
+    if profile.is_draft and not allow_draft:
         raise ValidationError({"profile": "This profile is still being set up; it cannot be launched yet."})
     version = profile.template_version
     if version.state != TemplateVersion.State.ACTIVE:
@@ -121,10 +122,12 @@ def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str
     return workload
 
 
-def profile_launch_preview(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> dict:
+def profile_launch_preview(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict,
+                           allow_draft: bool = False) -> dict:
     """What `profile_launch` would create and decide (workloads.preview), nothing created; secret inputs and
-    generated values read as the mask."""
-    launch = _prepared(profile=profile, project=project, user=user, name=name, inputs=inputs)
+    generated values read as the mask. `allow_draft` for the wizard's "Try it" (platform admins)."""
+    launch = _prepared(profile=profile, project=project, user=user, name=name, inputs=inputs,
+                       allow_draft=allow_draft)
     secret = (launch["secret_name"], list(launch["secret_data"])) if launch["secret_data"] else None
     try:
         return workload_preview(kind=launch["kind"], request=launch["request"], user=user, secret=secret)

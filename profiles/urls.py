@@ -14,6 +14,7 @@ urlpatterns = [
     path("studio/service-profiles/<int:pk>/edit/<slug:step>", views.profile_step, name="profile-step"),
     path("studio/service-profiles/<int:pk>/delete", views.profile_delete, name="profile-delete"),
     path("studio/service-profiles/<int:pk>/clone", views.profile_clone, name="profile-clone"),
+    path("studio/service-profiles/<int:pk>/try", views.profile_try, name="profile-try"),
     path("studio/environment-templates", views.template_list, name="template-list"),
     path("studio/environment-templates/<int:pk>", views.template_detail, name="template-detail"),
     path("studio/environment-templates/<int:pk>/delete", views.template_delete, name="template-delete"),

@@ -357,6 +357,35 @@ def _preview_shown(preview: dict) -> dict:
 
 
 @login_required
+def profile_try(request, pk):
+    """The wizard's "Try it": a platform admin previews a launch of the profile (a draft too) in a project of
+    their choice, with the launch preview of the catalog (`?dryRun=true`): nothing is created."""
+    _admin_only(request)
+    profile = _profile(request, pk)
+    entry = CatalogEntrySerializer(profile).data
+    projects = list(Project.objects.select_related("cluster").order_by("name"))
+    form = forms.TryForm(request.POST or None, inputs=entry["inputs"],
+                         projects=[(str(p.pk), f"{p.name} (cluster {p.cluster.name})") for p in projects],
+                         initial_project=str(profile.owner_project_id or (projects[0].pk if projects else "")))
+    preview = None
+    if request.method == "POST":
+        project = next((p for p in projects if str(p.pk) == request.POST.get("projectId")), None)
+        try:
+            if project is None:
+                raise DjangoValidationError({"projectId": "Choose a project."})
+            serializer = LaunchSerializer(data=form.payload(project.pk))
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
+            preview = _preview_shown(launch.profile_launch_preview(
+                profile=profile, project=project, user=request.user, name=data["name"],
+                inputs=dict(data["inputs"]), allow_draft=True))
+        except WRITE_ERRORS as exc:
+            form.file_all(_errors(exc, conflict_field="name"))
+    return render(request, "profiles/try.html", {"profile": profile, "entry": entry, "form": form,
+                                                 "preview": preview})
+
+
+@login_required
 def catalog_launch(request, pk):
     """The launch form of a catalog entry, built from its input settings; the launch is the API's."""
     project = _current_project(request)

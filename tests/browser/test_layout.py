@@ -52,6 +52,7 @@ def pages(org, make_profile, notebook_version):
     template = notebook_version.template_id
     admin = ["/", "/studio/service-profiles", "/studio/service-profiles/new", f"/studio/service-profiles/{profile.pk}",
              *(f"/studio/service-profiles/{draft.pk}/edit/{step}" for step in ("details", "inputs", "outputs", "sharing")),
+             f"/studio/service-profiles/{draft.pk}/try",
              "/studio/environment-templates", f"/studio/environment-templates/{template}", "/org/clusters",
              "/org/departments", "/org/projects", "/org/audit", f"/org/projects/{org.a.pk}/members",
              "/studio/system-profiles", "/org/users", f"/org/users/{org.users.member.pk}", "/account/access-keys",
