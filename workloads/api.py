@@ -17,8 +17,7 @@ from rest_framework.response import Response
 
 from profiles.selectors import workload_outputs
 from profiles.serializers import OutputsSerializer
-from workloads import pod_logs, services
-from workloads import runai_fields as derived
+from workloads import list_rows, pod_logs, services
 from workloads.filtersets import WorkloadFilterSet
 from workloads.metric_types import INFERENCE_TYPES, POD_TYPES, WORKLOAD_TYPES
 from workloads.metrics import MetricsQuerySerializer, measurements
@@ -47,13 +46,6 @@ from workloads.specs.distributed import DistributedCreation
 from workloads.specs.kinds import CREATION_REQUESTS, InferenceUpdate
 
 UUID_REGEX = "[0-9a-fA-F-]{36}"
-LIST_FIELDS = (
-    "id", "name", "requested_name", "kind", "project_id", "project__name", "project__namespace", "department_id",
-    "department__name", "cluster_id", "endpoints",
-    "actual_phase", "phase_message", "desired_phase", "created_at", "updated_at", "phase_updated_at", "started_at",
-    "completed_at", "deleted_at", "created_by_name", "running_pods", "requested_pods", "gpu_request", "source",
-    "profile_id", "profile_name", "profile_revision", "pending_reason", "queue_position",
-)
 ACCEPTED = {"code": 202, "message": "Request has been accepted."}
 METRICS_PARAMETERS = [
     OpenApiParameter("metricType", OpenApiTypes.STR, many=True, required=True),
@@ -203,11 +195,15 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     lookup_value_regex = UUID_REGEX
 
     def get_queryset(self):
-        queryset = Workload.objects.visible_to(self.request.user).select_related("project", "department")
-        if self.action == "list":
-            # What the list shows: a few keys of the spec, not the big JSON columns.
-            queryset = queryset.only(*LIST_FIELDS).annotate(**derived.spec_key_annotations())
-        return queryset
+        if self.action in ("list", "count"):
+            return Workload.objects.listed_for(self.request.user)
+        return Workload.objects.visible_to(self.request.user).select_related("project", "department")
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(list_rows.values_of(self.filter_queryset(self.get_queryset())))
+        serializer = self.get_serializer()
+        return self.get_paginated_response([serializer.to_representation(list_rows.ListedWorkload(row))
+                                            for row in page])
 
     def get_object(self):
         # A single workload is found whether live or deleted only through the list's `deleted=true`.

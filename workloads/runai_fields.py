@@ -60,11 +60,8 @@ def node_pools_of(spec: dict | None) -> list[str]:
 
 
 def spec_of(workload) -> dict:
-    """The spec keys of SPEC_KEYS: from `spec_<key>` annotations where the query selected those (lists), else
-    from the spec itself."""
-    if "spec" not in workload.get_deferred_fields():
-        return workload.spec or {}
-    return {key: getattr(workload, f"spec_{key}", None) for key in SPEC_KEYS}
+    """The spec (a list row's holds only the keys of SPEC_KEYS: workloads.list_rows)."""
+    return workload.spec or {}
 
 
 def spec_key_annotations() -> dict:
