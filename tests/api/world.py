@@ -31,6 +31,7 @@ def make_world(org) -> SimpleNamespace:
     training = make_workload(org.a, "train-one")
     workspace = make_workload(org.a, "space-one", kind="workspace")
     inference = make_workload(org.a, "serve-one", kind="inference")
+    distributed = make_workload(org.a, "dist-one", kind="distributed", distributedFramework="PyTorch")
     now = timezone.now()
     pod = Pod.objects.create(workload=inference, uid="pod-uid-1", name="serve-one-0", phase="Running", created_at=now)
     WorkloadEvent.objects.create(workload=training, at=now, reason="Submitted", message="Accepted.")
@@ -49,7 +50,7 @@ def make_world(org) -> SimpleNamespace:
     node_pool = NodePool.objects.create(cluster=org.cluster, name="a100", label_key="run.ai/node-pool",
                                         label_value="a100")
     return SimpleNamespace(
-        access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, stream=stream, pod=pod,
+        access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit,
     )
@@ -65,7 +66,8 @@ DETAIL_IDS = {
     "/api/v1/org-unit/projects/": lambda w: w.org.a.pk,
     "/api/v1/service-profiles/": lambda w: w.profile.pk,
 }
-WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference"}
+WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference",
+                     "distributed": "distributed"}
 
 
 def path_values(world, route: str) -> dict[str, str]:
