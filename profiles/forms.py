@@ -176,15 +176,6 @@ class VersionForm(ApiForm):
         self.fields["state"].widget.choices = [(TemplateVersion.State.DRAFT, "Draft"),
                                                (TemplateVersion.State.ACTIVE, "Active")]
 
-    @staticmethod
-    def initial_from(version: TemplateVersion | None) -> dict:
-        """A new version starts as a copy of the newest one (active versions are never edited)."""
-        if version is None:
-            return {"state": TemplateVersion.State.DRAFT}
-        return {"kind": version.kind, "state": TemplateVersion.State.DRAFT,
-                "specTemplate": json.dumps(version.spec_template, indent=2),
-                "variables": json.dumps(version.variables, indent=2), "outputs": json.dumps(version.outputs, indent=2)}
-
     def payload(self) -> dict | None:
         self.is_valid()
         body = {"version": self.cleaned_data["version"], "kind": self.cleaned_data["kind"],

@@ -33,6 +33,7 @@ from profiles.serializers import (
     ServiceProfileSerializer,
     TemplateVersionSerializer,
 )
+from profiles.version_editor import VersionEditor
 from profiles.wizard import STEP_NAMES, STEPS
 from studio.context import navigation
 from studio.errors import Conflict
@@ -273,9 +274,17 @@ def template_detail(request, pk):
     _admin_only(request)
     template = get_object_or_404(selectors.templates_visible_to(request.user), pk=pk)
     latest = template.versions.order_by("-created_at", "-id").first()
-    form = forms.VersionForm(request.POST or None, initial=forms.VersionForm.initial_from(latest))
-    if request.method == "POST":
-        body = form.payload()
+    initial = {"state": TemplateVersion.State.DRAFT}  # a new version starts as a copy of the newest one
+    if latest is not None:
+        initial.update(kind=latest.kind, specTemplate=json.dumps(latest.spec_template, indent=2))
+    if request.method != "POST":
+        editor = VersionEditor(initial=initial, variables=latest.variables if latest else (),
+                               outputs=latest.outputs if latest else ())
+    elif "switch" in request.POST or "more" in request.POST:  # a change of view or a new row: nothing saved
+        editor = VersionEditor.rebuilt(request.POST, initial=initial)
+    else:
+        editor = VersionEditor(request.POST, initial=initial)
+        body = editor.payload()
         if body is not None:
             try:
                 services.ensure_editable(template)
@@ -286,20 +295,22 @@ def template_detail(request, pk):
                 messages.success(request, f"Added version {version.version} ({version.state}).")
                 return redirect("template-detail", template.pk)
             except WRITE_ERRORS as exc:
-                form.file_all(_errors(exc, conflict_field="version"))
+                editor.file(_errors(exc, conflict_field="version"))
+    profiles = list(ServiceProfile.objects.filter(template_version__template=template).order_by("name"))
     versions = list(template.versions.order_by("-created_at", "-id"))
     for version in versions:
         version.spec_json = json.dumps(version.spec_template, indent=2)
+        version.used_by = [p.name for p in profiles if p.template_version_id == version.pk]
     return render(request, "profiles/template_detail.html", {
-        "template": template, "versions": versions, "form": form,
-        "profiles": ServiceProfile.objects.filter(template_version__template=template).order_by("name"),
+        "template": template, "versions": versions, "editor": editor, "form": editor.form, "profiles": profiles,
     })
 
 
 @login_required
 @require_POST
 def version_state(request, pk, version):
-    """Activate a draft version, or disable an active one (versions are never edited once active)."""
+    """Activate a draft version, disable an active one or enable a disabled one again (versions are never edited
+    once active)."""
     _admin_only(request)
     template = get_object_or_404(selectors.templates_visible_to(request.user), pk=pk)
     row = get_object_or_404(template.versions, version=version)

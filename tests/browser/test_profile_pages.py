@@ -2,6 +2,7 @@
 actions menu, sharing, delete with confirmation), editing, system profiles, environment templates and
 versions, and the catalog for viewers."""
 
+import json
 import re
 from io import StringIO
 
@@ -184,14 +185,35 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_label("Spec template (JSON)").fill('{"image": "python:3.12", "args": "--epochs {{ epochs }}"}')
     page.get_by_role("button", name="Add version").click()
     expect(spec_field.get_by_role("alert")).to_contain_text("Unknown placeholder {{ epochs }}")
-    page.get_by_label("Variables (JSON list)").fill('[{"name": "epochs", "type": "integer", "default": "many"}]')
+    # The variables as a typed table: a bad default is filed on its cell
+    page.get_by_label("Variable 1 name").fill("epochs")
+    page.get_by_label("Variable 1 type").select_option("integer")
+    page.get_by_label("Variable 1 default").fill("many")
     page.get_by_role("button", name="Add version").click()
-    expect(page.locator(".field", has=page.get_by_label("Variables (JSON list)")).get_by_role("alert")).to_have_text(
-        "[0].default: Must be an integer.")
-    page.get_by_label("Variables (JSON list)").fill('[{"name": "epochs", "type": "integer", "default": 3, "min": 1}]')
-    page.get_by_label("Outputs (JSON list)").fill('[{"name": "run", "expression": "{{ workload.name }}"}]')
+    row = page.locator("tr[data-row='1']")
+    expect(row.locator("td", has=page.get_by_label("Variable 1 default")).get_by_role("alert")).to_have_text(
+        "Must be an integer.")
+    expect(page.get_by_label("Variable 1 default")).to_have_value("many")  # what was typed stays
+    page.get_by_label("Variable 1 default").fill("3")
+    page.get_by_label("Variable 1 min").fill("1")
+    page.get_by_role("button", name="Add a variable row").click()  # a second row, nothing saved
+    expect(page.get_by_label("Variable 2 name")).to_be_visible()
+    page.get_by_label("Output 1 name").fill("run")
+    page.get_by_label("Output 1 expression").fill("{{ workload.name }}")
+    # The advanced view: the same values as the API's JSON
+    page.get_by_role("button", name="JSON (advanced)").click()
+    variables = json.loads(page.get_by_label("Variables (JSON list)").input_value())
+    assert variables == [{"name": "epochs", "type": "integer", "required": False, "default": 3, "min": 1}]
+    assert json.loads(page.get_by_label("Outputs (JSON list)").input_value()) == [
+        {"name": "run", "expression": "{{ workload.name }}", "sensitive": False}]
+    page.get_by_role("button", name="Tables").click()
+    expect(page.get_by_label("Variable 1 min")).to_have_value("1")
+    expect(page.get_by_label("Output 1 expression")).to_have_value("{{ workload.name }}")
     page.get_by_role("button", name="Add version").click()
     expect(page.get_by_text("Added version 1.0.0 (draft).")).to_be_visible()
+    version = EnvironmentTemplate.objects.get(name="trainer").versions.get()
+    assert version.variables[0]["name"] == "epochs" and version.variables[0]["default"] == 3
+    assert version.outputs[0]["expression"] == "{{ workload.name }}"
     page.get_by_role("button", name="Activate version 1.0.0").click()
     expect(page.get_by_text("Version 1.0.0 is active.")).to_be_visible()
     assert EnvironmentTemplate.objects.get(name="trainer").versions.get().state == "active"
@@ -199,6 +221,30 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_role("navigation", name="Breadcrumb").get_by_role("link", name="Environment templates").click()
     expect(page.get_by_role("link", name="trainer")).to_be_visible()
     session.screenshot("environment-templates")
+
+
+def test_disabling_a_version_profiles_use_warns_and_it_can_be_enabled_again(open_session, org, make_profile):
+    profile = make_profile("lab-notebook", display_name="Lab notebook")
+    version = profile.template_version
+    session = open_session("root")
+    page = session.page
+    page.goto(f"/studio/environment-templates/{version.template_id}")
+    expect(page.get_by_text("Used by lab-notebook")).to_be_visible()
+    page.get_by_role("button", name=f"Disable version {version.version}").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("1 profile uses it: lab-notebook. They can no longer be launched")
+    dialog.get_by_role("button", name="Cancel").click()  # nothing changes
+    expect(dialog).to_be_hidden()
+    version.refresh_from_db()
+    assert version.state == "active"
+    page.get_by_role("button", name=f"Disable version {version.version}").click()
+    session.confirm(f"Disable {version.version}")
+    expect(page.get_by_text(f"Version {version.version} is disabled.")).to_be_visible()
+    assert not catalog_for(org.a).filter(pk=profile.pk).exists()
+    page.get_by_role("button", name=f"Enable version {version.version}").click()
+    expect(page.get_by_text(f"Version {version.version} is active.")).to_be_visible()
+    version.refresh_from_db()
+    assert version.state == "active" and catalog_for(org.a).filter(pk=profile.pk).exists()
 
 
 def test_a_viewer_reads_the_catalog_but_cannot_launch(open_session, org, make_profile):
