@@ -17,7 +17,14 @@ from kit import selectors, services
 from kit.filtersets import ApplicationFilterSet, ProfileFilterSet
 from kit.forms import ApplicationForm, ProfileForm, VersionForm
 from kit.matching import WILDCARD, matching, newest_first
-from kit.serializers import ApplicationIn, ApplicationUpdateIn, ProfileIn, ProfileUpdateIn, VersionIn, profile_fields
+from kit.serializers import (
+    ApplicationIn,
+    ApplicationUpdateIn,
+    ProfileIn,
+    ProfileUpdateIn,
+    VersionIn,
+    profile_fields,
+)
 from kit.streams import session_view
 from profiles.forms import api_errors
 from studio.context import navigation

@@ -18,8 +18,6 @@ from profiles.variables import TYPES, InputError, coerce
 VARIABLE_CELLS = ("name", "type", "required", "default", "description", "min", "max", "pattern", "options")
 OUTPUT_CELLS = ("name", "label", "expression", "sensitive")
 TABLE, JSON = "table", "json"
-TYPE_HELP = {"min": "integer, number, quantity", "max": "integer, number, quantity", "pattern": "string, secret",
-             "options": "enum"}
 
 
 class VariableRow(forms.Form):
@@ -108,7 +106,7 @@ class Table:
             self.rows += [row_class(prefix=f"{key}-{len(initial) + i}") for i in range(extra)]
         noun = "Variable" if key == "variables" else "Output"
         for number, row in enumerate(self.rows, 1):
-            for name, field in row.fields.items():
+            for field in row.fields.values():
                 field.widget.attrs["aria-label"] = f"{noun} {number} {field.label.lower()}"
         self.count = len(self.rows)
         self.index: list[int] = []  # item i of the body ← row index[i]
@@ -177,8 +175,7 @@ class VersionEditor:
         parsed = editor.form.payload()
         if parsed is None:  # JSON that does not parse stays in the JSON view, with its error
             return editor
-        for key, to_cells, cells in (("variables", cells_of_variable, VARIABLE_CELLS),
-                                     ("outputs", cells_of_output, OUTPUT_CELLS)):
+        for key, to_cells in (("variables", cells_of_variable), ("outputs", cells_of_output)):
             items = [item for item in parsed[key] if isinstance(item, dict)] if isinstance(parsed[key], list) else []
             for name in [k for k in fresh if k.startswith(f"{key}-")]:
                 del fresh[name]
