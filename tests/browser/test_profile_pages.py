@@ -87,6 +87,13 @@ def test_profile_list_search_actions_menu_sharing_edit_and_delete(open_session, 
     page.get_by_role("link", name="Manage sharing").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="5. Sharing")).to_be_visible()
+    page.get_by_label("Selected projects").check()  # and no project: refused, next to the projects
+    page.get_by_role("button", name="Save", exact=True).click()
+    projects = page.locator("fieldset", has=page.get_by_text("Projects", exact=True))
+    expect(projects.get_by_role("alert")).to_have_text(
+        "Choose at least one project to share with (or share with none or all).")
+    lab.refresh_from_db()
+    assert lab.sharing() == {"mode": "none", "projectIds": []}
     page.get_by_label("All projects").check()
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_text("All projects")).to_be_visible()

@@ -67,3 +67,22 @@ def test_sharing_set_names_every_unknown_project_and_refuses_ids_without_selecte
         sharing_set(actor=org.users.platform_admin, obj=row, mode="all", project_ids=[org.a.pk])
     sharing_set(actor=org.users.platform_admin, obj=row, mode="selected", project_ids=[org.b.pk, org.a.pk, org.a.pk])
     assert row.sharing() == {"mode": "selected", "projectIds": sorted([org.a.pk, org.b.pk])}
+
+
+def test_selected_with_no_project_is_refused_by_the_service_and_both_apis(org, client_for):
+    """'Selected projects' and none chosen would share with nobody while saying otherwise: a 400 naming projectIds."""
+    row = ServiceProfileFactory(template_version=TemplateVersionFactory(), owner_project=org.a)
+    with pytest.raises(ValidationError) as raised:
+        sharing_set(actor=org.users.platform_admin, obj=row, mode="selected", project_ids=[])
+    assert list(raised.value.message_dict) == ["projectIds"]
+    api = client_for(org.users.platform_admin)
+    response = api.put(f"/api/v1/service-profiles/{row.pk}/sharing", {"mode": "selected", "projectIds": []},
+                       format="json")
+    assert response.status_code == 400, response.content
+    assert "projectIds" in response.content.decode() and "at least one project" in response.content.decode()
+    response = api.post("/cfg/profiles", {"id": "kit-p", "name": "P", "supportedApplications": [
+        {"name": "*", "versions": ["*"]}], "sharing": {"mode": "selected"}}, format="json")
+    assert response.status_code == 400, response.content
+    assert "at least one project" in response.content.decode()
+    row.refresh_from_db()
+    assert row.sharing() == {"mode": "none", "projectIds": []}
