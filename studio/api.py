@@ -20,7 +20,7 @@ from studio.filtersets import (
 from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Level, Project
 from studio.org_units import DepartmentSerializer, ProjectSerializer
 from studio.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
-from studio.selectors import org_departments, org_projects, project_members
+from studio.selectors import attach_gpu_use, org_departments, org_projects, project_members
 from studio.serializers import (
     AccessKeySerializer,
     AuditEventSerializer,
@@ -120,11 +120,25 @@ class OrgUnitViewSet(ServiceViewSet):
     lookup_value_regex = INTEGER_REGEX
     omit_last_next = True  # Run:ai types `next` as an integer: left out on the last page
 
+    gpu_use_field = "project_id"  # how a workload names the unit (attach_gpu_use)
+
     def update(self, request, *args, partial=False, **kwargs):
         return super().update(request, *args, partial=True, **kwargs)
 
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        attach_gpu_use(page, self.gpu_use_field)  # one query for the page
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def get_object(self):
+        unit = super().get_object()
+        attach_gpu_use([unit], self.gpu_use_field)
+        return unit
+
     def _answer(self, instance):
-        return self.get_queryset().get(pk=instance.pk)
+        unit = self.get_queryset().get(pk=instance.pk)
+        attach_gpu_use([unit], self.gpu_use_field)
+        return unit
 
     def count(self, request):
         return Response({"count": self.filter_queryset(self.get_queryset()).count()})
@@ -147,6 +161,7 @@ class DepartmentViewSet(OrgUnitViewSet):
     filterset_class = DepartmentFilterSet
     results_key = "departments"
     lookup_url_kwarg = "departmentId"
+    gpu_use_field = "department_id"  # a workload keeps its department
 
     def get_queryset(self):
         return org_departments(self.request.user)

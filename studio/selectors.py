@@ -71,35 +71,51 @@ def node_pool_errors(project: Project, pools) -> dict:
 ALLOCATED_PHASES = ("Initializing", "Running", "Degraded", "Updating", "Stopping", "Terminating")
 
 
-def _workload_gpus(outer: str, condition: Q):
-    """The sum of `gpu_request` over the live workloads matching `condition` of the outer project or department,
-    as one correlated subquery (the model by name: studio does not import the workloads app)."""
-    workload = apps.get_model("workloads", "Workload")
-    rows = (workload.objects.filter(condition, deleted_at__isnull=True, **{outer: OuterRef("pk")})
+def _workloads():
+    return apps.get_model("workloads", "Workload")  # by name: studio does not import the workloads app
+
+
+def _allocated() -> Q:
+    return Q(actual_phase__in=ALLOCATED_PHASES)
+
+
+def _requested() -> Q:
+    # What the quota counts (workloads.models.HOLDING_GPUS): meant to run and not finished.
+    return Q(desired_phase="Running", gpu_request__gt=0) & ~Q(actual_phase__in=["Completed", "Failed"])
+
+
+def gpu_allocated_expression(outer: str = "project_id"):
+    """The GPUs held by the outer project's (department's) workloads, as a correlated subquery: for filterBy and
+    sortBy only (a page reads its units' use in one grouped query instead, attach_gpu_use)."""
+    rows = (_workloads().objects.filter(_allocated(), deleted_at__isnull=True, **{outer: OuterRef("pk")})
             .order_by().values(outer).annotate(total=Sum("gpu_request")).values("total"))
     return Coalesce(Subquery(rows), Value(Decimal(0)), output_field=DecimalField(max_digits=12, decimal_places=3))
 
 
-def gpu_allocated_expression(outer: str = "project_id"):
-    return _workload_gpus(outer, Q(actual_phase__in=ALLOCATED_PHASES))
-
-
-def gpu_requested_expression(outer: str = "project_id"):
-    # What the quota counts (workloads.models.HOLDING_GPUS): meant to run and not finished.
-    return _workload_gpus(outer, Q(desired_phase="Running", gpu_request__gt=0)
-                          & ~Q(actual_phase__in=["Completed", "Failed"]))
+def attach_gpu_use(units, field: str = "project_id") -> None:
+    """Set `gpu_allocated` and `gpu_requested` on each project (field "project_id") or department
+    ("department_id") of a page: one grouped query over their live workloads, however many the page holds."""
+    units = list(units)
+    if not units:
+        return
+    rows = (_workloads().objects.filter(_allocated() | _requested(), deleted_at__isnull=True,
+                                        **{f"{field}__in": [u.pk for u in units]})
+            .order_by().values(field)
+            .annotate(allocated=Sum("gpu_request", filter=_allocated()), requested=Sum("gpu_request",
+                                                                                     filter=_requested())))
+    use = {row[field]: row for row in rows}
+    for unit in units:
+        row = use.get(unit.pk) or {}
+        unit.gpu_allocated, unit.gpu_requested = row.get("allocated") or 0, row.get("requested") or 0
 
 
 def org_projects(user):
-    """Projects as the org-unit API answers them: visible to `user`, with their GPU use, in one query."""
-    return (Project.objects.visible_to(user).select_related("department", "cluster")
-            .annotate(gpu_allocated=gpu_allocated_expression(), gpu_requested=gpu_requested_expression()))
+    """Projects as the org-unit API answers them (their GPU use: attach_gpu_use)."""
+    return Project.objects.visible_to(user).select_related("department", "cluster")
 
 
 def org_departments(user):
-    """Departments as the org-unit API answers them, with their GPU use and their projects' quotas (2 queries)."""
-    outer = "department_id"  # a workload keeps its department
+    """Departments as the org-unit API answers them, with their projects' quotas (their GPU use: attach_gpu_use)."""
     return (Department.objects.visible_to(user)
-            .annotate(gpu_allocated=gpu_allocated_expression(outer), gpu_requested=gpu_requested_expression(outer))
             .prefetch_related(Prefetch("projects", queryset=Project.objects.only(
                 "id", "department_id", "cluster_id", "node_pool_resources"))))

@@ -129,7 +129,7 @@ def test_a_department_through_runais_bodies_answered_as_runais_department(client
     updated = api.put(url, update, format="json")
     assert matches(updated, "put", f"{DEPARTMENTS}/{{departmentId}}")["description"] == "Physics dept"
     listed = matches(api.get(DEPARTMENTS, {"filterBy": f"clusterId=={org.cluster.pk}", "sortBy": "name",
-                                           "sortOrder": "desc"}), "get", DEPARTMENTS)
+                                           "sortOrder": "desc", "verbosity": "verbose"}), "get", DEPARTMENTS)
     assert [d["name"] for d in listed["departments"]] == ["physics"]
     # a CONTRACT department (no cluster of its own) answers its first project's cluster
     assert api.get(f"{DEPARTMENTS}/{org.department.pk}").json()["clusterId"] == str(org.cluster.pk)
