@@ -184,7 +184,8 @@ SPECTACULAR_SETTINGS = {
     "APPEND_COMPONENTS": {
         "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}
     },
-    "ENUM_NAME_OVERRIDES": {},
+    # A distributed training's replicas take the Kubeflow operator's restart policies (ExitCode too): their own name.
+    "ENUM_NAME_OVERRIDES": {"ReplicaRestartPolicyEnum": ["Always", "OnFailure", "Never", "ExitCode"]},
     "DISABLE_ERRORS_AND_WARNINGS": True,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "studio.schema.add_error_responses"],
 }
