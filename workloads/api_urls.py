@@ -1,10 +1,11 @@
 from django.urls import path
 
 from studio.urls_router import Router
-from workloads import api, org_metrics, org_telemetry
+from workloads import api, api_pods, org_metrics, org_telemetry
 
 router = Router()
 # Kinds first: "workloads/trainings" must not be read as a workload id.
+router.register("workloads/pods", api_pods.PodViewSet, basename="all-pods")
 router.register("workloads/trainings", api.TrainingViewSet, basename="training")
 router.register("workloads/workspaces", api.WorkspaceViewSet, basename="workspace")
 router.register("workloads/inferences", api.InferenceViewSet, basename="inference")

@@ -260,7 +260,8 @@ class PodSerializer(serializers.Serializer):
                                  "operator's replica-type: master, worker, launcher, chief); null for other kinds.")
 
     def to_representation(self, pod) -> dict:
-        w = self.context["workload"]
+        # The per-workload list passes its workload; the all-pods list reads each pod's (select_related).
+        w = self.context.get("workload") or pod.workload
         spec = w.spec or {}
         finished = pod.phase in ("Succeeded", "Failed")
         return {
@@ -271,7 +272,7 @@ class PodSerializer(serializers.Serializer):
             "containers": [{"name": MAIN_CONTAINER, "image": spec.get("image") or ""}],
             "requestedNodePools": derived.node_pools_of(spec), "currentNodePool": None,
             "createdAt": _iso(pod.created_at or w.created_at), "completedAt": _iso(pod.updated_at) if finished else None,
-            "updatedAt": _iso(pod.updated_at), "k8sPhaseUpdatedAt": _iso(pod.updated_at), "deletedAt": None,
+            "updatedAt": _iso(pod.updated_at), "k8sPhaseUpdatedAt": _iso(pod.updated_at), "deletedAt": _iso(w.deleted_at),
             "role": pod.role or None,
         }
 

@@ -83,6 +83,7 @@ def _projects(org, n, start):
 LISTS = {
     "workloads": ("/api/v1/workloads?limit=500", _workloads),
     "pods": ("/api/v1/workloads/{owner}/pods?limit=500", _pods),
+    "all pods": ("/api/v1/workloads/pods?limit=500", _pods),
     "events": ("/api/v1/workloads/{owner}/events?limit=500", _events),
     "catalog": ("/api/v1/catalog?projectId={project}&limit=500", _catalog_profiles),
     "service profiles": ("/api/v1/service-profiles?limit=500", _catalog_profiles),

@@ -101,6 +101,12 @@ def test_runapy_drives_workloads_pods_and_events(runai, org):
             "get", "/api/v1/workloads/{workloadId}/metrics")
     pods = checked(runai.pods.get_workload_pods(ids[0]), "get", "/api/v1/workloads/{workloadId}/pods")
     assert [p["id"] for p in pods["pods"]] == [pod_uid]
+    every = checked(runai.pods.list_pods(filter_by=[f"workloadId=={ids[0]}", "nodeName!=x"], sort_by="createdAt",
+                                         sort_order="desc", verbosity="full", completed="false", search="job"),
+                    "get", "/api/v1/workloads/pods")
+    assert every["pods"] == pods["pods"]
+    assert checked(runai.pods.count_pods(deleted=False, filter_by=["createdAt>=2020-01-01T00:00:00Z"]),
+                   "get", "/api/v1/workloads/pods/count") == {"count": 1}
     checked(runai.pods.get_workload_pod_metrics(ids[0], pod_uid, ["CPU_USAGE_CORES"], start, end),
             "get", "/api/v1/workloads/{workloadId}/pods/{podId}/metrics")
     events = checked(runai.events.get_workload_events(ids[0], sort_order="asc"),
