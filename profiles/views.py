@@ -49,15 +49,6 @@ def _admin_only(request):
         raise PermissionDenied
 
 
-def _page_filter(filterset_class, request, queryset):
-    """The filtered rows; a filter the page cannot apply (a hand-edited query string) shows none."""
-    filterset = filterset_class(request.GET, queryset=queryset, request=request)
-    try:
-        return filterset.qs if filterset.is_valid() else queryset.none()
-    except DRFValidationError:
-        return queryset.none()
-
-
 def _errors(exc, *, conflict_field: str) -> list[dict]:
     """The API's errors of a write; a 409 (a taken name) belongs to the field that holds the name."""
     if isinstance(exc, Conflict):
@@ -347,13 +338,14 @@ def _current_project(request) -> Project | None:
 @login_required
 def catalog(request):
     project = _current_project(request)
-    profiles = []
-    if project is not None:
-        profiles = list(_page_filter(ServiceProfileFilterSet, request, selectors.catalog_for(project)))
+    profiles, errors, page = [], [], None
+    if project is not None:  # a page of entries, grouped by service type on the page
+        profiles, errors, page = paged(request, ServiceProfileFilterSet, selectors.catalog_for(project), size=24)
     groups = [{"type": value, "title": title, "profiles": [p for p in profiles if p.service_type == value]}
               for value, title in forms.SERVICE_TYPES]
     return render(request, "profiles/catalog.html", {
         "project": project, "groups": [g for g in groups if g["profiles"]], "search": request.GET.get("search", ""),
+        "errors": errors, "page": page,
         "service_type": request.GET.get("serviceType", ""), "service_types": forms.SERVICE_TYPES,
         "may_launch": project is not None and has_project_role(request.user, project, Level.MEMBER),
     })
