@@ -15,6 +15,7 @@ type one of TYPES.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -149,6 +150,7 @@ def queue(rows: list[Row]) -> dict[str, Place]:
     for row in rows:
         if row.phase in ALLOCATED and row.ends_at is not None and row.gpus > 0:
             ends[row.pool].append((row.ends_at, row.gpus))
+    freeing = defaultdict(lambda: ([], []), {pool: _freeing(found) for pool, found in ends.items()})
     places = {}
     ahead = defaultdict(float)  # quota key -> GPUs of the workloads queued so far
     seen, needed = defaultdict(int), defaultdict(float)  # pool -> rows so far, their GPUs
@@ -160,7 +162,7 @@ def queue(rows: list[Row]) -> dict[str, Place]:
             ahead[_key(quota)] += row.gpus
         seen[row.pool] += 1
         needed[row.pool] += row.gpus
-        guess = estimate(needed[row.pool], ends[row.pool]) if row.gpus else None
+        guess = _freed_by(needed[row.pool], freeing[row.pool]) if row.gpus else None
         places[row.id] = Place(seen[row.pool], size[row.pool], over, guess)
     return places
 
@@ -192,12 +194,23 @@ def over_quota(kind: str, gpus: float, used: float, quota: Quota) -> dict | None
 def estimate(needed: float, ends: list[tuple[datetime, float]]) -> datetime | None:
     """When the running workloads with a known end will have freed `needed` GPUs (this workload's and those of
     the workloads ahead of it); None when those ends do not free enough (an unknown end, or not enough GPUs)."""
-    freed = 0.0
+    return _freed_by(needed, _freeing(ends))
+
+
+def _freeing(ends: list[tuple[datetime, float]]) -> tuple[list[datetime], list[float]]:
+    """The ends in time order and the GPUs freed by each of them (a running sum), sorted once per pool."""
+    times, freed, total = [], [], 0.0
     for end, gpus in sorted(ends, key=lambda e: e[0]):
-        freed += gpus
-        if freed >= needed:
-            return end
-    return None
+        total += gpus
+        times.append(end)
+        freed.append(total)
+    return times, freed
+
+
+def _freed_by(needed: float, freeing: tuple[list[datetime], list[float]]) -> datetime | None:
+    times, freed = freeing
+    index = bisect_left(freed, needed)
+    return times[index] if index < len(times) else None
 
 
 def quotas_of(*, project: str, deserved, limit, project_pools: list, department: str, department_pools: list,
