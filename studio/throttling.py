@@ -12,7 +12,7 @@ import hashlib
 from rest_framework.throttling import SimpleRateThrottle
 
 # Where a token request names its account, in every spelling the token endpoint accepts.
-ACCOUNT_FIELDS = ("username", "clientId", "clientID", "appID", "AppId")
+ACCOUNT_FIELDS = ("username", "clientId", "clientID", "appID", "AppId", "client_id")
 
 
 class LoginClientThrottle(SimpleRateThrottle):

@@ -8,7 +8,19 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from studio import api, cluster_api, errors, iam_api, metrics, ops, org_views, quota_api, user_views, views
+from studio import (
+    api,
+    cluster_api,
+    errors,
+    iam_api,
+    metrics,
+    ops,
+    org_views,
+    quota_api,
+    token_v2,
+    user_views,
+    views,
+)
 from studio.urls_router import Router
 
 router = Router()
@@ -69,6 +81,7 @@ urlpatterns = [
             name="org-delete"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    path("api/v2/token", token_v2.TokenV2View.as_view(), name="token-v2"),
     path("api/v2/", include("policies.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
