@@ -56,14 +56,34 @@ class ProjectEditForm(forms.ModelForm):
 
 
 class MemberForm(forms.Form):
-    username = forms.CharField()
-    role = forms.ChoiceField(choices=Level.choices)
+    """A user found by username or email (the page suggests matches as one types), and the role to give."""
+
+    username = forms.CharField(label="User", max_length=254, help_text=(
+        "Type part of a username or email and choose from the suggestions."),
+        widget=forms.TextInput(attrs={"autocomplete": "off", "list": "member-suggestions"}))
+    role = forms.ChoiceField(choices=Level.choices, label="Role", initial=Level.VIEWER, help_text=(
+        "Viewer: reads the project. Member: launches and changes workloads. Admin: also manages members."))
+
+    def __init__(self, *args, suggest_url: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        if suggest_url:  # htmx fills the datalist with the users matching what is typed
+            self.fields["username"].widget.attrs.update({
+                "hx-get": suggest_url, "hx-trigger": "input changed delay:250ms", "hx-target": "#member-suggestions",
+                "hx-swap": "innerHTML"})
 
     def clean_username(self):
-        user = get_user_model().objects.filter(username=self.cleaned_data["username"]).first()
-        if user is None:
-            raise forms.ValidationError("No such user.")
-        return user
+        typed = self.cleaned_data["username"].strip()
+        users = get_user_model().objects
+        user = users.filter(username=typed).first()
+        if user is not None:
+            return user
+        by_email = list(users.filter(email__iexact=typed, is_active=True)[:2])
+        if len(by_email) > 1:
+            raise forms.ValidationError("Several users have this email: choose one by username.")
+        if not by_email:
+            raise forms.ValidationError(f"No user with the username or email {typed!r}. Type part of it and "
+                                        "choose from the suggestions.")
+        return by_email[0]
 
 
 class UserCreateForm(forms.Form):

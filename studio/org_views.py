@@ -3,8 +3,10 @@
 Lists read through the API's FilterSets (search, sort, paging); writes go through studio.services."""
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -145,7 +147,7 @@ def org_delete(request, kind, pk):
 def project_members(request, pk):
     project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
     can_manage = has_project_role(request.user, project, Level.ADMIN)
-    form = MemberForm(request.POST or None)
+    form = MemberForm(request.POST or None, suggest_url=reverse("member-suggestions", args=[pk]))
     if request.method == "POST":
         if not can_manage:
             raise PermissionDenied
@@ -157,6 +159,25 @@ def project_members(request, pk):
     members, errors, page = paged(request, MemberFilterSet, selectors.project_members(project))
     return render(request, "studio/members.html", {"project": project, "members": members, "form": form,
                                                    "can_manage": can_manage, "errors": errors, "page": page})
+
+
+SUGGESTIONS = 10
+
+
+@login_required
+def member_suggestions(request, pk):
+    """The active users whose username or email contains what was typed (two characters at least), as the
+    <option>s of the member form's datalist; for those who manage the project's members only."""
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+    if not has_project_role(request.user, project, Level.ADMIN):
+        raise PermissionDenied
+    typed = request.GET.get("username", "").strip()
+    users = []
+    if len(typed) >= 2:
+        users = (get_user_model().objects.filter(is_active=True)
+                 .filter(Q(username__icontains=typed) | Q(email__icontains=typed))
+                 .order_by("username").only("username", "email")[:SUGGESTIONS])
+    return render(request, "studio/_member_suggestions.html", {"users": users})
 
 
 @login_required

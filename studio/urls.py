@@ -73,6 +73,7 @@ urlpatterns = [
     path("account/access-keys/<uuid:pk>/delete", user_views.access_key_delete, name="portal-access-key-delete"),
     path("org/projects/<int:pk>/members", org_views.project_members, name="project-members"),
     path("org/projects/<int:pk>/members/<int:user_id>/remove", org_views.member_remove, name="member-remove"),
+    path("org/projects/<int:pk>/members/suggestions", org_views.member_suggestions, name="member-suggestions"),
     re_path(r"^org/(?P<kind>clusters|departments|projects)$", org_views.org_list, name="org-list"),
     re_path(r"^org/(?P<kind>clusters|departments|projects)/(?P<pk>[-\w]+)/edit$", org_views.org_edit,
             name="org-edit"),
