@@ -15,7 +15,7 @@ from policies.selectors import project_security_labels
 from profiles.selectors import launch_secret_manifest
 from studio import kube
 from studio.models import Cluster
-from workloads import manifest_distributed, manifests
+from workloads import applied, manifest_distributed, manifests
 from workloads.models import Workload, WorkloadEvent
 from workloads.specs.distributed import master_spec_of
 
@@ -86,6 +86,9 @@ def workload_push(workload_id) -> None:
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
         kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project,
                                                            **project_security_labels(workload.project)})
+        if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
+            primary = manifests.primary_kind(ref, knative=knative)
+            objects = [applied.annotate(o) if (o["apiVersion"], o["kind"]) == primary else o for o in objects]
         created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
     except kube.PermanentClusterError as exc:
         workload_fail(workload.pk, exc.message)
@@ -111,12 +114,13 @@ def workload_roll(workload_id) -> None:
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
         primary = manifests.primary_kind(ref, knative=knative)
         for obj in objects:
-            created = kube.create_or_adopt(conn, obj)[1]
-            if not created and (obj["apiVersion"], obj["kind"]) == primary:
+            is_primary = (obj["apiVersion"], obj["kind"]) == primary
+            live, created = kube.create_or_adopt(conn, applied.annotate(obj) if is_primary else obj)
+            if not created and is_primary:
                 meta = obj["metadata"]
+                # Exactly the new spec: what the last one had and this one has not is taken away.
                 kube.patch(conn, obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"],
-                           {"metadata": {"labels": meta["labels"], "annotations": meta.get("annotations", {})},
-                            "spec": obj["spec"]})
+                           applied.roll_patch(live, obj))
     except kube.PermanentClusterError as exc:
         workload_fail(workload.pk, exc.message)
         return

@@ -67,3 +67,45 @@ def test_patch_validates_the_merged_spec_and_refuses_other_kinds(client_for, org
                            format="json").json()
     assert member.patch(f"/api/v1/workloads/trainings/{training['workloadId']}", {"spec": {}},
                         format="json").status_code == 405
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_patch_takes_away_what_the_new_spec_drops(worker, sim_org):
+    """A merge patch alone would keep a dropped annotation, label or autoscaling key: the object must match the
+    new spec exactly (read with the official client)."""
+    body = inference_body(sim_org.project, "serve")
+    body["spec"].update(annotations=[{"name": "team", "value": "a"}, {"name": "old-note", "value": "x"}],
+                        labels=[{"name": "tier", "value": "gold"}],
+                        environmentVariables=[{"name": "KEEP", "value": "1"}, {"name": "DROP", "value": "2"}])
+    workload_id = submit(sim_org, "inferences", body)
+    wait_phase(sim_org, workload_id, "Running")
+    knative = client.CustomObjectsApi(sim_org.k8s)
+
+    def service():
+        return knative.get_namespaced_custom_object("serving.knative.dev", "v1", sim_org.namespace, "services",
+                                                    object_name(sim_org, workload_id))
+
+    before = service()
+    assert before["metadata"]["annotations"]["old-note"] == "x" and before["metadata"]["labels"]["tier"] == "gold"
+    retention = "autoscaling.knative.dev/scale-to-zero-pod-retention-period"
+    assert retention in before["spec"]["template"]["metadata"]["annotations"]
+    response = sim_org.api.patch(PATCH.format(workloadId=workload_id), {"spec": {
+        "annotations": [{"name": "team", "value": "b"}], "labels": [],
+        "environmentVariables": [{"name": "KEEP", "value": "1"}],
+        "autoscaling": {"minReplicas": 1, "maxReplicas": 3, "metric": "concurrency", "metricThreshold": 10}}},
+        format="json")
+    assert response.status_code == 202, response.json()
+
+    def rolled():
+        current = service()
+        return current if current["metadata"]["annotations"].get("team") == "b" else None
+
+    current = wait_for(rolled, timeout=30, what="the Knative Service to take the new spec")
+    meta, template = current["metadata"], current["spec"]["template"]
+    assert "old-note" not in meta["annotations"] and "tier" not in meta["labels"]
+    assert "old-note" not in template["metadata"]["annotations"] and "tier" not in template["metadata"]["labels"]
+    assert retention not in template["metadata"]["annotations"]
+    assert template["metadata"]["annotations"]["autoscaling.knative.dev/min-scale"] == "1"
+    assert [e["name"] for e in template["spec"]["containers"][0]["env"] if e["name"] in ("KEEP", "DROP")] == ["KEEP"]
+    wait_phase(sim_org, workload_id, "Running")
