@@ -1,7 +1,11 @@
 """API read: GET /api/v1/workloads?limit=100 over 10,000 workloads against a bare Django JSON view that reads the
-same 100 rows with no authentication, DRF or filters (bench/urls.py)."""
+same 100 rows with no authentication, DRF or filters (bench/urls.py): first the CPU each costs in process (Django's
+test client, time.process_time over N requests: stable on a shared machine), then both under HTTP load."""
 
 from bench import env, load, seed
+from bench.scaling import _ms_per_request
+
+IN_PROCESS = 200
 
 WORKLOADS = 10_000
 
@@ -13,6 +17,13 @@ def run() -> dict:
     seed.workloads(projects, cluster, WORKLOADS)
     seed.analyze()
     headers = {"Authorization": f"Bearer {seed.token(user)}"}
+    from django.test import Client, override_settings
+
+    with override_settings(ROOT_URLCONF="bench.urls"):
+        client = Client(HTTP_HOST="127.0.0.1")
+        bare_cpu, _ = _ms_per_request(lambda: client.get("/bench/bare-workloads"), IN_PROCESS)
+        api_cpu, _ = _ms_per_request(lambda: client.get("/api/v1/workloads?limit=100",
+                                                        HTTP_AUTHORIZATION=headers["Authorization"]), IN_PROCESS)
     port = env.free_port()
     base = f"http://127.0.0.1:{port}"
     with env.gunicorn(port, urlconf="bench.urls"):
@@ -21,4 +32,5 @@ def run() -> dict:
         bare = load.run(f"{base}/bench/bare-workloads", connections=16, max_requests=3000, max_seconds=30)
         api = load.run(f"{base}/api/v1/workloads?limit=100", connections=16, max_requests=3000, max_seconds=30,
                        headers=headers)
-    return {"bare": bare, "api": api, "ratio": api.throughput / bare.throughput}
+    return {"bare": bare, "api": api, "ratio": api.throughput / bare.throughput, "api_cpu": api_cpu,
+            "bare_cpu": bare_cpu}

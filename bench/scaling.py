@@ -1,0 +1,101 @@
+"""Scaling: ms per request (CPU in process and wall), in process (Django's test client, no HTTP), at 1k, 10k and 100k workloads (100, 1,000
+and 5,000 service profiles), for the paths whose cost must not grow with history: the workload list, a submission
+with and without a GPU, the catalog API and the portal's /catalog page. The caller is an Editor of one of 20
+projects; a quarter of the workloads hold a GPU. Rows are written with bulk inserts (5,000 a statement)."""
+
+import json
+import time
+import uuid
+
+from bench import env, seed
+
+SIZES = ((1_000, 100), (10_000, 1_000), (100_000, 5_000))
+PROJECTS, VERSIONS = 20, 10
+PATHS = ("workload list (limit=100)", "submit, no GPU", "submit, 1 GPU", "catalog API (limit=100)",
+         "portal /catalog page")
+
+
+def _seed(workloads: int, profiles: int):
+    from django.contrib.auth import get_user_model
+
+    from profiles.models import EnvironmentTemplate, ServiceProfile, TemplateVersion
+    from studio.models import AccessRule, Role
+    from workloads.models import Workload
+
+    _, cluster, projects = seed.org(projects=PROJECTS)
+    spec = {"image": "python:3.11", "command": "python", "args": "-c pass"}
+    for start in range(0, workloads, 5_000):
+        Workload.objects.bulk_create([
+            Workload(id=uuid.uuid4(), kind="training", name=f"w{i}", requested_name=f"w{i}",
+                     project=projects[i % PROJECTS], department=projects[0].department, cluster=cluster,
+                     created_by_name="bench@example.com", spec=spec, actual_phase="Running", running_pods=1,
+                     gpu_request=1 if i % 4 == 0 else 0)
+            for i in range(start, min(start + 5_000, workloads))])
+    template = EnvironmentTemplate.objects.create(name="bench-template", owner_project=None)
+    versions = [TemplateVersion.objects.create(
+        template=template, version=f"1.0.{i}", kind="training", spec_template={"image": "python:3.11"},
+        variables=[{"name": f"v{j}", "type": "string", "default": "x"} for j in range(8)], outputs=[],
+        state=TemplateVersion.State.ACTIVE) for i in range(VERSIONS)]
+    ServiceProfile.objects.bulk_create([
+        ServiceProfile(name=f"profile-{i}", template_version=versions[i % VERSIONS], service_type="training",
+                       sharing_mode=("all", "selected", "none")[i % 3], owner_project=projects[i % PROJECTS])
+        for i in range(profiles)], batch_size=5_000)
+    member = get_user_model().objects.create_user("member", "member@example.com", "bench-password-1")
+    AccessRule.objects.create(subject_type="user", subject_id=member.username, user=member,
+                              role=Role.objects.get(name="Editor"), scope_type="project",
+                              scope_id=str(projects[0].pk), project=projects[0])
+    seed.analyze()
+    return member, cluster, projects[0]
+
+
+def _ms_per_request(call, n: int) -> tuple[float, float]:
+    """(CPU in this process, wall) ms per request. CPU is the stable figure on a shared machine; wall adds the
+    database's time and every wait for a core."""
+    for _ in range(3):  # warm: the first request of a path compiles templates, fills caches
+        call()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(n):
+        call()
+    return (time.process_time() - cpu) / n * 1000, (time.perf_counter() - wall) / n * 1000
+
+
+def _measure(workloads: int, profiles: int) -> dict:
+    env.recreate_database()
+    env.setup_django()
+    from django.test import Client
+
+    member, cluster, project = _seed(workloads, profiles)
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {seed.token(member)}", HTTP_HOST="127.0.0.1")
+    portal = Client(HTTP_HOST="127.0.0.1")
+    portal.force_login(member)
+
+    def get(client, url):
+        def call():
+            response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code, response.content[:300])
+        return call
+
+    def submit(gpus):
+        def call():
+            spec = {"image": "python:3.11", "command": "python", "args": "-c pass"}
+            if gpus:
+                spec["compute"] = {"gpuDevicesRequest": gpus}
+            body = {"name": "bench", "useGivenNameAsPrefix": True, "projectId": str(project.pk),
+                    "clusterId": str(cluster.pk), "spec": spec}
+            response = api.post("/api/v1/workloads/trainings", json.dumps(body), content_type="application/json")
+            assert response.status_code < 300, response.content[:300]
+        return call
+
+    calls = (get(api, "/api/v1/workloads?limit=100"), submit(0), submit(1),
+             get(api, f"/api/v1/catalog?projectId={project.pk}&limit=100"), get(portal, "/catalog"))
+    counts = (50, 30, 30, 50, 10)
+    return {path: _ms_per_request(call, n) for path, call, n in zip(PATHS, calls, counts, strict=True)}
+
+
+def run() -> dict:
+    return {size: _measure(*size) for size in SIZES}
+
+
+if __name__ == "__main__":
+    for (workloads, profiles), figures in run().items():
+        print(workloads, profiles, {k: f"{cpu:.1f} / {wall:.1f} ms" for k, (cpu, wall) in figures.items()})
