@@ -7,6 +7,14 @@ def navigation(request):
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
+    cached = getattr(request, "_studio_navigation", None)
+    if cached is not None:  # a view that asked for the current project already read it (one query a page)
+        return cached
+    request._studio_navigation = _navigation(request, user)
+    return request._studio_navigation
+
+
+def _navigation(request, user):
     projects = list(Project.objects.visible_to(user).only("id", "name"))
     selected_id = request.session.get("project_id")
     selected = next((p for p in projects if p.pk == selected_id), projects[0] if projects else None)

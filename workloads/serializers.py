@@ -3,7 +3,7 @@
 import uuid
 from datetime import UTC
 
-from django.utils import timezone
+from django.conf import settings
 from rest_framework import serializers
 from rest_framework.fields import DateTimeField
 
@@ -18,17 +18,16 @@ _datetime = DateTimeField()
 
 def _iso(value):
     """DRF's rendering of a datetime (ISO 8601 in the current time zone, UTC as `Z`), without its per-call cost for
-    the common case: a UTC value (what PostgreSQL answers) while UTC is the current time zone."""
+    the common case, a UTC value (what PostgreSQL answers) where UTC is the time zone: the project never activates
+    another one, and asking asgiref for the current one per date was a tenth of the list's CPU."""
     if value is None:
         return None
-    if value.tzinfo is UTC and _current_is_utc():
-        text = value.isoformat()
-        return text[:-6] + "Z"
+    if _UTC and value.tzinfo is UTC:
+        return value.isoformat()[:-6] + "Z"
     return _datetime.to_representation(value)
 
 
-def _current_is_utc() -> bool:
-    return timezone.get_current_timezone_name() == "UTC"
+_UTC = settings.TIME_ZONE == "UTC"
 
 
 class WorkloadCreatedSerializer(serializers.Serializer):
