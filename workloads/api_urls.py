@@ -1,7 +1,7 @@
 from django.urls import path
 
 from studio.urls_router import Router
-from workloads import api, api_pods, org_metrics, org_telemetry, workload_telemetry
+from workloads import api, api_pods, org_metrics, org_telemetry, workload_history, workload_telemetry
 
 router = Router()
 # Kinds first: "workloads/trainings" must not be read as a workload id.
@@ -13,6 +13,8 @@ router.register("workloads/distributed", api.DistributedViewSet, basename="distr
 router.register("workloads", api.WorkloadViewSet, basename="workload")
 
 urlpatterns = [
+    path("workloads/<uuid:workloadId>/history", workload_history.WorkloadHistoryView.as_view(),
+         name="workload-history"),
     path("workloads/telemetry", workload_telemetry.WorkloadsTelemetryView.as_view(), name="workloads-telemetry"),
     path("org-unit/projects/telemetry", org_telemetry.ProjectsTelemetryView.as_view(), name="projects-telemetry"),
     path("org-unit/departments/telemetry", org_telemetry.DepartmentsTelemetryView.as_view(),

@@ -141,6 +141,10 @@ TABLE = {
     ("PATCH", "/api/v1/workloads/inferences/{workloadId}"): _refused_unless(member=202, platform_admin=202),
     ("GET", "/api/v1/workloads"): READ_ALL,
     ("GET", "/api/v1/workloads/count"): READ_ALL,
+    ("GET", "/api/v1/workloads/pods"): READ_ALL,  # the pods of the workloads the caller sees
+    ("GET", "/api/v1/workloads/pods/count"): READ_ALL,
+    ("GET", "/api/v1/workloads/telemetry"): READ_ALL,  # over the workloads the caller sees
+    ("GET", "/api/v1/workloads/{workloadId}/history"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/events"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/metrics"): READ_ALPHA,
@@ -214,6 +218,7 @@ QUERIES = {
     "/api/v1/org-unit/projects/{projectId}/metrics": lambda w: ORG_METRICS_QUERY,
     "/api/v1/org-unit/departments/{departmentId}/metrics": lambda w: ORG_METRICS_QUERY,
     "/api/v1/org-unit/projects/telemetry": lambda w: "?telemetryType=GPU_ALLOCATION",
+    "/api/v1/workloads/telemetry": lambda w: "?telemetryType=WORKLOADS_COUNT",
     "/api/v1/org-unit/departments/telemetry": lambda w: "?telemetryType=GPU_QUOTA",
 }
 

@@ -85,6 +85,7 @@ LISTS = {
     "pods": ("/api/v1/workloads/{owner}/pods?limit=500", _pods),
     "all pods": ("/api/v1/workloads/pods?limit=500", _pods),
     "events": ("/api/v1/workloads/{owner}/events?limit=500", _events),
+    "history": ("/api/v1/workloads/{owner}/history?limit=500", _events),
     "catalog": ("/api/v1/catalog?projectId={project}&limit=500", _catalog_profiles),
     "service profiles": ("/api/v1/service-profiles?limit=500", _catalog_profiles),
     "environment templates": ("/api/v1/environment-templates?limit=500", _templates),
