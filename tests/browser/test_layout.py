@@ -2,6 +2,8 @@
 name on every button and link, and no console errors (the harness). Screenshots of the pages that the other
 tests do not take are saved at 1280 px."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -78,3 +80,72 @@ def test_main_pages_fit_the_width_label_every_control_and_pass_axe(open_session,
             page.add_script_tag(url=AXE)
             assert page.evaluate(AXE_RUN) == [], f"{path} at {width}px: axe-core violations"
             session.screenshot(f"{shot_name(username, path)}-{width}")
+
+
+def test_main_pages_pass_axe_in_dark_mode_chosen_with_the_toggle(open_session, pages):
+    """Dark mode, chosen once with the header's toggle and kept on every later page: axe-core without serious
+    or critical violations there too (contrast in particular)."""
+    violations = {}
+    for username, paths in pages.items():
+        session = open_session(username)
+        page = session.page
+        page.goto(paths[0])
+        toggle = page.get_by_role("button", name="Dark mode")
+        expect(toggle).to_have_attribute("aria-pressed", "false")
+        toggle.click()
+        expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
+        expect(toggle).to_have_attribute("aria-pressed", "true")  # a toggle button: its name stays, it is pressed
+        for path in paths:
+            page.goto(path)
+            expect(page.locator("main h1.page-title").first).to_be_visible()
+            expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")  # applied before paint
+            page.add_script_tag(url=AXE)
+            found = page.evaluate(AXE_RUN)
+            if found:
+                violations[path] = found
+        session.screenshot(f"dark-{username}")
+    assert violations == {}, f"axe-core violations in dark mode: {violations}"
+
+
+def test_the_mobile_menu_button_opens_the_navigation_and_follows_a_link(open_session, org):
+    session = open_session("bob", width=390)
+    page = session.page
+    nav = page.get_by_role("navigation", name="Main")
+    menu = page.get_by_role("button", name="Menu")
+    expect(nav).to_be_hidden()  # folded away at phone width
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    menu.click()
+    expect(nav).to_be_visible()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    page.add_script_tag(url=AXE)
+    assert page.evaluate(AXE_RUN) == [], "axe-core violations with the menu open"
+    session.screenshot("menu-open-390")
+    nav.get_by_role("link", name="Workloads").click()
+    expect(page.locator("main h1.page-title")).to_contain_text("Workloads")
+    expect(nav).to_be_hidden()  # a new page starts with it folded
+    menu.click()
+    expect(nav.get_by_role("link", name="Workloads")).to_have_attribute("aria-current", "page")
+    expect(page.locator("#sidebar-menu")).to_have_class(re.compile(r"\bshow\b"))  # opened (no longer sliding)
+    menu.click()
+    expect(nav).to_be_hidden()
+
+
+SPAN = "() => { const x = Chart.getChart(document.getElementById('chart-cpu')).options.scales.x; return x.max - x.min; }"
+
+
+def test_the_metrics_range_picker_sets_the_charts_time_span(open_session, pages):
+    session = open_session("bob")
+    page = session.page
+    path = next(p for p in pages["bob"] if p.startswith("/workloads/"))
+    page.goto(path)
+    picker = page.get_by_role("group", name="Time range")
+    expect(picker.get_by_role("button", name="1 h")).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(f"() => typeof Chart !== 'undefined' && Chart.getChart(document.getElementById('chart-cpu'))"
+                           f" && ({SPAN})() > 0")
+    assert abs(page.evaluate(SPAN) - 3_600_000) < 60_000
+    for label, seconds in (("15 min", 900), ("24 h", 86_400), ("1 h", 3_600)):
+        with page.expect_response(lambda r: "/metrics?" in r.url):
+            picker.get_by_role("button", name=label).click()
+        expect(picker.get_by_role("button", name=label)).to_have_attribute("aria-pressed", "true")
+        expect(picker.locator("[aria-pressed=true]")).to_have_count(1)
+        page.wait_for_function(f"() => Math.abs(({SPAN})() - {seconds * 1000}) < 60000")
