@@ -1,4 +1,7 @@
+from django.urls import path
+
 from profiles import api
+from profiles.upgrade_api import WorkloadUpgradeView
 from studio.urls_router import Router
 
 router = Router()
@@ -8,4 +11,7 @@ router.register(r"environment-templates/(?P<templateId>\d+)/versions", api.Templ
 router.register("service-profiles", api.ServiceProfileViewSet, basename="service-profile")
 router.register("catalog", api.CatalogViewSet, basename="catalog")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("workloads/<uuid:workloadId>/upgrade", WorkloadUpgradeView.as_view(), name="workload-upgrade"),
+    *router.urls,
+]

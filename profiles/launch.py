@@ -64,9 +64,11 @@ def _request_errors(detail, sources, given: set[str]) -> dict:
 
 
 def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict,
-              allow_draft: bool = False) -> dict:
+              allow_draft: bool = False, kept_secret: LaunchSecret | None = None) -> dict:
     """Everything a launch submits, checked as the launch checks it: 403 for viewers, 400 naming each faulty
-    input (`inputs.<name>`). `allow_draft`: an admin trying a profile the wizard has not finished (a preview)."""
+    input (`inputs.<name>`). `allow_draft`: an admin trying a profile the wizard has not finished (a preview).
+    `kept_secret`: an upgrade's (profiles.upgrades) launch Secret, whose name and generated values (a notebook
+    token) the re-rendered spec keeps."""
     if not has_project_role(user, project, Level.MEMBER):
         raise PermissionDenied("Viewers may not launch workloads.")
     if profile.is_draft and not allow_draft:
@@ -81,8 +83,11 @@ def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inp
 
     hidden = secret_names(version.variables)
     secret_data = {name: values[name] for name in hidden if values.get(name) not in (None, "")}
-    secret_data.update(_generated(version))
-    secret_name = _secret_name(name) if secret_data else ""
+    generated = _generated(version)
+    if kept_secret is not None:
+        generated.update({k: v for k, v in kept_secret.data.items() if k in generated})
+    secret_data.update(generated)
+    secret_name = (kept_secret.name if kept_secret else _secret_name(name)) if secret_data else ""
     try:
         spec, sources = compose(
             version.spec_template, values={k: v for k, v in values.items() if k not in hidden},

@@ -3,7 +3,7 @@ launched workload; the Kubernetes Secret of a launch, for the pipeline."""
 
 import base64
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 
 from profiles.compose import MASK
 from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
@@ -87,3 +87,9 @@ def launch_secret_manifest(workload_id, *, namespace: str, labels: dict[str, str
     data = {key: base64.b64encode(value.encode()).decode() for key, value in row.data.items()}
     return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
             "metadata": {"name": row.name, "namespace": namespace, "labels": dict(labels)}, "data": data}
+
+
+def profile_revision_subquery():
+    """The current revision of the profile a workload was launched from (null when none or deleted): one
+    correlated subquery, so that lists can say `outdated` without a query per row (profiles.upgrades)."""
+    return Subquery(ServiceProfile.objects.filter(pk=OuterRef("profile_id")).values("revision")[:1])

@@ -352,6 +352,21 @@ def dry_run_create(conn: Connection, obj: dict) -> dict:
     return {"allowed": True, "code": 201, "reason": "", "message": "The cluster would accept it."}
 
 
+def dry_run_patch(conn: Connection, obj: dict, body: dict) -> dict:
+    """`dry_run_create`'s verdict for a JSON merge patch of the existing `obj` (an upgrade's preview)."""
+    meta = obj["metadata"]
+    try:
+        api_version = served_version(conn, obj["apiVersion"])
+        path = resource_path(api_version, obj["kind"], namespace=meta.get("namespace"), name=meta["name"])
+        conn.request("PATCH", path, verb="patch", resource=_label(api_version, obj["kind"]), body=body,
+                     content_type="application/merge-patch+json", query={"dryRun": "All"})
+    except TransientClusterError as exc:
+        return {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
+    except PermanentClusterError as exc:
+        return {"allowed": False, "code": exc.status, "reason": exc.reason, "message": exc.message}
+    return {"allowed": True, "code": 200, "reason": "", "message": "The cluster would accept the change."}
+
+
 def exists(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str) -> bool:
     try:
         get(conn, api_version, kind, namespace, name)

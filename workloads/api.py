@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from profiles.selectors import workload_outputs
+from profiles.selectors import profile_revision_subquery, workload_outputs
 from profiles.serializers import OutputsSerializer
 from workloads import list_rows, pod_logs, services
 from workloads.filtersets import WorkloadFilterSet
@@ -197,7 +197,8 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def get_queryset(self):
         if self.action in ("list", "count"):
             return Workload.objects.listed_for(self.request.user)
-        return Workload.objects.visible_to(self.request.user).select_related("project", "department")
+        return Workload.objects.visible_to(self.request.user).select_related("project", "department").annotate(
+            profile_current_revision=profile_revision_subquery())  # the profile's `outdated`
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(list_rows.values_of(self.filter_queryset(self.get_queryset())))

@@ -3,6 +3,7 @@ model instance (and its project and department) per row, which was half the list
 
 from types import SimpleNamespace
 
+from profiles.selectors import profile_revision_subquery
 from workloads import runai_fields as derived
 from workloads.models import Workload
 
@@ -32,4 +33,6 @@ class ListedWorkload:
 def values_of(queryset):
     """The list's queryset (filtered and ordered) as the dicts ListedWorkload reads: the shown columns and a few
     keys of the spec, not its big JSON columns."""
-    return queryset.values(*FIELDS, **derived.spec_key_annotations())
+    # the profile's current revision (its `outdated`): a correlated primary-key lookup per shown row
+    return queryset.values(*FIELDS, **derived.spec_key_annotations(),
+                           profile_current_revision=profile_revision_subquery())

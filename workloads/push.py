@@ -113,6 +113,9 @@ def workload_roll(workload_id) -> None:
         objects = manifests.build_manifests(ref, workload.spec, knative=knative,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
         primary = manifests.primary_kind(ref, knative=knative)
+        secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+        if secret and not kube.create_or_adopt(conn, secret)[1]:  # an upgrade may have added a key
+            kube.patch(conn, *SECRET, ref.namespace, secret["metadata"]["name"], {"data": secret["data"]})
         for obj in objects:
             is_primary = (obj["apiVersion"], obj["kind"]) == primary
             live, created = kube.create_or_adopt(conn, applied.annotate(obj) if is_primary else obj)

@@ -227,7 +227,11 @@ class WorkloadSerializer(serializers.Serializer):
     def get_profile(self, workload) -> dict | None:
         if workload.profile_id is None and not workload.profile_name:
             return None
-        return {"id": workload.profile_id, "name": workload.profile_name, "revision": workload.profile_revision}
+        # The profile's current revision where the queryset annotated it (profiles.upgrades: outdated).
+        current = getattr(workload, "profile_current_revision", None)
+        return {"id": workload.profile_id, "name": workload.profile_name, "revision": workload.profile_revision,
+                "currentRevision": current,
+                "outdated": current is not None and (workload.profile_revision or 0) < current}
 
 
 class PodSerializer(serializers.Serializer):
