@@ -208,6 +208,7 @@ class ServiceProfileViewSet(AdminWritesViewSet):
                                                           name=data["name"], inputs=dict(data["inputs"])))
         workload = launch.profile_launch(profile=profile, project=project, user=request.user, name=data["name"],
                                          inputs=dict(data["inputs"]))
+        workload.profile_current_revision = profile.revision  # as GET's annotation reads it: not outdated
         return Response(WorkloadSerializer(workload).data, status=status.HTTP_201_CREATED)
 
 

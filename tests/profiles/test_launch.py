@@ -34,7 +34,8 @@ def test_launch_renders_the_spec_applies_the_profile_and_records_provenance(memb
     assert body == member.get(f"/api/v1/workloads/{body['id']}").json()
     # `source` is Run:ai's (CLI, Control-plane, Other); where it came from in PaaS Studio is launchedFrom.
     assert (body["type"], body["source"], body["launchedFrom"], body["profile"]) == (
-        "training", "Control-plane", "catalog", {"id": profile.id, "name": "trainer-job", "revision": 1})
+        "training", "Control-plane", "catalog", {"id": profile.id, "name": "trainer-job", "revision": 1,
+                                                 "currentRevision": 1, "outdated": False})
 
     workload = Workload.objects.get(pk=body["id"])
     secret = LaunchSecret.objects.get(workload_id=workload.pk)
@@ -174,7 +175,8 @@ def test_deleting_the_profile_leaves_its_workloads_running_with_their_snapshot(m
     workload = Workload.objects.get(pk=body["id"])
     assert workload.desired_phase == "Running" and workload.deleted_at is None
     got = member.get(f"/api/v1/workloads/{body['id']}").json()
-    assert got["profile"] == {"id": profile.id, "name": "trainer-job", "revision": 1}
+    assert got["profile"] == {"id": profile.id, "name": "trainer-job", "revision": 1, "currentRevision": None,
+                              "outdated": False}  # nothing to upgrade to
     outputs = member.get(f"/api/v1/workloads/{body['id']}/outputs").json()["outputs"]
     assert {o["name"]: o["value"] for o in outputs}["key"] == "k"
 
