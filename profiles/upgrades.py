@@ -32,7 +32,7 @@ from studio.audit import audit_record, snapshot
 from studio.models import AuditEvent, Level, Project
 from studio.permissions import has_project_role
 from studio.queue import enqueue_on_commit
-from workloads import manifests
+from workloads import applied, manifests
 from workloads.models import Workload, WorkloadEvent
 from workloads.push import workload_ref
 from workloads.services import _check_quota, _requested_pods
@@ -153,18 +153,24 @@ def _verdicts(workload: Workload, spec: dict) -> list[dict]:
         meta = obj["metadata"]
         if conn is None:
             verdict, action = unavailable, "unknown"
-        elif not kube.exists(conn, obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"]):
+        elif (live := _live(conn, obj)) is None:
             verdict, action = kube.dry_run_create(conn, obj), "create"
-        elif (obj["apiVersion"], obj["kind"]) == primary:
-            verdict, action = kube.dry_run_patch(conn, obj, {
-                "metadata": {"labels": meta["labels"], "annotations": meta.get("annotations", {})},
-                "spec": obj["spec"]}), "roll"
+        elif (obj["apiVersion"], obj["kind"]) == primary:  # the very patch workload_roll sends
+            verdict, action = kube.dry_run_patch(conn, obj, applied.roll_patch(live, obj)), "roll"
         else:
             verdict, action = {"allowed": True, "code": 200, "reason": "Unchanged",
                                "message": "Exists; kept as it is."}, "keep"
         result.append({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"],
                        "namespace": meta.get("namespace"), "action": action, "manifest": obj, "verdict": verdict})
     return result
+
+
+def _live(conn, obj: dict) -> dict | None:
+    meta = obj["metadata"]
+    try:
+        return kube.get(conn, obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
+    except kube.NotFound:
+        return None
 
 
 def workload_upgrade(*, workload: Workload, user, overrides=None) -> dict:
@@ -183,7 +189,7 @@ def workload_upgrade(*, workload: Workload, user, overrides=None) -> dict:
         before = snapshot(locked)
         provenance = prepared["provenance"]
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
-        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, spec)
+        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, locked.request)
         locked.profile_name, locked.profile_revision = provenance["profile_name"], provenance["profile_revision"]
         locked.launch_inputs, locked.outputs = provenance["launch_inputs"], provenance["outputs"]
         if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING, Workload.Phase.STOPPED):
