@@ -113,3 +113,29 @@ def test_login_and_logout_pages(client, org):
     assert client.get("/").status_code == 200
     assert client.post("/logout").status_code == 302
     assert client.get("/")["Location"].startswith("/login")
+
+
+def test_a_bearer_token_is_checked_in_one_query_and_refused_once_the_user_changes(anon, org):
+    """The user, the blacklist and the access key are read together; an inactive user or a changed password
+    still ends the token."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studio.auth import BearerTokenAuthentication
+
+    token = anon.post(
+        "/api/v1/token", {"grantType": "password", "username": "bob", "password": "pw-for-tests-1"}, format="json"
+    ).json()["accessToken"]
+    auth = BearerTokenAuthentication()
+    with CaptureQueriesContext(connection) as queries:
+        assert auth.get_user(auth.get_validated_token(token.encode())).username == "bob"
+    assert len(queries) == 1
+    header = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    assert anon.get("/api/v1/me", **header).status_code == 200
+    org.users.member.is_active = False
+    org.users.member.save()
+    assert anon.get("/api/v1/me", **header).status_code == 401
+    org.users.member.is_active = True
+    org.users.member.set_password("another-password-2")
+    org.users.member.save()
+    assert anon.get("/api/v1/me", **header).json()["message"] == "Issuer is not familiar."
