@@ -6,7 +6,7 @@ from datetime import datetime
 from rest_framework import serializers
 
 from studio.listing import CommaListField
-from workloads.metric_types import ALIASES, PROMETHEUS_TYPES
+from workloads.metric_types import ALIASES, POD_ALIASES, PROMETHEUS_TYPES
 from workloads.models import MetricSample, Workload
 
 
@@ -56,7 +56,8 @@ def measurements(workload: Workload, *, types: list[str], start, end, samples: i
                  pod_name: str | None = None) -> tuple[list[dict], bool]:
     """({"type", "labels", "values"} per type and label set, partial) — partial when a type has no source."""
     has_prometheus = bool(workload.cluster.prometheus_url)
-    stored_types = {ALIASES.get(t, t) for t in types}
+    aliases = {**ALIASES, **POD_ALIASES} if pod_name else ALIASES  # per-GPU types are a pod's GPU samples
+    stored_types = {aliases.get(t, t) for t in types}
     rows = (
         MetricSample.objects.filter(
             workload=workload, type__in=stored_types, timestamp__gte=start, timestamp__lte=end,
@@ -71,7 +72,7 @@ def measurements(workload: Workload, *, types: list[str], start, end, samples: i
         series.setdefault(key, {"labels": labels or {}, "points": []})["points"].append((timestamp, value))
     out, partial = [], False
     for requested in types:
-        stored = ALIASES.get(requested, requested)
+        stored = aliases.get(requested, requested)
         if stored in PROMETHEUS_TYPES and not has_prometheus:
             partial = True
             out.append({"type": requested, "labels": {}, "values": []})
