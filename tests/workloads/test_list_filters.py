@@ -28,13 +28,14 @@ def api(client_for, org):
         ("w3", "training", "Completed", third, {"preemptibility": "non-preemptible"}, "4", 50, 20),
         ("w4", "training", "Failed", org.a, {}, "0", 5, 1),
     ]
+    now = timezone.now()  # not the module's NOW: running times count from here, however late the test runs
     for i, (name, kind, phase, project, spec, gpus, started, completed) in enumerate(rows):
         Workload.objects.create(
             kind=kind, name=name, requested_name=name, project=project, department=project.department,
             cluster=org.cluster, created_by_name=f"user{i % 2}", actual_phase=phase, spec=spec,
             gpu_request=Decimal(gpus),
-            started_at=NOW - timedelta(minutes=started) if started else None,
-            completed_at=NOW - timedelta(minutes=completed) if completed else None,
+            started_at=now - timedelta(minutes=started) if started else None,
+            completed_at=now - timedelta(minutes=completed) if completed else None,
         )
     Workload.objects.filter(name="w3").update(created_at=NOW - timedelta(hours=2))
     return client_for(org.users.platform_admin)
