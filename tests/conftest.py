@@ -8,12 +8,19 @@ from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from profiles import services as profile_services
 from studio.auth import issue_token
 from studio.models import Level
 from tests.factories import ClusterFactory, DepartmentFactory, MembershipFactory, ProjectFactory, UserFactory
+
+# Hypothesis judges examples, not speed: on a shared 2-core CI machine its timing checks (the per-example
+# deadline, "input generation is slow") fail by load alone. Tests that set their own settings keep them.
+hypothesis_settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("ci")
 
 
 def pytest_report_header(config):
