@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from profiles import views
+from profiles import upgrade_views, views
 
 urlpatterns = [
     path("studio/service-profiles", views.profile_list, name="profile-list"),
@@ -21,5 +21,6 @@ urlpatterns = [
     path("studio/environment-templates/<int:pk>/versions/<str:version>/state", views.version_state,
          name="version-state"),
     path("catalog", views.catalog, name="catalog"),
+    path("workloads/<uuid:workload_id>/upgrade", upgrade_views.upgrade_panel, name="workload-upgrade-panel"),
     path("catalog/<int:pk>/launch", views.catalog_launch, name="catalog-launch"),
 ]
