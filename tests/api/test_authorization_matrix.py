@@ -149,6 +149,9 @@ TABLE = {
     ("GET", "/api/v1/workloads/{workloadId}/events"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/metrics"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/outputs"): READ_ALPHA,
+    ("GET", "/api/v1/workloads/{workloadId}/upgrade"): READ_ALPHA,
+    # not launched from a profile: nothing to upgrade to (400), after the role check (403) and visibility (404)
+    ("POST", "/api/v1/workloads/{workloadId}/upgrade"): _refused_unless(member=400, platform_admin=400),
     ("GET", "/api/v1/workloads/{workloadId}/pods"): READ_ALPHA,
     ("GET", "/api/v1/workloads/{workloadId}/pods/{podId}/metrics"): READ_ALPHA,
     # Logs print what outputs mask (a notebook's token): the workload's submitter, alpha's admins and platform
