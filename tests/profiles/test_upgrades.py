@@ -185,3 +185,20 @@ def test_who_may_upgrade_and_bad_input(sim_org):
         assert {e["field"] for e in bad.json()["errors"]} == fields
     assert org.api.post(url + "?dryRun=maybe", {}, format="json").status_code == 400
     assert Workload.objects.get(pk=workload_id).profile_revision == 1  # nothing changed by any of these
+
+
+def test_a_training_is_marked_outdated_but_refused_with_why(sim_org):
+    org = sim_org
+    spec = {"image": "{{ image }}", "command": "python", "args": "-c 'print(1)'"}
+    variables = [{"name": "image", "type": "string", "default": "python:3.11"}]
+    root, template, profile = _profile(org, "train", "training", spec, variables)
+    workload_id = _launch(org, profile, "job", {})
+    _new_version(root, template, profile, "training", {**spec, "image": "python:3.12"}, variables)
+    status = org.api.get(f"/api/v1/workloads/{workload_id}/upgrade").json()
+    assert (status["outdated"], status["upgradable"]) == (True, False)
+    assert "cannot be upgraded in place" in status["reason"]
+    for url in (f"/api/v1/workloads/{workload_id}/upgrade", f"/api/v1/workloads/{workload_id}/upgrade?dryRun=true"):
+        refused = org.api.post(url, {}, format="json")
+        assert refused.status_code == 400
+        assert "Launch it again from the catalog" in refused.json()["errors"][0]["message"]
+    assert Workload.objects.get(pk=workload_id).spec["image"] == "python:3.11"
