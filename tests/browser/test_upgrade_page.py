@@ -4,11 +4,11 @@ badge and the diff, "Preview upgrade" (the cluster's verdicts, nothing changed),
 import pytest
 from playwright.sync_api import expect
 
+from studio.models import Level
 from tests.conftest import bearer_client
 from tests.factories import MembershipFactory, UserFactory
 from tests.profiles.test_upgrades import WORKSPACE, WORKSPACE_VARIABLES, _launch, _new_version, _profile
 from tests.workloads.test_e2e import wait_phase
-from studio.models import Level
 from workloads.models import Workload
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

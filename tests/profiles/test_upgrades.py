@@ -9,8 +9,8 @@ from kubernetes import client
 from profiles import services
 from profiles.models import LaunchSecret
 from studio.models import AuditEvent, Level
-from tests.factories import MembershipFactory, UserFactory
 from tests.conftest import bearer_client
+from tests.factories import MembershipFactory, UserFactory
 from tests.workloads.cluster_support import wait_for
 from tests.workloads.test_e2e import object_name, pods_of, wait_phase
 from workloads.models import Workload
