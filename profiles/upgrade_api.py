@@ -13,22 +13,21 @@ from studio.errors import flatten_errors
 from workloads.models import Workload
 from workloads.preview_schema import DRY_RUN_PARAMETER, dry_run_requested
 
-CHANGE_FIELDS = {"path": serializers.CharField(), "from": serializers.JSONField(), "to": serializers.JSONField()}
 
-
-def CHANGE(**kwargs):
-    return inline_serializer("UpgradeChange", CHANGE_FIELDS, **kwargs)
+class UpgradeChangeSerializer(serializers.Serializer):
+    def get_fields(self):  # "from" is a keyword: declared here
+        return {"path": serializers.CharField(), "from": serializers.JSONField(), "to": serializers.JSONField()}
 
 
 STATUS = inline_serializer("UpgradeStatus", {
     "outdated": serializers.BooleanField(), "fromRevision": serializers.IntegerField(allow_null=True),
     "toRevision": serializers.IntegerField(allow_null=True), "upgradable": serializers.BooleanField(),
-    "reason": serializers.CharField(allow_blank=True), "changes": CHANGE(many=True, allow_null=True),
+    "reason": serializers.CharField(allow_blank=True), "changes": UpgradeChangeSerializer(many=True, allow_null=True),
     "problems": serializers.ListField(child=serializers.DictField())})
 RESULT = inline_serializer("UpgradeResult", {
     "dryRun": serializers.BooleanField(), "workloadId": serializers.UUIDField(), "profile": serializers.DictField(),
     "fromRevision": serializers.IntegerField(allow_null=True), "toRevision": serializers.IntegerField(),
-    "templateVersion": serializers.CharField(), "inputs": serializers.DictField(), "changes": CHANGE(many=True),
+    "templateVersion": serializers.CharField(), "inputs": serializers.DictField(), "changes": UpgradeChangeSerializer(many=True),
     "objects": serializers.ListField(child=serializers.DictField(), required=False)})
 BODY = inline_serializer("UpgradeRequest", {"inputs": serializers.DictField(
     required=False, help_text="Input values that replace the stored ones (secret ones too).")})
