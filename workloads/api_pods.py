@@ -67,9 +67,12 @@ class PodFilterSet(StudioFilterSet):
 
 
 @extend_schema_view(
-    list=extend_schema(tags=["Pods"], summary="List the pods of every workload you may see.",
+    # Run:ai's operation ids (runapy's method names); drf-spectacular's own would collide with the pods of one
+    # workload (/api/v1/workloads/{workloadId}/pods).
+    list=extend_schema(tags=["Pods"], operation_id="list_pods", summary="List the pods of every workload you may see.",
                        responses=PodSerializer(many=True)),
-    count=extend_schema(tags=["Pods"], summary="Count the pods of every workload you may see.",
+    count=extend_schema(tags=["Pods"], operation_id="count_pods",
+                        summary="Count the pods of every workload you may see.",
                         responses=CountSerializer),
 )
 class PodViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
