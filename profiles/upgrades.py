@@ -27,6 +27,7 @@ from profiles import launch
 from profiles.compose import MASK
 from profiles.inputs import effective_inputs
 from profiles.models import LaunchSecret, ServiceProfile
+from profiles.selectors import catalog_for
 from studio import kube
 from studio.audit import audit_record, snapshot
 from studio.models import AuditEvent, Level, Project
@@ -107,9 +108,15 @@ def _plan(*, workload: Workload, user, overrides) -> dict:
     status = upgrade_status(workload, profile)
     if not status["upgradable"]:
         raise ValidationError({"workloadId": [status["reason"]]})
+    project = Project.objects.select_related("cluster").get(pk=workload.project_id)
+    # The new revision is rendered (and its diff shown) only where the project could launch it today: a profile
+    # unshared from the project since, turned back into a draft, or on a disabled version shows nothing of itself.
+    if not catalog_for(project).filter(pk=profile.pk).exists():
+        raise ValidationError({"workloadId": [
+            f"The service profile {profile.name} is no longer in project {project.name}'s catalog; "
+            "it cannot be upgraded from it."]})
     secret = LaunchSecret.objects.filter(workload_id=workload.pk).first()
     inputs = {**stored_inputs(workload, profile, secret), **overrides}
-    project = Project.objects.select_related("cluster").get(pk=workload.project_id)
     try:
         prepared = launch._prepared(profile=profile, project=project, user=user, name=workload.name,
                                     inputs=inputs, kept_secret=secret)

@@ -202,3 +202,31 @@ def test_a_training_is_marked_outdated_but_refused_with_why(sim_org):
         assert refused.status_code == 400
         assert "Launch it again from the catalog" in refused.json()["errors"][0]["message"]
     assert Workload.objects.get(pk=workload_id).spec["image"] == "python:3.11"
+
+
+def test_a_profile_unshared_from_the_project_shows_nothing_of_its_new_revision(sim_org):
+    """The diff renders the profile's current revision: once the profile has left the project's catalog (here:
+    unshared by its owner project's admin), the upgrade says so and shows none of it."""
+    from tests.factories import ProjectFactory
+
+    org = sim_org
+    root, template, profile = _profile(org, "shared", "workspace", WORKSPACE, WORKSPACE_VARIABLES)
+    owner = ProjectFactory(name=f"owner-{org.project.name}", cluster=org.cluster)
+    profile = services.profile_update(actor=root, profile=profile, owner_project=owner)
+    profile = services.profile_share(actor=root, profile=profile, mode="selected", project_ids=[org.project.id])
+    workload_id = _launch(org, profile, "desk", {"mode": "classic"})
+    launched_at = Workload.objects.get(pk=workload_id).profile_revision
+    profile = _new_version(root, template, profile, "workspace", {**WORKSPACE, "image": "jupyter/lab:2"},
+                           WORKSPACE_VARIABLES)
+    url = f"/api/v1/workloads/{workload_id}/upgrade"
+    shared = org.api.get(url).json()
+    assert shared["upgradable"] is True and {c["path"] for c in shared["changes"]} >= {"image"}
+
+    services.profile_share(actor=root, profile=profile, mode="none", project_ids=[])
+    unshared = org.api.get(url).json()
+    assert unshared["changes"] is None and "jupyter/lab" not in str(unshared)
+    assert any("no longer in project" in problem["message"] for problem in unshared["problems"]), unshared
+    for target in (url, url + "?dryRun=true"):
+        refused = org.api.post(target, {}, format="json")
+        assert refused.status_code == 400 and "no longer in project" in refused.json()["errors"][0]["message"]
+    assert Workload.objects.get(pk=workload_id).profile_revision == launched_at
