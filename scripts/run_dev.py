@@ -20,10 +20,10 @@ PORT = os.environ.get("PORT", "8000")
 KUBESIM_PORT = os.environ.get("KUBESIM_PORT", "6443")
 # kubectl sends its token only over TLS: the cluster also serves HTTPS there, with an admin kubeconfig for it.
 KUBESIM_TLS_PORT = os.environ.get("KUBESIM_TLS_PORT", str(int(KUBESIM_PORT) + 1))
-KUBECONFIG = ROOT / "var" / "kubesim" / "kubeconfig"
+# Under STUDIO_VAR_DIR, as everything else `make run` keeps (studio/settings.py's VAR_DIR).
+KUBECONFIG = Path(os.environ.get("STUDIO_VAR_DIR") or ROOT / "var").resolve() / "kubesim" / "kubeconfig"
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 QUIET = LOG_LEVEL.upper() != "DEBUG"
-
 
 
 def kubesim_command(port: str, tls_port: str, kubeconfig: Path) -> list[str]:
@@ -66,6 +66,11 @@ def wait_until_up(url: str, children: dict, timeout: float = 90.0) -> bool:
     return False
 
 
+def _shown(path: Path) -> str:
+    """A path as the user types it from the checkout: relative inside it, absolute elsewhere."""
+    return str(path.relative_to(ROOT.resolve())) if path.is_relative_to(ROOT.resolve()) else str(path)
+
+
 def banner(env: dict) -> str:
     login = subprocess.run([PY, "manage.py", "demo_login"], cwd=ROOT, env=env, capture_output=True, text=True,
                            check=False).stdout.strip() or "see `manage.py demo_login`"
@@ -75,7 +80,7 @@ def banner(env: dict) -> str:
              f"  API docs  {base}/api/docs/",
              f"  Log in    {login}",
              f"  Cluster   simulated, http://127.0.0.1:{KUBESIM_PORT} (project demo)",
-             f"  kubectl   KUBECONFIG={KUBECONFIG.relative_to(ROOT)} kubectl get pods -A"]
+             f"  kubectl   KUBECONFIG={_shown(KUBECONFIG)} kubectl get pods -A"]
     rule = "-" * max(len(line) for line in lines)
     return "\n".join(["", rule, *lines, rule, ""])
 

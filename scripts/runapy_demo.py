@@ -1,6 +1,7 @@
 """runapy (Run:ai's Python SDK) against a running PaaS Studio (`make run`): an access key, the app-token login
 runapy does, the seeds' bodies as published (with the demo project's cluster id), and every operation of the
-Workloads, Trainings, Workspaces and Inferences tags, each printed with its status code.
+Workloads, Trainings, Workspaces, Inferences, Distributed, Pods and Events tags, each printed with its status
+code.
 
     .venv/bin/python -m scripts.runapy_demo --url http://127.0.0.1:8000 --password "$DEMO_ADMIN_PASSWORD"
 
@@ -108,6 +109,19 @@ ipods = w.pods.get_workload_pods(ids["inference"]).data["pods"]
 step("inference metrics", lambda: w.inferences.get_inference_workload_metrics(ids["inference"], ["THROUGHPUT", "CPU_USAGE_CORES"], now - timedelta(minutes=10), now))
 if ipods:
     step("inference pod metrics", lambda: w.inferences.get_inference_workload_pod_metrics(ids["inference"], ipods[0]["id"], ["CPU_USAGE_CORES"], now - timedelta(minutes=10), now))
+step("all pods (list_pods)", lambda: w.pods.list_pods(filter_by=[f"workloadId=={ids['training']}"]))
+step("count all pods", lambda: w.pods.count_pods())
+step("workloads telemetry", lambda: w.workloads.get_workloads_telemetry("GPU_ALLOCATION", group_by=["Type"]))
+step("workload history", lambda: w.events.get_workload_history(ids["training"]))
+dist = step("create distributed (PyTorch, master + 2 workers)", lambda: w.distributed.create_distributed(
+    {"name": "runapy-dist", "projectId": pid, "clusterId": cid, "masterSpecSameAsWorker": True,
+     "spec": {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 2}}))
+if dist:
+    ids["distributed"] = dist["workloadId"]
+    print("    distributed reached", wait(ids["distributed"], ("Running", "Completed")))
+    step("get distributed", lambda: w.distributed.get_distributed(ids["distributed"]))
+    roles = sorted(p["role"] for p in w.pods.get_workload_pods(ids["distributed"]).data["pods"] if p.get("role"))
+    print("    distributed pods by role", roles)
 step("update inference (PATCH, new revision)", lambda: w.inferences.update_inference_spec(ids["inference"], {"spec": {"image": "python:3.12"}}))
 print("    inference after update", wait(ids["inference"], ("Running",)))
 step("suspend workspace", lambda: w.workspaces.suspend_workspace(ids["workspace"]))
@@ -120,6 +134,8 @@ print("    training reached", wait(ids["training"], ("Completed",), timeout=180)
 for kind in ("training", "workspace", "inference"):
     api = getattr(w, kind + "s")
     step(f"delete {kind}", lambda api=api, kind=kind: getattr(api, f"delete_{kind}")(ids[kind]))
+if "distributed" in ids:
+    step("delete distributed", lambda: w.distributed.delete_distributed(ids["distributed"]))
 # A 400 is expected only for the training's suspend/resume once it has completed (KUBESIM_RUN_SECONDS).
 failed = [name for name, code, _ in results if code >= 400 and not (code == 400 and name.endswith(" training"))]
 print("done:", len(results), "calls;", "unexpected failures:", failed or "none")
