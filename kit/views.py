@@ -30,7 +30,7 @@ from profiles.forms import api_errors
 from studio.context import navigation
 from studio.errors import Conflict
 from studio.models import Project, is_platform_admin
-from studio.pages import paged
+from studio.pages import offset_paged, paged
 
 
 def _admin_only(request):
@@ -263,13 +263,14 @@ def sessions(request):
             messages.error(request, f"Not started: {_problem(exc)}")
         return HttpResponseRedirect(reverse("kit-sessions"))
     rows = []
-    for session in selectors.sessions_visible(user=request.user)[:200]:
+    sessions, page = offset_paged(request, selectors.sessions_visible(user=request.user))
+    for session in sessions:
         view = session_view(session_id=str(session.pk), phase=session.actual_phase,
                             phase_message=session.phase_message, endpoints=session.endpoints, spec=session.spec)
         routes = [(address, route) for address, items in view["routes"].items() for route in items]
         rows.append({"session": session, "status": view["status"], "routes": routes,
                      "inputs": session.launch_inputs or {}})
-    context = {"rows": rows, "project": project}
+    context = {"rows": rows, "project": project, "page": page}
     if request.htmx:
         return render(request, "kit/_session_rows.html", context)
     apps = list(selectors.applications().prefetch_related("versions"))

@@ -60,6 +60,13 @@ def paged(request, filterset_class, queryset, *, size: int = PAGE_SIZE) -> tuple
     return rows[:size], [], Page(offset, size, min(len(rows), size), len(rows) > size)
 
 
+def offset_paged(request, queryset, *, size: int = PAGE_SIZE) -> tuple[list, Page]:
+    """(rows of this page, the page) for a list page without filters, in the queryset's own order."""
+    offset = _offset(request)
+    rows = list(queryset[offset : offset + size + 1])
+    return rows[:size], Page(offset, size, min(len(rows), size), len(rows) > size)
+
+
 def selected_filters(request, field: str) -> set[str]:
     """Values of `filterBy=<field>==value` in the query, so a filter form keeps what the user chose."""
     prefix = f"{field}=="

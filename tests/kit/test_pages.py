@@ -102,3 +102,21 @@ def test_a_member_starts_and_stops_a_session_from_the_page(org, kit):
     assert Workload.objects.get(pk=session.pk).desired_phase != "Deleted"  # a viewer cannot stop it
     client.post(reverse("kit-session-stop", args=[session.pk]))
     assert Workload.objects.get(pk=session.pk).desired_phase == "Deleted"
+
+
+def test_sessions_page_is_paged_and_its_refresh_keeps_the_page(client_for, org, kit):
+    """25 sessions a page, newest first, with Previous/Next; the 2-second refresh re-reads the page shown."""
+    api = client_for(org.users.member)
+    ids = [api.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json").json()["id"]
+           for _ in range(27)]
+    client = browser(org.users.member)
+    first = page(client, "kit-sessions")
+    shown = set(re.findall(r'data-session="([0-9a-f-]+)"', first))
+    assert len(shown) == 25 and shown <= set(ids) and "offset=25" in first and "Showing <span>1</span>" in first
+    assert f'hx-get="{reverse("kit-sessions")}"' in first
+    second = client.get(reverse("kit-sessions") + "?offset=25").content.decode()
+    rest = set(re.findall(r'data-session="([0-9a-f-]+)"', second))
+    assert rest == set(ids) - shown and len(rest) == 2
+    assert f'hx-get="{reverse("kit-sessions")}?offset=25"' in second  # the refresh stays on page 2
+    refreshed = client.get(reverse("kit-sessions") + "?offset=25", HTTP_HX_REQUEST="true").content.decode()
+    assert set(re.findall(r'data-session="([0-9a-f-]+)"', refreshed)) == rest and "<html" not in refreshed
