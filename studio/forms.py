@@ -45,14 +45,47 @@ class ProjectForm(forms.ModelForm):
                       "name": "Lowercase letters, digits and dashes; its namespace is studio-<name>."}
 
 
+# The project's scheduling rules (Run:ai's names, in seconds; workloads/reclaim.py enforces them), edited in
+# minutes: (form field, rule, label, help).
+RULE_FIELDS = (
+    ("idle_workspace_minutes", "interactiveJobMaxIdleDurationSeconds", "Suspend idle workspaces after (minutes)",
+     "A running workspace whose GPUs stay under the idle threshold this long is suspended; empty: never."),
+    ("idle_training_minutes", "trainingJobMaxIdleDurationSeconds", "Suspend idle trainings after (minutes)",
+     "The same for trainings; empty: never."),
+    ("workspace_limit_minutes", "interactiveJobTimeLimitSeconds", "Workspace time limit (minutes)",
+     "A workspace that has run this long since it last started is suspended; empty: no limit."),
+    ("training_limit_minutes", "trainingJobTimeLimitSeconds", "Training time limit (minutes)",
+     "A training that has run this long is suspended; empty: no limit."),
+)
+
+
 class ProjectEditForm(forms.ModelForm):
-    """A project's name and cluster are fixed (its namespace lives there); its department and quota change."""
+    """A project's name and cluster are fixed (its namespace lives there); its department, quota and scheduling
+    rules (idle GPU reclaim, time limits) change."""
 
     class Meta:
         model = Project
         fields = ["department", "gpu_deserved", "gpu_limit"]
         labels = ProjectForm.Meta.labels
         help_texts = {k: v for k, v in ProjectForm.Meta.help_texts.items() if k != "name"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        rules = self.instance.scheduling_rules or {}
+        for name, rule, label, help_text in RULE_FIELDS:
+            self.fields[name] = forms.IntegerField(required=False, min_value=1, max_value=525_600, label=label,
+                                                   help_text=help_text)
+            if rules.get(rule):
+                self.initial[name] = max(round(rules[rule] / 60), 1)
+
+    def scheduling_rules(self) -> dict:
+        """The rules as the form sets them, over the stored ones the form does not show."""
+        rules = dict(self.instance.scheduling_rules or {})
+        for name, rule, _, _ in RULE_FIELDS:
+            rules.pop(rule, None)
+            if self.cleaned_data.get(name):
+                rules[rule] = self.cleaned_data[name] * 60
+        return rules
 
 
 class MemberForm(forms.Form):

@@ -107,6 +107,10 @@ def org_edit(request, kind, pk):
             data = {name: value for name, value in data.items() if name not in ("token", "kubeconfig") or value}
         fresh = model.objects.get(pk=pk)  # the form wrote its values onto `instance`; the service compares
         if kind == "projects":
+            data = {name: value for name, value in data.items() if name in form.Meta.fields}
+            rules = form.scheduling_rules()
+            if rules != (fresh.scheduling_rules or {}):
+                data["scheduling_rules"] = rules
             saved = _save(form, lambda _: services.project_update(fresh, actor=request.user, **data))
         else:
             saved = _save(form, lambda _: services.model_update(fresh, actor=request.user, **data))

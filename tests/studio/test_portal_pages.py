@@ -68,6 +68,25 @@ def test_admin_edits_a_projects_gpu_quota_but_not_its_name(admin_client, org):
     assert AuditEvent.objects.filter(object_type="studio.project", action="update", actor_name="root").exists()
 
 
+def test_admin_sets_a_projects_idle_reclaim_and_time_limits_on_its_page(admin_client, client_for, org):
+    """The page edits the schedulingRules the API answers (minutes on the page, seconds in the API); a rule the
+    page does not show is kept, an empty field clears its rule, a bad value is an error next to its field."""
+    Project.objects.filter(pk=org.a.pk).update(scheduling_rules={"interactiveJobPreemptIdleDurationSeconds": 60})
+    url = f"/org/projects/{org.a.pk}/edit"
+    base = {"department": org.department.pk, "gpu_deserved": 1, "gpu_limit": 2}
+    refused = admin_client.post(url, {**base, "idle_workspace_minutes": 0}).content.decode()
+    assert "Ensure this value is greater than or equal to 1" in refused
+    assert admin_client.post(url, {**base, "idle_workspace_minutes": 30, "training_limit_minutes": 120}).status_code == 302
+    rules = client_for(org.users.platform_admin).get(f"/api/v1/org-unit/projects/{org.a.pk}").json()["schedulingRules"]
+    assert rules == {"interactiveJobPreemptIdleDurationSeconds": 60, "interactiveJobMaxIdleDurationSeconds": 1800,
+                     "trainingJobTimeLimitSeconds": 7200}
+    page = admin_client.get(url).content.decode()
+    assert 'name="idle_workspace_minutes" value="30"' in page and 'name="training_limit_minutes" value="120"' in page
+    assert admin_client.post(url, {**base, "idle_workspace_minutes": "", "training_limit_minutes": 120}).status_code == 302
+    assert Project.objects.get(pk=org.a.pk).scheduling_rules == {
+        "interactiveJobPreemptIdleDurationSeconds": 60, "trainingJobTimeLimitSeconds": 7200}
+
+
 def test_cluster_edit_keeps_a_blank_token_and_test_connection_reports(admin_client, org):
     org.cluster.token = "secret-token"
     org.cluster.save()
