@@ -4,25 +4,17 @@ policies. Run when a project is created and on commit of every policy change tha
 import logging
 
 from celery import shared_task
-from django.conf import settings
 
 from policies.selectors import project_security_labels
 from studio import kube
 from studio.models import Project
+from studio.tasks import CLUSTER_WRITE
 
 log = logging.getLogger(__name__)
 PROJECT_LABEL = "paas-studio/project"
 
 
-@shared_task(
-    name="policies.tasks.project_namespace_security",
-    acks_late=True,
-    autoretry_for=kube.TRANSIENT_ERRORS,
-    retry_backoff=settings.KUBE_RETRY_BACKOFF,
-    retry_backoff_max=settings.KUBE_RETRY_BACKOFF_MAX,
-    retry_jitter=True,
-    max_retries=settings.KUBE_MAX_RETRIES,
-)
+@shared_task(name="policies.tasks.project_namespace_security", **CLUSTER_WRITE)
 def project_namespace_security(project_id: int) -> None:
     """Create the namespace with the labels, or patch them onto the existing one (idempotent)."""
     project = Project.objects.select_related("cluster", "department").filter(pk=project_id).first()

@@ -10,9 +10,9 @@ from studio.models import Project
 
 log = logging.getLogger(__name__)
 
-
-@shared_task(
-    name="studio.tasks.project_namespace_ensure",
+# The options of every task that writes to a cluster: acknowledged late, transient cluster errors retried with
+# exponential backoff and jitter (KUBE_RETRY_BACKOFF, KUBE_RETRY_BACKOFF_MAX, KUBE_MAX_RETRIES).
+CLUSTER_WRITE = dict(
     acks_late=True,
     autoretry_for=kube.TRANSIENT_ERRORS,
     retry_backoff=settings.KUBE_RETRY_BACKOFF,
@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
     retry_jitter=True,
     max_retries=settings.KUBE_MAX_RETRIES,
 )
+
+
+@shared_task(name="studio.tasks.project_namespace_ensure", **CLUSTER_WRITE)
 def project_namespace_ensure(project_id: int) -> None:
     """Create the project's namespace unless it exists. A refusal is logged: every push of a workload of the
     project tries again, and fails that workload with the cluster's message if it is refused again."""

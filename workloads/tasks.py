@@ -11,18 +11,11 @@ from celery.signals import task_retry
 from django.conf import settings
 from prometheus_client import Counter
 
-from studio import kube
 from studio.models import Cluster
+from studio.tasks import CLUSTER_WRITE
 from workloads import collect, push, reclaim, sync
 
-RETRIED = dict(
-    acks_late=True,
-    autoretry_for=kube.TRANSIENT_ERRORS,
-    retry_backoff=settings.KUBE_RETRY_BACKOFF,
-    retry_backoff_max=settings.KUBE_RETRY_BACKOFF_MAX,
-    retry_jitter=True,
-    max_retries=settings.KUBE_MAX_RETRIES,
-)
+RETRIED = CLUSTER_WRITE
 TASK_RETRIES = Counter("studio_task_retries_total", "Celery task retries.", ["task"])
 
 
