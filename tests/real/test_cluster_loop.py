@@ -55,6 +55,12 @@ def test_a_paged_list_whose_continue_token_expires_starts_over_and_misses_nothin
 def test_a_watch_receives_bookmarks_and_follows_them_to_the_changes(real_org):
     conn = kube.connect(real_org.cluster)
     kube.namespace_ensure(conn, real_org.namespace)
+    # A bare pod needs its namespace's default ServiceAccount token, which the controller manager adds a moment
+    # after the namespace exists (until then the server answers 500 "retry after the token is ... created").
+    core = client.CoreV1Api(real_org.k8s)
+    wait_for(lambda: any(a.metadata.name == "default" and a.secrets
+                         for a in core.list_namespaced_service_account(real_org.namespace).items),
+             timeout=30, what="the namespace's default service account token")
     path = kube.resource_path(*kube.POD, namespace=real_org.namespace)  # the product watches pods (deploy/)
     # The server's watch cache sends bookmarks once it has seen a change of the kind since it started.
     client.CoreV1Api(real_org.k8s).create_namespaced_pod(real_org.namespace, {
