@@ -19,6 +19,11 @@ class ApiError(Exception):
         return body
 
 
+class Unavailable(Exception):
+    """A write the API server did not take for a passing reason (unreachable, 5xx, 429): the node side tries it
+    again later, as a kubelet does, rather than dropping it."""
+
+
 def success(res, name: str, uid: str) -> dict:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "details": {"name": name, **({"group": res.group} if res.group else {}), "kind": res.plural, "uid": uid}}

@@ -33,9 +33,16 @@ class KubeSim:
                  host: str = "127.0.0.1", port: int = 0, mig_per_node: dict[str, int] | None = None,
                  tls_cert: str | None = None, tls_key: str | None = None, tls_port: int | None = None,
                  node_pools: dict[str, int] | None = None, node_labels: dict[str, str] | None = None,
-                 node_resources: dict[str, str] | None = None, kubeflow: bool = True, gang: str | None = None):
+                 node_resources: dict[str, str] | None = None, kubeflow: bool = True, gang: str | None = None,
+                 node_side: bool = True):
         self.token, self.pull_seconds, self.run_seconds, self.tick = token, pull_seconds, run_seconds, tick
         self.schedule_seconds = schedule_seconds  # how long a new pod waits before the scheduler sees it
+        # node_side=False: the API server and a real control plane's controllers only — no Nodes, nobody running
+        # pods, no Knative or Training Operator — for a node side elsewhere (kubesim.node.remote) to register its
+        # nodes and play them, as on a real server.
+        self.node_side = node_side
+        if not node_side:
+            nodes, node_pools = 0, {}
         self.host, self.port = host, port
         self._tls = None
         # kubectl sends bearer tokens only over TLS: serve HTTPS when given a certificate — on `port`, or, with

@@ -113,11 +113,14 @@ def real_cluster(real_apiserver, pytestconfig):
     product uses; `.nodes` the node side."""
     from kubernetes import client, utils
 
+    from kubesim.node import crds
     from kubesim.node.remote import RemoteNodes
     from tests.workloads.cluster_support import wait_for
 
     nodes = RemoteNodes(real_apiserver.url, real_apiserver.token, ca_file=real_apiserver.ca_file,
                         pull_seconds=0.2, run_seconds=2.0).start()
+    # The Training Operator's CRDs, which the node side plays as kubesim does (Knative: `knative_org`, per test).
+    crds.install(nodes.http, "kubeflow")
     api = real_official_client(real_apiserver)
     utils.create_from_yaml(api, str(Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"))
     core = client.CoreV1Api(api)
@@ -252,7 +255,9 @@ def real_org(transactional_db, real_cluster):
     kubeconfig = kubeconfig_text(server=server.url, ca_pem=server.ca_pem, token=real_cluster.product_token,
                                  user="paas-studio")
     root = UserFactory(username=f"root-{name}", platform_admin=True)
-    registered = bearer_client(root).post("/api/v1/clusters", {"name": f"real-{name}", "kubeconfig": kubeconfig},
+    # Prometheus: the node side's (DCGM and Knative series of the pods it plays), on loopback.
+    registered = bearer_client(root).post("/api/v1/clusters", {"name": f"real-{name}", "kubeconfig": kubeconfig,
+                                                               "prometheusUrl": real_cluster.nodes.prometheus_url},
                                           format="json")
     assert registered.status_code == 201, registered.json()
     cluster = Cluster.objects.get(pk=registered.json()["clusterId"])
@@ -278,6 +283,23 @@ def cluster_org(request):
         org = request.getfixturevalue("sim_org")
         org.kind = "kubesim"
         return org
+    return request.getfixturevalue("real_org")
+
+
+@pytest.fixture(params=["kubesim", pytest.param("real", marks=pytest.mark.real)])
+def knative_org(request):
+    """`cluster_org` with Knative Serving: kubesim's session cluster serves it; on the real server its CRD is
+    installed for this test alone (the other real tests run without Knative, as a cluster without it) and kubesim's
+    node side plays it — a revision's pods, then Ready with the URL and traffic."""
+    if request.param == "kubesim":
+        org = request.getfixturevalue("sim_org")
+        org.kind = "kubesim"
+        return org
+    from kubesim.node import crds
+
+    real = request.getfixturevalue("real_cluster")
+    crds.install(real.nodes.http, "knative")
+    request.addfinalizer(lambda: crds.uninstall(real.nodes.http, "knative"))
     return request.getfixturevalue("real_org")
 
 

@@ -7,9 +7,11 @@ HPAs, Namespaces) and garbage collection by ownerReferences (background, foregro
 import heapq
 import itertools
 import logging
+import sys
 import threading
 import time
 
+from ..errors import Unavailable
 from ..node.events import Recorder
 from ..node.kubelet import Kubelet
 from ..node.scheduler import POD_GROUP_KEYS, Scheduler
@@ -21,6 +23,7 @@ from .workloads import Workloads
 
 log = logging.getLogger("kubesim")
 BATCH = 500  # objects reconciled per lock hold, so API requests are never held up for long
+RETRY_SECONDS, RETRY_MAX_SECONDS = 0.5, 10.0  # a failed reconcile runs again after 0.5 s, 1 s, 2 s … 10 s
 
 
 class Controller:
@@ -30,6 +33,7 @@ class Controller:
         self.gone = []     # uids of removed objects whose dependents need collecting
         self.timers = []   # heap of (due, seq, (key, namespace, name))
         self._due = {}     # (key, namespace, name) -> earliest pending due time
+        self.failures = {}  # (key, namespace, name) -> reconciles failed in a row
         self._seq = itertools.count()
         self._lb_ips = itertools.count(1)
         self.recorder = Recorder(self)
@@ -47,6 +51,11 @@ class Controller:
             "horizontalpodautoscalers.autoscaling": self._sync_hpa, "namespaces": self._sync_namespace,
             "events": self.recorder.expire,
         }
+        if not getattr(sim, "node_side", True):
+            # Pods, and the operators of custom resources, are played by a node side elsewhere, over HTTP (as on a
+            # real server); kubesim keeps what a real control plane's controllers do.
+            for key in ("pods", "services.serving.knative.dev", *self.kubeflow.handlers()):
+                del self.handlers[key]
         self._stop = threading.Event()
         self._thread = None
         self.store.listeners.append(self._on_change)
@@ -117,10 +126,22 @@ class Controller:
                 for item in batch:
                     del self.dirty[item]
                 for item in batch:
-                    self._reconcile(*item)
+                    try:
+                        self._reconcile(*item)
+                    except Exception:  # this object again later; the rest of the batch goes on
+                        self._retry(item)
                 self.scheduler.run(self.store, self.kubelet.bind, self.kubelet.unschedulable)
                 if not self.dirty and not self.gone:
                     return
+
+    def _retry(self, item) -> None:
+        """A reconcile that failed (on another API server: a write it did not take) runs again after a
+        doubling delay, so an outage costs a few retries, not the object."""
+        attempt = self.failures.get(item, 0) + 1
+        self.failures[item] = attempt
+        log.warning("kubesim: %s %s/%s failed (attempt %d); again later", *item, attempt,
+                    exc_info=attempt == 1 and not isinstance(sys.exc_info()[1], Unavailable))
+        self.after(min(RETRY_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS), *item)
 
     def _reconcile(self, key, namespace, name) -> None:
         obj = self.store.get(key, namespace or None, name)
@@ -131,6 +152,7 @@ class Controller:
         handler = self.handlers.get(key)
         if handler is not None:
             handler(obj)
+        self.failures.pop((key, namespace or "", name), None)
 
     # --- helpers for the reconcilers -------------------------------------------------------------------------
 

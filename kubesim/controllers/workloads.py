@@ -222,6 +222,7 @@ class Workloads:
             "serving.knative.dev/configurationGeneration": str(number), "serving.knative.dev/revision": revision}
         for c in pod_template["spec"].get("containers") or []:
             c.pop("readinessProbe", None)
+            c.setdefault("name", "user-container")  # Knative's webhook names an unnamed container so
         prefix = f"{revision}-deployment-{template_hash(template)}-"
         return self.ctl.create_pod(ksvc, pod_template, prefix)
 

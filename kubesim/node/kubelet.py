@@ -12,11 +12,12 @@ under restartPolicy Never.
 import hashlib
 import time
 
-from ..errors import bad_request
+from ..errors import Unavailable, bad_request
 from ..store import now_rfc3339, parse_rfc3339
 
 RUN_SECONDS_ANNOTATION = "kubesim.paas-studio/run-seconds"
 TERMINAL = ("succeeded", "failed")
+RETRY_SECONDS = 0.5  # a bind whose write the server did not take is sent again this much later
 
 
 class PodState:
@@ -64,7 +65,11 @@ class Kubelet:
         self.ctl.recorder.emit(pod, "Normal", "Scheduled", f"Successfully assigned {meta['namespace']}/"
                                                            f"{meta['name']} to {node_name}", "default-scheduler")
         self._pulling(pod, st)
-        self.store.update("pods", {**pod, "metadata": dict(meta), "status": self._status(pod, st)})
+        try:
+            self.store.update("pods", {**pod, "metadata": dict(meta), "status": self._status(pod, st)})
+        except Unavailable:  # the binding or the first status did not reach the server: the next sync sends both
+            self.ctl.after(RETRY_SECONDS, "pods", meta["namespace"], meta["name"])
+            return
         self.ctl.after(self.sim.pull_seconds, "pods", meta["namespace"], meta["name"])
 
     def unschedulable(self, pod: dict, message: str) -> None:
@@ -73,7 +78,11 @@ class Kubelet:
                                   "lastTransitionTime": _condition_time(pod, "PodScheduled", "False"),
                                   "reason": "Unschedulable", "message": message}]}
         if status != pod.get("status"):
-            self.store.update("pods", {**pod, "metadata": dict(pod["metadata"]), "status": status})
+            try:
+                self.store.update("pods", {**pod, "metadata": dict(pod["metadata"]), "status": status})
+            except Unavailable:  # said again on the scheduler's next pass
+                self.ctl.scheduler.reported.pop(pod["metadata"]["uid"], None)
+                return
             self.ctl.recorder.emit(pod, "Warning", "FailedScheduling", message, "default-scheduler")
 
     # --- lifecycle -------------------------------------------------------------------------------------------
@@ -238,8 +247,10 @@ class Kubelet:
         if signature == st.written:
             return
         status = self._status(pod, st)
-        if status != pod.get("status"):
-            pod = self.store.update("pods", {**pod, "metadata": dict(pod["metadata"]), "status": status})
+        if status != pod.get("status") or not pod["spec"].get("nodeName"):
+            # With the node it was bound to: where the binding's answer was lost, the write binds it again.
+            pod = self.store.update("pods", {**pod, "metadata": dict(pod["metadata"]), "status": status,
+                                             "spec": {**pod["spec"], "nodeName": st.node}})
         st.written = (st.stage, st.since, st.restarts, pod["metadata"]["resourceVersion"])
 
     def _condition(self, st, type_, ok, reason=None, message=None) -> dict:

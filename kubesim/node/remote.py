@@ -6,8 +6,13 @@ Services an address (services/status), as a cloud would.
 
     python -m kubesim.node.remote --server https://127.0.0.1:6443 --token T --ca-file ca.crt
 
-On a real control plane, kube-controller-manager runs Jobs, Deployments and garbage collection; this adds only
-what a cluster's nodes do. Not here (kubesim's own server has them): Knative serving and the metrics APIs.
+On a real control plane, kube-controller-manager runs Jobs, Deployments and garbage collection; this adds what a
+cluster's nodes do, and, where the server serves their custom resources (kubesim/node/crds.py installs the CRDs;
+discovery finds them every DISCOVERY_SECONDS), what their operators do, with kubesim's own reconcilers: Knative
+Services (a revision's pods, then Ready with the URL and traffic), the Kubeflow Training Operator's jobs (a pod
+per replica, phases, completion, suspend) and gang schedulers' PodGroups (all of a group's pods or none). Writes
+the server does not take for a passing reason (5xx, 429, connection lost) are tried again, never dropped.
+Not here: the metrics APIs (see docs/real-cluster.md).
 """
 
 import argparse
@@ -29,14 +34,30 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from ..controllers.controller import Controller
-from ..errors import ApiError
-from ..resources import Registry
+from ..errors import ApiError, Unavailable
+from ..resources import GROUPS, METRICS_GROUP, Registry
 from ..store import now_rfc3339
+from .metrics import Metrics
 
 log = logging.getLogger("kubesim.remote")
 PULL_FAIL_MARK, CRASH_MARK = "does-not-exist", "crashloop"
 HEARTBEAT_SECONDS = 10.0
+DISCOVERY_SECONDS = 2.0  # how often the node side looks for custom resources it plays (their CRDs come and go)
 PATHS = {"pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces", "services": "/api/v1/services"}
+# Custom resources the node side plays where the server serves them, as kubesim's own server does: Knative Services
+# (ready, URL, traffic), the Training Operator's jobs (pods per replica, phases, completion), and gang schedulers'
+# PodGroups (read by the scheduler). Store key -> Resource.
+CUSTOM = {r.key: r for group in ("serving.knative.dev", "kubeflow.org", "scheduling.x-k8s.io", "scheduling.volcano.sh")
+          for r in GROUPS[group]}
+
+
+def object_path(key: str, namespace: str | None, name: str | None = None) -> str:
+    """The REST path of a pod, an event or a custom resource (a collection when `name` is None)."""
+    res = CUSTOM.get(key)
+    base = f"/apis/{res.group}/{res.version}" if res else "/api/v1"
+    plural = res.plural if res else key
+    path = f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
+    return f"{path}/{name}" if name else path
 
 
 class HttpError(Exception):
@@ -84,6 +105,26 @@ class Http:
                     yield json.loads(line)
 
 
+def merge_patch(old, new) -> dict:
+    """The JSON merge patch (RFC 7386) that turns `old` into `new`: a key `new` no longer has is sent as null, or
+    the server would keep it (a job's `replicaStatuses.Worker.active` after its workers finished)."""
+    old, new = old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}
+    patch = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(old.get(key), dict):
+            inner = merge_patch(old[key], value)
+            if inner:
+                patch[key] = inner
+        elif key not in old or old[key] != value:
+            patch[key] = value
+    return patch
+
+
+def _transient(exc: HttpError) -> bool:
+    """An answer that says "not now" rather than "no": throttled, or the server (or its etcd) failing."""
+    return exc.status == 429 or exc.status >= 500
+
+
 def _newer(obj: dict, than: dict | None) -> bool:
     """Whether `obj` is a later version than `than` (etcd-backed resourceVersions grow; a watch can lag
     behind a write whose answer this side already holds)."""
@@ -117,8 +158,15 @@ class Mirror:
     def list(self, key: str, namespace: str | None = None) -> list[dict]:
         return [o for (ns, _), o in self._objects[key].items() if namespace is None or ns == namespace]
 
+    def iter(self, key: str, namespace: str | None = None):
+        return iter(self.list(key, namespace))
+
     def dependents_of(self, owner_uid: str) -> list:
-        return []  # garbage collection is the real controller manager's
+        """What the operators read (a Knative Service's or a training job's pods); collecting them when the owner
+        goes is the real controller manager's garbage collector's job, not the node side's."""
+        with self.lock:
+            return [(key, o) for key, objects in self._objects.items() if key != "events" for o in objects.values()
+                    if any(r.get("uid") == owner_uid for r in o["metadata"].get("ownerReferences") or ())]
 
     def in_namespace(self, namespace: str) -> int:
         return sum(1 for objects in self._objects.values() for ns, _ in objects if ns == namespace)
@@ -153,22 +201,31 @@ class Mirror:
         meta = obj["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         old = self.get(key, namespace, name) or {}
+        status_patch = {"status": merge_patch(old.get("status"), obj.get("status"))}
         try:
             if key == "pods":
                 base = f"/api/v1/namespaces/{namespace}/pods/{name}"
                 node = obj["spec"].get("nodeName")
                 if node and not (old.get("spec") or {}).get("nodeName"):
-                    self.http.call("POST", base + "/binding", body={
-                        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": meta["uid"]},
-                        "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
-                stored = self.http.call("PATCH", base + "/status", body={"status": obj.get("status") or {}},
+                    try:
+                        self.http.call("POST", base + "/binding", body={
+                            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": meta["uid"]},
+                            "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+                    except HttpError as exc:
+                        if exc.status != 409:  # 409: bound already, by a try whose answer was lost
+                            raise
+                stored = self.http.call("PATCH", base + "/status", body=status_patch,
                                         content_type="application/merge-patch+json")
             elif key == "services":  # a LoadBalancer's address, as the cloud's controller would set it
                 stored = self.http.call("PATCH", f"/api/v1/namespaces/{namespace}/services/{name}/status",
-                                        body={"status": obj.get("status") or {}},
+                                        body=status_patch,
                                         content_type="application/merge-patch+json")
             elif key == "events":
                 stored = self.http.call("PUT", f"/api/v1/namespaces/{namespace}/events/{name}", body=obj)
+            elif key in CUSTOM:  # an operator's status: a Knative Service's URL and traffic, a job's conditions
+                stored = self.http.call("PATCH", object_path(key, namespace, name) + "/status",
+                                        body=status_patch,
+                                        content_type="application/merge-patch+json")
             else:
                 raise ValueError(f"the node side does not write {key}")
         except HttpError as exc:
@@ -177,22 +234,71 @@ class Mirror:
                     if (namespace, name) in self._objects[key]:
                         self._forget(key, (namespace, name), self._objects[key][(namespace, name)])
                 return obj
+            if _transient(exc) and key != "events":
+                raise Unavailable(f"{key} {namespace}/{name}: {exc}") from None
             log.warning("kubesim node side: %s %s/%s refused: %s", key, namespace, name, exc)
             return old or obj
+        except OSError as exc:  # refused, reset, timed out: the server is away; the caller tries again
+            if key == "events":  # Events are best effort, as a kubelet's are
+                log.info("kubesim node side: event %s/%s not written: %s", namespace, name, exc)
+                return old or obj
+            raise Unavailable(f"{key} {namespace}/{name}: {exc}") from None
         self.apply(key, "MODIFIED", {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), **stored})
         return self.get(key, namespace, name) or stored
 
     def create(self, key: str, obj: dict) -> dict:
+        if key == "pods":
+            return self._create_pod(obj)
         if key != "events":
             raise ValueError(f"the node side does not create {key}")
         namespace = obj["metadata"]["namespace"]
         try:
             stored = self.http.call("POST", f"/api/v1/namespaces/{namespace}/events", body=obj)
-        except HttpError as exc:
+        except (HttpError, OSError) as exc:  # Events are best effort, as a kubelet's are
             log.info("kubesim node side: event in %s refused: %s", namespace, exc)
             return obj
         self.apply("events", "ADDED", stored)
         return stored
+
+    def _create_pod(self, obj: dict) -> dict:
+        """A pod an operator makes (a Knative revision's, a training job's replica), as its controller would."""
+        namespace = obj["metadata"]["namespace"]
+        try:
+            stored = self.http.call("POST", object_path("pods", namespace), body={"apiVersion": "v1", "kind": "Pod",
+                                                                                  **obj})
+        except HttpError as exc:
+            if _transient(exc):  # v1.20's 500 "retry after the token is created" in a new namespace, too
+                raise Unavailable(f"create pod in {namespace}: {exc}") from None
+            raise ApiError(exc.status, exc.body.get("reason", ""), exc.body.get("message", str(exc)),
+                           exc.body.get("details")) from None
+        except OSError as exc:
+            raise Unavailable(f"create pod in {namespace}: {exc}") from None
+        stored = {"apiVersion": "v1", "kind": "Pod", **stored}
+        self.apply("pods", "ADDED", stored)
+        return stored
+
+    def delete(self, key: str, obj: dict, propagation: str = "Background") -> None:
+        """An operator's delete (a suspended job's pods, a finished job past its TTL): the server's graceful
+        deletion and garbage collection do the rest."""
+        meta = obj["metadata"]
+        try:
+            self.http.call("DELETE", object_path(key, meta.get("namespace"), meta["name"]),
+                           body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation,
+                                 "preconditions": {"uid": meta["uid"]}})
+        except HttpError as exc:
+            if _transient(exc):
+                raise Unavailable(f"delete {key} {meta.get('namespace')}/{meta['name']}: {exc}") from None
+            if exc.status not in (404, 409):
+                log.warning("kubesim node side: delete %s %s/%s refused: %s", key, meta.get("namespace"),
+                            meta["name"], exc)
+        except OSError as exc:
+            raise Unavailable(f"delete {key} {meta.get('namespace')}/{meta['name']}: {exc}") from None
+
+    def forget_all(self, key: str) -> None:
+        """A resource no longer served (its CRD deleted): its objects are gone with it."""
+        with self.lock:
+            for where in list(self._objects[key]):
+                self._forget(key, where, self._objects[key][where])
 
     def remove(self, key: str, namespace: str | None, name: str) -> dict | None:
         """The kubelet's last word on a pod: delete it now (its containers have stopped)."""
@@ -203,9 +309,13 @@ class Mirror:
                            body={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
                                  **({"preconditions": {"uid": old["metadata"]["uid"]}} if old else {})})
         except HttpError as exc:
+            if _transient(exc):
+                raise Unavailable(f"delete {key} {namespace}/{name}: {exc}") from None
             if exc.status not in (404, 409):
                 log.warning("kubesim node side: delete %s %s/%s refused: %s", key, namespace, name, exc)
                 return old
+        except OSError as exc:
+            raise Unavailable(f"delete {key} {namespace}/{name}: {exc}") from None
         with self.lock:
             if old is not None and (namespace or "", name) in self._objects[key]:
                 self._forget(key, (namespace or "", name), old)
@@ -218,7 +328,24 @@ class NodeController(Controller):
 
     def __init__(self, sim, nodes):
         super().__init__(sim, nodes)
-        self.handlers = {"pods": self.kubelet.sync, "events": self.recorder.expire, "services": self._sync_service}
+        self.handlers = {"pods": self.kubelet.sync, "events": self.recorder.expire, "services": self._sync_service,
+                         # operators, for the custom resources the server serves (RemoteNodes watches them then)
+                         "services.serving.knative.dev": self.workloads.sync_knative, **self.kubeflow.handlers()}
+
+    # The real server's controllers do these: kubesim's reconcilers reach them through the same methods.
+    def create(self, key: str, namespace: str, obj: dict) -> dict:
+        return self.store.create(key, {**obj, "metadata": {**obj["metadata"], "namespace": namespace}})
+
+    def delete_object(self, key: str, obj: dict, propagation: str = "Background") -> None:
+        meta = obj["metadata"]
+        if self.store.get(key, meta.get("namespace"), meta["name"]) is not None and not meta.get("deletionTimestamp"):
+            self.store.delete(key, obj, propagation)
+
+    def _collect(self, owner_uid: str) -> None:
+        pass  # garbage collection is the real controller manager's
+
+    def _finalize(self, key: str, obj: dict) -> None:
+        pass  # so are the orphan and foregroundDeletion finalizers
 
 
 class RemoteNodes:
@@ -228,7 +355,7 @@ class RemoteNodes:
                  gpus_per_node: int = 8, cpu_per_node: str = "64", memory_per_node: str = "512Gi",
                  mig_per_node: dict | None = None, node_labels: dict | None = None, taints: list | None = None,
                  pull_seconds: float = 0.3, run_seconds: float = 1.0, schedule_seconds: float = 0.0,
-                 tick: float = 0.05, serve_logs: bool = True):
+                 tick: float = 0.05, serve_logs: bool = True, serve_metrics: bool = True):
         from ..sim import _node  # the same node objects as kubesim's own cluster
 
         self.pull_seconds, self.run_seconds, self.schedule_seconds, self.tick = (pull_seconds, run_seconds,
@@ -244,8 +371,15 @@ class RemoteNodes:
             # The API server reaches a node's kubelet at its address and port: ours, on loopback.
             obj["status"]["addresses"] = [{"type": "InternalIP", "address": "127.0.0.1"}]
             self.node_objects.append(obj)
-        self.registry = Registry(knative=False, kubeflow=False)  # the real server serves no custom resources here
+        # Every kind the node side may meet as a pod's owner; which custom ones are served, discovery says.
+        self.registry = Registry(knative=True, kubeflow=True)
+        self.watching: set[str] = set()  # custom resources watched now
         self.store = Mirror(self.http, {o["metadata"]["name"] for o in self.node_objects})
+        self.store._objects["nodes"] = {("", o["metadata"]["name"]): o for o in self.node_objects}  # for metrics
+        self.serve_metrics = serve_metrics
+        self.metrics = Metrics(self)  # kubesim's: metrics.k8s.io and the Prometheus series, from the pods played here
+        self.prometheus_url = None
+        self._prometheus_server = None
         self.api = None
         self.controller = NodeController(self, [(o, gpus_per_node, mig_per_node or {}) for o in self.node_objects])
         self._stop = threading.Event()
@@ -262,22 +396,105 @@ class RemoteNodes:
     # --- lifecycle -------------------------------------------------------------------------------------------
 
     def start(self) -> "RemoteNodes":
-        port = self._start_log_server() if self.serve_logs else _closed_port()
+        port = self._start_log_server() if self.serve_logs or self.serve_metrics else _closed_port()
         for obj in self.node_objects:
             obj["status"]["daemonEndpoints"] = {"kubeletEndpoint": {"Port": port}}
             self._register(obj)
+        if self.serve_metrics:
+            self._register_metrics_api(port)
+            self._start_prometheus()
         for key in ("namespaces", "services", "pods"):
             self._spawn(f"kubesim-watch-{key}", self._watch_loop, key)
+        self.discover()
         self._spawn("kubesim-heartbeat", self._heartbeat_loop)
+        self._spawn("kubesim-discovery", self._discovery_loop)
         self.controller.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self.controller.stop()
-        if self._log_server is not None:
-            self._log_server.shutdown()
-            self._log_server.server_close()
+        for server in (self._log_server, self._prometheus_server):
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+
+    # --- metrics -----------------------------------------------------------------------------------------------
+
+    def _register_metrics_api(self, port: int) -> None:
+        """Serve metrics.k8s.io through the API server's aggregation layer, as metrics-server does: an APIService
+        for v1beta1 backed by a Service of type ExternalName that names this process on loopback (an Endpoints
+        address may not be loopback; the aggregator resolves an ExternalName Service to its name and port)."""
+        service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kubesim-metrics",
+                                                                      "namespace": "kube-system"},
+                   "spec": {"type": "ExternalName", "externalName": "127.0.0.1",
+                            "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}}
+        api_service = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                       "metadata": {"name": f"v1beta1.{METRICS_GROUP}"},
+                       "spec": {"group": METRICS_GROUP, "version": "v1beta1", "insecureSkipTLSVerify": True,
+                                "groupPriorityMinimum": 100, "versionPriority": 100,
+                                "service": {"name": "kubesim-metrics", "namespace": "kube-system", "port": port}}}
+        for path, body in (("/api/v1/namespaces/kube-system/services", service),
+                           ("/apis/apiregistration.k8s.io/v1/apiservices", api_service)):
+            try:
+                self.http.call("POST", path, body=body)
+            except HttpError as exc:
+                if exc.status == 404:  # no aggregation layer (kubesim's own server serves metrics.k8s.io itself)
+                    log.info("kubesim node side: %s not served; metrics.k8s.io not registered", path)
+                    return
+                if exc.status != 409:
+                    raise
+                current = self.http.call("GET", f"{path}/{body['metadata']['name']}")
+                body = {**body, "metadata": {**body["metadata"],
+                                             "resourceVersion": current["metadata"]["resourceVersion"]}}
+                if body["kind"] == "Service":
+                    body["spec"] = {**current["spec"], **body["spec"]}
+                self.http.call("PUT", f"{path}/{body['metadata']['name']}", body=body)
+
+    def serve_metrics_api(self, handler, path: str, query: dict) -> None:
+        """GET /apis/metrics.k8s.io/v1beta1[/namespaces/NS]/pods[/NAME] and …/nodes[/NAME], and its discovery."""
+        parts = path.strip("/").split("/")[3:]  # after apis/metrics.k8s.io/v1beta1
+        resources = {r.plural: r for r in GROUPS[METRICS_GROUP]}
+        if not parts:
+            return handler._send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                            "groupVersion": f"{METRICS_GROUP}/v1beta1", "resources": [
+                                                {"name": r.plural, "singularName": "", "namespaced": r.namespaced,
+                                                 "kind": r.kind, "verbs": ["get", "list"]}
+                                                for r in resources.values()]})
+        namespace = None
+        if parts[0] == "namespaces" and len(parts) >= 3:
+            namespace, parts = parts[1], parts[2:]
+        res = resources.get(parts[0])
+        if res is None or len(parts) > 2 or (namespace and not res.namespaced):
+            return handler._send_json(404, ApiError(404, "NotFound", "the server could not find the requested "
+                                                                     "resource").status())
+        try:
+            body = self.metrics.resource(res, namespace, parts[1] if len(parts) == 2 else None, query)
+        except ApiError as exc:
+            return handler._send_json(exc.code, exc.status())
+        handler._send_json(200, body)
+
+    def _start_prometheus(self) -> None:
+        """kubesim's Prometheus subset (DCGM and Knative series of the pods played here) on plain HTTP, loopback:
+        register the cluster with `prometheusUrl` = `.prometheus_url`."""
+        nodes = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002
+                pass
+
+            def do_GET(self):  # noqa: N802
+                url = urllib.parse.urlsplit(self.path)
+                if url.path != "/prometheus/api/v1/query":
+                    code, body = 404, {"status": "error", "errorType": "not_found", "error": "not found"}
+                else:
+                    code, body = nodes.metrics.prometheus(dict(urllib.parse.parse_qsl(url.query)).get("query", ""))
+                reply(self, code, json.dumps(body).encode(), "application/json")
+
+        self._prometheus_server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._prometheus_server.daemon_threads = True
+        self.prometheus_url = f"http://127.0.0.1:{self._prometheus_server.server_address[1]}/prometheus"
+        self._spawn("kubesim-prometheus", self._prometheus_server.serve_forever)
 
     def _spawn(self, name, target, *args) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -311,16 +528,47 @@ class RemoteNodes:
                 except (HttpError, OSError) as exc:
                     log.warning("kubesim node side: heartbeat failed: %s", exc)
 
+    def discover(self) -> None:
+        """Watch the custom resources (CUSTOM) the server serves now; a watch whose resource went stops itself."""
+        try:
+            groups = {g["name"]: {v["groupVersion"] for v in g.get("versions") or []}
+                      for g in self.http.call("GET", "/apis").get("groups") or []}
+            served = set()
+            for group_version in {f"{r.group}/{r.version}" for r in CUSTOM.values()}:
+                if group_version in groups.get(group_version.split("/")[0], ()):
+                    listed = self.http.call("GET", f"/apis/{group_version}")
+                    plurals = {r["name"] for r in listed.get("resources") or []}
+                    served |= {k for k, r in CUSTOM.items() if r.api_version == group_version and r.plural in plurals}
+        except (HttpError, OSError, ValueError) as exc:
+            log.info("kubesim node side: discovery failed: %s", exc)
+            return
+        for key in sorted(served - self.watching):
+            self.watching.add(key)
+            self._spawn(f"kubesim-watch-{key}", self._watch_loop, key)
+
+    def _discovery_loop(self) -> None:
+        while not self._stop.wait(DISCOVERY_SECONDS):
+            self.discover()
+
     def _watch_loop(self, key: str) -> None:
-        """List, then watch from the list's version; on 410 or a dropped stream, list again (a reflector)."""
-        path = PATHS[key]
+        """List, then watch from the list's version; on 410 or a dropped stream, list again (a reflector). A
+        custom resource that is no longer served (404) ends its watch; discovery starts it again if it comes back."""
+        path = PATHS.get(key) or object_path(key, None)
         while not self._stop.is_set():
             try:
-                listed = self.http.call("GET", path)
+                try:
+                    listed = self.http.call("GET", path)
+                except HttpError as exc:
+                    if exc.status == 404 and key in CUSTOM:
+                        self.store.forget_all(key)
+                        self.watching.discard(key)
+                        return
+                    raise
                 kind = listed.get("kind", "").removesuffix("List")
+                api_version = listed.get("apiVersion") or "v1"
                 seen = set()
                 for item in listed.get("items") or []:
-                    self.store.apply(key, "ADDED", {"apiVersion": "v1", "kind": kind, **item})
+                    self.store.apply(key, "ADDED", {"apiVersion": api_version, "kind": kind, **item})
                     seen.add((item["metadata"].get("namespace", ""), item["metadata"]["name"]))
                 with self.store.lock:
                     for where in [w for w in self.store._objects[key] if w not in seen]:
@@ -333,7 +581,7 @@ class RemoteNodes:
                             raise HttpError(obj.get("code", 500), obj)
                         version = obj.get("metadata", {}).get("resourceVersion", version)
                         if event.get("type") != "BOOKMARK":
-                            self.store.apply(key, event["type"], {"apiVersion": "v1", "kind": kind, **obj})
+                            self.store.apply(key, event["type"], {"apiVersion": api_version, "kind": kind, **obj})
                         if self._stop.is_set():
                             return
             except (HttpError, OSError, ValueError) as exc:
@@ -352,21 +600,21 @@ class RemoteNodes:
 
             def do_GET(self):  # noqa: N802 - the http.server convention
                 url = urllib.parse.urlsplit(self.path)
+                if url.path.startswith(f"/apis/{METRICS_GROUP}/v1beta1") and nodes.serve_metrics:
+                    return nodes.serve_metrics_api(self, url.path, dict(urllib.parse.parse_qsl(url.query)))
                 parts = url.path.strip("/").split("/")
-                if len(parts) != 4 or parts[0] != "containerLogs":
+                if len(parts) != 4 or parts[0] != "containerLogs" or not nodes.serve_logs:
                     return self._send(404, "not found")
                 _, namespace, name, container = parts
                 query = dict(urllib.parse.parse_qsl(url.query))
                 query["container"] = container
                 nodes.serve_log(self, namespace, name, query)
 
+            def _send_json(self, code: int, body: dict) -> None:
+                reply(self, code, json.dumps(body).encode(), "application/json")
+
             def _send(self, code: int, text: str) -> None:
-                body = text.encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                reply(self, code, text.encode(), "text/plain")
 
         self._log_server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._log_server.daemon_threads = True
@@ -414,6 +662,15 @@ class RemoteNodes:
             sent = total
             if state is None or state.stage in ("succeeded", "failed"):
                 return
+
+
+def reply(handler, code: int, body: bytes, content_type: str) -> None:
+    """A whole answer of one of the node side's own HTTP endpoints (metrics, Prometheus, kubelet)."""
+    handler.send_response(code)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 def _closed_port() -> int:

@@ -103,11 +103,9 @@ class Stack:
         self.name = name
         self.real = None
         self.real_apiserver = real_apiserver
-        # The phases a load workload may settle in. On kubesim: Running (each runs for an hour on a cluster with
-        # room for all). On the real server: any phase read from the cluster, because kubesim's node side there
-        # can drop a pod whose status write failed while the server was down (its pod stays Pending or
-        # Initializing, which is then the workload's true phase).
-        self.settled_phases = {"Pending", "Initializing", "Running"} if real_apiserver else {"Running"}
+        # The phase a load workload must settle in: Running (each runs for an hour on a cluster with room for
+        # all), on the real server too since kubesim's node side retries a write the server did not take.
+        self.settled_phases = {"Running"}
         self.folder = Path(tempfile.mkdtemp(prefix=f"faults-{name}-"))
         self.postgres = PrivatePostgres(self.folder) if private_postgres else None
         self.database = f"faults_{name.replace('-', '_')}"

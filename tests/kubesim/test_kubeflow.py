@@ -1,6 +1,11 @@
 """kubesim's Kubeflow Training Operator, through the official client: kubeflow.org/v1 jobs make a pod per replica
 and index, labelled by role; the job succeeds with its master (or, for JAX, its workers), fails with a pod,
-suspends and resumes, cleans pods by cleanPodPolicy; a gang scheduler's PodGroup is served only when asked for."""
+suspends and resumes, cleans pods by cleanPodPolicy; a gang scheduler's PodGroup is served only when asked for.
+The jobs' tests run on kubesim and, in `make e2e-real`, on the real API server v1.20.2 with the Training Operator's
+CRDs (kubesim/node/crds.py) played by kubesim's node side over HTTP (kubesim/node/remote.py)."""
+
+import functools
+import uuid
 
 import pytest
 from kubernetes import client
@@ -11,6 +16,38 @@ from kubesim import KubeSim
 from .conftest import FAST, TOKEN, api_client, wait_until
 
 GROUP, VERSION = "kubeflow.org", "v1"
+
+
+@pytest.fixture(params=["kubesim", pytest.param("real", marks=pytest.mark.real)])
+def server(request):
+    """The official client on kubesim, or on the real server (as its admin), and how long its steps may take
+    (the real one runs pods for 2 s, kubesim's module cluster for 0.3 s)."""
+    if request.param == "kubesim":
+        return request.getfixturevalue("k8s"), 5.0
+    return request.getfixturevalue("real_cluster").api, 30.0
+
+
+@pytest.fixture
+def custom(server):
+    return client.CustomObjectsApi(server[0])
+
+
+@pytest.fixture
+def core(server):
+    return client.CoreV1Api(server[0])
+
+
+@pytest.fixture
+def wait(server):
+    return functools.partial(wait_until, timeout=server[1], interval=0.1)
+
+
+@pytest.fixture
+def ns(core):
+    name = f"kf-{uuid.uuid4().hex[:8]}"
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    core.delete_namespace(name)
 
 
 def template(image="python:3.11", name="pytorch", run_seconds=None):
@@ -32,12 +69,12 @@ def pods(core, ns) -> dict:
     return {p.metadata.name: p for p in core.list_namespaced_pod(ns).items}
 
 
-def test_a_pytorch_job_runs_a_pod_per_replica_and_succeeds_with_its_master(custom, core, ns):
+def test_a_pytorch_job_runs_a_pod_per_replica_and_succeeds_with_its_master(custom, core, ns, wait):
     body = job("PyTorchJob", "pytorchReplicaSpecs", {"Master": {"replicas": 1, "template": template()},
                                                      "Worker": {"replicas": 2, "template": template()}},
                cleanPodPolicy="All")
     custom.create_namespaced_custom_object(GROUP, VERSION, ns, "pytorchjobs", body)
-    running = wait_until(lambda: (lambda c: c if c.get("Running", {}).get("status") == "True" else None)(
+    running = wait(lambda: (lambda c: c if c.get("Running", {}).get("status") == "True" else None)(
         conditions(custom, ns, "pytorchjobs")))
     assert running["Created"]["reason"] == "PyTorchJobCreated"
     seen = pods(core, ns)
@@ -49,29 +86,29 @@ def test_a_pytorch_job_runs_a_pod_per_replica_and_succeeds_with_its_master(custo
     assert seen["j-master-0"].metadata.owner_references[0].kind == "PyTorchJob"
     env = {e.name: e.value for e in seen["j-worker-1"].spec.containers[0].env}
     assert (env["RANK"], env["WORLD_SIZE"], env["MASTER_ADDR"]) == ("2", "3", "j-master-0")
-    done = wait_until(lambda: conditions(custom, ns, "pytorchjobs").get("Succeeded"))
+    done = wait(lambda: conditions(custom, ns, "pytorchjobs").get("Succeeded"))
     assert (done["status"], done["message"]) == ("True", "PyTorchJob j is successfully completed.")
     obj = custom.get_namespaced_custom_object(GROUP, VERSION, ns, "pytorchjobs", "j")
     assert obj["status"]["completionTime"] and obj["status"]["startTime"]
-    wait_until(lambda: not pods(core, ns))  # cleanPodPolicy All
+    wait(lambda: not pods(core, ns))  # cleanPodPolicy All
 
 
-def test_a_jax_job_succeeds_when_its_workers_have(custom, core, ns):
+def test_a_jax_job_succeeds_when_its_workers_have(custom, core, ns, wait):
     body = job("JAXJob", "jaxReplicaSpecs", {"Worker": {"replicas": 2, "template": template(name="jax")}})
     custom.create_namespaced_custom_object(GROUP, VERSION, ns, "jaxjobs", body)
-    wait_until(lambda: conditions(custom, ns, "jaxjobs").get("Succeeded"))
+    wait(lambda: conditions(custom, ns, "jaxjobs").get("Succeeded"))
     status = custom.get_namespaced_custom_object(GROUP, VERSION, ns, "jaxjobs", "j")["status"]
     assert status["replicaStatuses"] == {"Worker": {"succeeded": 2}}
     assert {p.status.phase for p in pods(core, ns).values()} == {"Succeeded"}  # cleanPodPolicy None
 
 
-def test_a_failed_pod_fails_the_job_and_suspend_deletes_the_pods(custom, core, ns):
+def test_a_failed_pod_fails_the_job_and_suspend_deletes_the_pods(custom, core, ns, wait):
     body = job("TFJob", "tfReplicaSpecs", {"Chief": {"replicas": 1, "restartPolicy": "Never",
                                                      "template": template(run_seconds=600)},
                                            "Worker": {"replicas": 1, "restartPolicy": "Never",
                                                       "template": template("example/crashloop:1")}})
     custom.create_namespaced_custom_object(GROUP, VERSION, ns, "tfjobs", body)
-    failed = wait_until(lambda: conditions(custom, ns, "tfjobs").get("Failed"))
+    failed = wait(lambda: conditions(custom, ns, "tfjobs").get("Failed"))
     assert failed["reason"] == "TFJobFailed" and "Worker replica(s) failed" in failed["message"]
 
     body = job("MPIJob", "mpiReplicaSpecs", {"Launcher": {"replicas": 1, "template": template(run_seconds=600)},
@@ -84,15 +121,15 @@ def test_a_failed_pod_fails_the_job_and_suspend_deletes_the_pods(custom, core, n
         return [p for p in core.list_namespaced_pod(ns, label_selector=selector).items
                 if phase is None or p.status.phase == phase]
 
-    wait_until(lambda: len(mpi_pods("Running")) == 3)
+    wait(lambda: len(mpi_pods("Running")) == 3)
     assert sorted(p.metadata.name for p in mpi_pods()) == ["m-launcher-0", "m-worker-0", "m-worker-1"]
     custom.patch_namespaced_custom_object(GROUP, VERSION, ns, "mpijobs", "m", {"spec": {"runPolicy": {"suspend": True}}})
-    suspended = wait_until(lambda: conditions(custom, ns, "mpijobs", "m").get("Suspended"))
+    suspended = wait(lambda: conditions(custom, ns, "mpijobs", "m").get("Suspended"))
     assert suspended["status"] == "True"
-    wait_until(lambda: not mpi_pods())
+    wait(lambda: not mpi_pods())
     custom.patch_namespaced_custom_object(GROUP, VERSION, ns, "mpijobs", "m", {"spec": {"runPolicy": {"suspend": False}}})
-    wait_until(lambda: conditions(custom, ns, "mpijobs", "m")["Suspended"]["status"] == "False")
-    wait_until(lambda: len(mpi_pods("Running")) == 3)
+    wait(lambda: conditions(custom, ns, "mpijobs", "m")["Suspended"]["status"] == "False")
+    wait(lambda: len(mpi_pods("Running")) == 3)
 
 
 @pytest.mark.parametrize("gang,group,version", [("scheduler-plugins", "scheduling.x-k8s.io", "v1alpha1"),

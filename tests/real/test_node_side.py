@@ -117,3 +117,94 @@ def test_logs_come_through_the_api_servers_pods_log_from_the_node_side(real_clus
     with pytest.raises(client.ApiException) as wrong:
         core.read_namespaced_pod_log(pod.metadata.name, ns, container="nope")
     assert wrong.value.status == 400
+
+
+@pytest.fixture
+def knative(real_cluster):
+    """Knative Serving's Service CRD on the real server for this test (kubesim/node/crds.py), found by the node
+    side's discovery; removed afterwards, so that the other real tests see a cluster without Knative."""
+    from kubesim.node import crds
+
+    crds.install(real_cluster.nodes.http, "knative")
+    yield client.CustomObjectsApi(real_cluster.api)
+    crds.uninstall(real_cluster.nodes.http, "knative")
+
+
+def ksvc(name: str, image: str) -> dict:
+    return {"apiVersion": "serving.knative.dev/v1", "kind": "Service", "metadata": {"name": name},
+            "spec": {"template": {"metadata": {"annotations": {"autoscaling.knative.dev/min-scale": "1"}},
+                                  "spec": {"containers": [{"image": image, "ports": [{"containerPort": 8080}]}]}}}}
+
+
+def test_a_knative_service_is_served_then_rolls_to_a_new_revision(real_cluster, knative, ns):
+    """The node side plays Knative Serving as kubesim does: a revision's pod (named and labelled as Knative's),
+    then Ready with the URL, the address and all traffic on the revision; a new template is a new revision,
+    whose pod replaces the old one's once ready."""
+    core = client.CoreV1Api(real_cluster.api)
+    knative.create_namespaced_custom_object("serving.knative.dev", "v1", ns, "services", ksvc("hello", "example/hello:1"))
+
+    def status():
+        obj = knative.get_namespaced_custom_object("serving.knative.dev", "v1", ns, "services", "hello")
+        ready = {c["type"]: c["status"] for c in (obj.get("status") or {}).get("conditions") or []}.get("Ready")
+        return obj["status"] if ready == "True" else None
+
+    first = wait_for(status, what="the Knative Service to be Ready")
+    assert first["url"] == f"http://hello.{ns}.example.com"
+    assert first["address"] == {"url": f"http://hello.{ns}.svc.cluster.local"}
+    assert first["traffic"] == [{"revisionName": "hello-00001", "latestRevision": True, "percent": 100}]
+    pods = core.list_namespaced_pod(ns, label_selector="serving.knative.dev/service=hello").items
+    assert [p.metadata.labels["serving.knative.dev/revision"] for p in pods] == ["hello-00001"]
+    assert pods[0].spec.containers[0].name == "user-container" and pods[0].status.phase == "Running"
+    assert pods[0].metadata.owner_references[0].kind == "Service"
+
+    knative.patch_namespaced_custom_object("serving.knative.dev", "v1", ns, "services", "hello", {
+        "spec": {"template": {"spec": {"containers": [{"image": "example/hello:2"}]}}}})
+    second = wait_for(lambda: (s := status()) and s["latestReadyRevisionName"] == "hello-00002" and s,
+                      what="the second revision to be ready")
+    assert second["traffic"] == [{"revisionName": "hello-00002", "latestRevision": True, "percent": 100}]
+    wait_for(lambda: [p.metadata.labels["serving.knative.dev/revision"] for p in core.list_namespaced_pod(
+        ns, label_selector="serving.knative.dev/service=hello").items] == ["hello-00002"],
+        what="the first revision's pod to go")
+    # Deleting the Service: the real garbage collector takes its pods.
+    knative.delete_namespaced_custom_object("serving.knative.dev", "v1", ns, "services", "hello")
+    wait_for(lambda: not core.list_namespaced_pod(ns, label_selector="serving.knative.dev/service=hello").items,
+             what="the garbage collector to delete the Service's pods")
+
+
+def test_a_pod_group_is_scheduled_whole_or_not_at_all(real_cluster, ns):
+    """scheduler-plugins' PodGroup CRD installed: the node side's scheduler reads each group's minMember and binds
+    a gang's pods only once all of them exist and fit."""
+    from kubesim.node import crds
+
+    crds.install(real_cluster.nodes.http, "scheduler-plugins")
+    try:
+        core, groups = client.CoreV1Api(real_cluster.api), client.CustomObjectsApi(real_cluster.api)
+        wait_for(lambda: "podgroups.scheduling.x-k8s.io" in real_cluster.nodes.watching,
+                 what="the node side to watch PodGroups")
+        groups.create_namespaced_custom_object("scheduling.x-k8s.io", "v1alpha1", ns, "podgroups", {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "gang"},
+            "spec": {"minMember": 3}})
+        # Pods and PodGroups come on separate watches: the pods only once the group is known (a pod whose group is
+        # not known yet is scheduled alone, on kubesim's own server too).
+        wait_for(lambda: real_cluster.nodes.store.get("podgroups.scheduling.x-k8s.io", ns, "gang"),
+                 what="the node side to see the PodGroup")
+
+        def member(i: int) -> dict:
+            return {"metadata": {"name": f"m-{i}", "labels": {"scheduling.x-k8s.io/pod-group": "gang"}},
+                    "spec": {"containers": [{"name": "main", "image": "busybox",
+                                             "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+        for i in range(2):
+            core.create_namespaced_pod(ns, member(i))
+        def told(pods):
+            return [(p.status.conditions or [None])[0] and p.status.conditions[0].message for p in pods]
+
+        waiting = wait_for(lambda: (pods := core.list_namespaced_pod(ns).items) and all(
+            m and "2/3 members exist" in m for m in told(pods)) and pods, timeout=30,
+            what="the scheduler's word on the first two")
+        assert len(waiting) == 2 and not any(p.spec.node_name for p in waiting)
+        core.create_namespaced_pod(ns, member(2))
+        wait_for(lambda: all(p.spec.node_name and p.status.phase == "Running"
+                             for p in core.list_namespaced_pod(ns).items), what="the whole gang to run")
+    finally:
+        crds.uninstall(real_cluster.nodes.http, "scheduler-plugins")

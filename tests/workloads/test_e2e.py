@@ -122,22 +122,34 @@ def inference_body(project, name: str) -> dict:
     }
 
 
-def test_an_inference_scaling_to_zero_is_a_knative_service_with_its_autoscaling(worker, sim_org):
-    workload_id = submit(sim_org, "inferences", inference_body(sim_org.project, "serve"))
-    wait_phase(sim_org, workload_id, "Running")
-    service = client.CustomObjectsApi(sim_org.k8s).get_namespaced_custom_object(
-        "serving.knative.dev", "v1", sim_org.namespace, "services", object_name(sim_org, workload_id))
+def test_an_inference_scaling_to_zero_is_a_knative_service_with_its_autoscaling(worker, knative_org):
+    org = knative_org  # kubesim, or the real server with Knative's CRD played by kubesim's node side
+    workload_id = submit(org, "inferences", inference_body(org.project, "serve"))
+    running = wait_phase(org, workload_id, "Running")
+    service = client.CustomObjectsApi(org.k8s).get_namespaced_custom_object(
+        "serving.knative.dev", "v1", org.namespace, "services", object_name(org, workload_id))
     annotations = service["spec"]["template"]["metadata"]["annotations"]
     assert annotations["autoscaling.knative.dev/min-scale"] == "0"
     assert annotations["autoscaling.knative.dev/max-scale"] == "3"
     assert annotations["autoscaling.knative.dev/metric"] == "concurrency"
     assert annotations["autoscaling.knative.dev/target"] == "10"
     assert annotations["autoscaling.knative.dev/scale-to-zero-pod-retention-period"] == "120s"
+    name, revision = object_name(org, workload_id), f"{object_name(org, workload_id)}-00001"
+    assert service["status"]["url"] == f"http://{name}.{org.namespace}.example.com"
+    assert service["status"]["traffic"] == [{"revisionName": revision, "latestRevision": True, "percent": 100}]
+    assert {c["type"]: c["status"] for c in service["status"]["conditions"]} == {
+        "ConfigurationsReady": "True", "Ready": "True", "RoutesReady": "True"}
     endpoints = Workload.objects.get(pk=workload_id).endpoints
     assert endpoints["url"] == service["status"]["url"] and endpoints["serviceType"] == "Knative"
+    assert running["runningPods"] == 1
+    pods = pods_of(org, workload_id)
+    assert [p.metadata.labels["serving.knative.dev/revision"] for p in pods] == [revision]
+    assert pods[0].metadata.owner_references[0].kind == "Service" and pods[0].spec.node_name
     selector = f"{manifests.WORKLOAD_ID_LABEL}={workload_id}"
-    hpas = client.AutoscalingV2Api(sim_org.k8s).list_namespaced_horizontal_pod_autoscaler(
-        sim_org.namespace, label_selector=selector).items
+    version = "v2" if org.kind == "kubesim" else "v2beta2"  # v1.20 serves no autoscaling/v2
+    hpas = org.k8s.call_api(f"/apis/autoscaling/{version}/namespaces/{org.namespace}/horizontalpodautoscalers",
+                            "GET", query_params=[("labelSelector", selector)], auth_settings=["BearerToken"],
+                            response_type="object", _return_http_data_only=True)["items"]
     assert hpas == []
 
 
@@ -206,20 +218,22 @@ def test_with_no_free_gpus_a_training_is_pending_with_the_schedulers_reason(work
     assert len(scheduling) == 1 and "Insufficient nvidia.com/gpu" in scheduling[0]["message"]
 
 
-def test_metrics_collected_from_the_cluster_are_served_by_the_api(worker, sim_org):
-    body = inference_body(sim_org.project, "gpu-serve")
+def test_metrics_collected_from_the_cluster_are_served_by_the_api(worker, knative_org):
+    """On kubesim, and on the real server: metrics.k8s.io through its aggregation layer and Prometheus's DCGM
+    and Knative series, both served by kubesim's node side from the pods it plays."""
+    body = inference_body(knative_org.project, "gpu-serve")
     body["spec"]["autoscaling"] = {"minReplicas": 1, "maxReplicas": 1}
     body["spec"]["compute"] = {"gpuDevicesRequest": 1, "cpuCoreRequest": 0.5, "cpuMemoryRequest": "1G"}
-    workload_id = submit(sim_org, "inferences", body)
-    wait_phase(sim_org, workload_id, "Running")
+    workload_id = submit(knative_org, "inferences", body)
+    wait_phase(knative_org, workload_id, "Running")
     start = timezone.now()
     for _ in range(2):
-        tasks.cluster_collect_metrics.apply(args=[str(sim_org.cluster.pk)])
+        tasks.cluster_collect_metrics.apply(args=[str(knative_org.cluster.pk)])
     end = timezone.now()
     types = ["GPU_UTILIZATION", "GPU_MEMORY_USAGE_BYTES", "CPU_USAGE_CORES", "CPU_REQUEST_CORES",
              "CPU_MEMORY_REQUEST_BYTES", "RUNNING_POD_COUNT", "ALLOCATED_GPU", "THROUGHPUT", "LATENCY"]
     query = {"metricType": types, "start": start.isoformat(), "end": end.isoformat(), "numberOfSamples": 0}
-    response = sim_org.api.get(f"/api/v1/workloads/inferences/{workload_id}/metrics", query)
+    response = knative_org.api.get(f"/api/v1/workloads/inferences/{workload_id}/metrics", query)
     assert response.status_code == 200, response.json()
     by_type = {m["type"]: m for m in response.json()["measurements"]}
     assert set(by_type) == set(types)
@@ -233,8 +247,8 @@ def test_metrics_collected_from_the_cluster_are_served_by_the_api(worker, sim_or
     assert by_type["ALLOCATED_GPU"]["values"][0]["value"] == "1"
     assert float(by_type["THROUGHPUT"]["values"][0]["value"]) > 0
 
-    pod = sim_org.api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"][0]
-    per_pod = sim_org.api.get(f"/api/v1/workloads/inferences/{workload_id}/pods/{pod['id']}/metrics",
+    pod = knative_org.api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"][0]
+    per_pod = knative_org.api.get(f"/api/v1/workloads/inferences/{workload_id}/pods/{pod['id']}/metrics",
                               {**query, "metricType": ["GPU_UTILIZATION", "LATENCY"]})
     assert per_pod.status_code == 200, per_pod.json()
     gpu = next(m for m in per_pod.json()["measurements"] if m["type"] == "GPU_UTILIZATION")
