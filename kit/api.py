@@ -211,7 +211,7 @@ class ProfileDetailView(KitView):
         _same_id(data, profile.slug)
         profile = services.profile_update(
             actor=request.user, profile=profile, fields=profile_fields(data),
-            owner_project_id=data.get("projectId"), sharing=data.get("sharing"),
+            owner_project_id=data.get("projectId", services.KEEP), sharing=data.get("sharing"),
         )
         return Response(profile_data(selectors.profile_get(user=request.user, profile_id=profile.slug)),
                         headers={"ETag": current_etag(profile)})

@@ -136,6 +136,8 @@ class ProfileForm(ApiForm):
         project = (data["projectId"] or "").strip()
         if project:
             body["projectId"] = int(project) if project.isdigit() else project
+        elif self.editing:
+            body["projectId"] = None  # "None" chosen: the profile no longer has an owner project
         mode = data["sharing_mode"] or ""
         ids = data["sharing_projectIds"] or []
         body["sharing"] = {"mode": mode, "projectIds": [int(i) if str(i).isdigit() else i for i in ids]

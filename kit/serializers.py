@@ -192,6 +192,7 @@ class ProfileUpdateIn(ProfileIn):
     id = Text(required=False)
     name = Text(required=False, max_length=200)
     supportedApplications = SupportedApplication(many=True, required=False)
+    projectId = Integer(required=False, allow_null=True, min_value=1)  # null: no owner project any more
 
 
 class SessionIn(StrictSerializer):

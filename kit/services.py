@@ -77,10 +77,14 @@ def profile_create(*, actor, profile_id: str, fields: dict, owner_project_id: in
     return profile
 
 
-def profile_update(*, actor, profile: ApplicationProfile, fields: dict, owner_project_id: int | None = None,
+KEEP = object()  # profile_update: leave the owner project as it is
+
+
+def profile_update(*, actor, profile: ApplicationProfile, fields: dict, owner_project_id=KEEP,
                    sharing: dict | None = None) -> ApplicationProfile:
-    """Later launches use the new settings; running sessions keep the revision they were launched from."""
-    if owner_project_id is not None:
+    """Later launches use the new settings; running sessions keep the revision they were launched from.
+    `owner_project_id` None removes the owner project."""
+    if owner_project_id is not KEEP:
         fields = {**fields, "owner_project": _owner(owner_project_id)}
     with transaction.atomic():
         if fields:

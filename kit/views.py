@@ -201,7 +201,8 @@ def _profile_form(request, found=None):
             return services.profile_create(actor=request.user, profile_id=data["id"], fields=fields,
                                            owner_project_id=data.get("projectId"), sharing=data.get("sharing"))
         return services.profile_update(actor=request.user, profile=found, fields=fields,
-                                       owner_project_id=data.get("projectId"), sharing=data.get("sharing"))
+                                       owner_project_id=data.get("projectId", services.KEEP),
+                                       sharing=data.get("sharing"))
 
     return form, _saved(form, save, file=form.file_profile_errors)
 

@@ -29,7 +29,7 @@ from profiles.serializers import (
 from sharing.serializers import SharingSerializer
 from studio.concurrency import ETagMixin
 from studio.models import Project
-from studio.permissions import IsPlatformAdminOrReadOnly
+from studio.permissions import IsPlatformAdminOrReadOnly, visible_project
 from workloads.preview_schema import DRY_RUN_PARAMETER, PreviewSerializer, dry_run_requested
 from workloads.serializers import WorkloadSerializer
 
@@ -231,7 +231,7 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             raise ValidationError({"projectId": ["This query parameter is required."]})
         if not raw.isdigit():
             raise ValidationError({"projectId": ["Must be a project id."]})
-        project = Project.objects.visible_to(self.request.user).filter(pk=int(raw)).first()
+        project = visible_project(self.request.user, int(raw))
         if project is None:
             raise Http404
         return project

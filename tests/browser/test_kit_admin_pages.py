@@ -150,12 +150,14 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.get_by_label("Supported applications").fill("* *")
     page.get_by_label("Load balancing").select_option("NodePort")
     page.get_by_label("Require authorization").uncheck()
+    page.get_by_label("Owner project").select_option(label="None")  # no owner any more
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("status").filter(has_text="later sessions use revision 2")).to_be_visible()
     profile.refresh_from_db()
     assert profile.supported_applications == [{"name": "*", "versions": ["*"]}]
     assert (profile.service_type, profile.authorization, profile.revision) == ("NodePort", False, 2)
     assert profile.compute == {"gpuDevicesRequest": 1}  # kept
+    assert profile.owner_project is None and profile.sharing() == {"mode": "selected", "projectIds": [org.b.pk]}
     session.screenshot("kit-profile-admin")
 
     page.get_by_role("button", name="Delete", exact=True).click()

@@ -128,6 +128,17 @@ def test_the_profile_id_is_immutable(admin, kit):
     assert ApplicationProfile.objects.filter(slug="default").exists()
 
 
+def test_a_null_project_id_removes_the_owner_and_an_absent_one_keeps_it(admin, org, kit):
+    assert admin.get("/cfg/profiles/a-private").json()["projectId"] == org.a.id
+    kept = admin.put("/cfg/profiles/a-private", {"description": "still A's"}, format="json")
+    assert kept.status_code == 200 and kept.json()["projectId"] == org.a.id
+    cleared = admin.patch("/cfg/profiles/a-private", {"projectId": None}, format="json")
+    assert cleared.status_code == 200 and cleared.json()["projectId"] is None
+    assert ApplicationProfile.objects.get(slug="a-private").owner_project is None
+    body = error(admin.put("/cfg/profiles/a-private", {"projectId": 0}, format="json"), 400, VALIDATION)
+    assert fields_of(body) == {"projectId"}
+
+
 def test_sharing_decides_who_reads_it(admin, client_for, org, kit):
     other = client_for(org.users.other)  # project B
     error(other.get("/cfg/profiles/high-mem"), 404, errors.PROFILE_NOT_FOUND)

@@ -78,6 +78,14 @@ def test_create_read_update_delete_with_every_field_of_the_seed(admin, org, vers
     assert sorted(actions) == ["create", "delete", "update", "update", "update"]  # the sharing is one
 
 
+def test_a_null_project_id_removes_the_owner_project_and_an_absent_one_keeps_it(admin, org, version):
+    url = f"/api/v1/service-profiles/{admin.post('/api/v1/service-profiles', profile_body(org), format='json').json()['id']}"
+    assert admin.patch(url, {"description": "Kept."}, format="json").json()["projectId"] == org.a.id
+    cleared = admin.patch(url, {"projectId": None}, format="json")
+    assert cleared.status_code == 200 and cleared.json()["projectId"] is None
+    assert admin.get(url).json()["projectId"] is None
+
+
 def test_the_unique_name_is_immutable_and_unique(admin, org, version):
     url = f"/api/v1/service-profiles/{admin.post('/api/v1/service-profiles', profile_body(org), format='json').json()['id']}"
     assert errors_of(admin.patch(url, {"name": "renamed"}, format="json")) == {

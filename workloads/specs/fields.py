@@ -129,7 +129,9 @@ class StrictSerializer(serializers.Serializer):
         if not isinstance(data, Mapping):
             raise ValidationError({api_settings.NON_FIELD_ERRORS_KEY: ["Must be a JSON object."]})
         fields = self.fields
-        data = {k: v for k, v in data.items() if not (v is None and k in fields and not fields[k].required)}
+        # null is "not given" (Run:ai's clients send it for unset fields), except where a field takes null itself
+        data = {k: v for k, v in data.items()
+                if not (v is None and k in fields and not fields[k].required and not fields[k].allow_null)}
         errors = {key: [ErrorDetail("Unknown field.", code="unknown")] for key in data if key not in fields}
         values = {}
         for name, field in fields.items():
