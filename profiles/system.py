@@ -31,6 +31,19 @@ A PyTorch batch job: give the command and its arguments, and the number of GPUs.
 It runs to completion; its logs and metrics are on the workload's page.
 """
 
+DISTRIBUTED_README = """\
+A PyTorch job on several pods at once (a master and its workers, with `torchrun`), as Kubeflow's
+Training Operator runs it: every pod starts together or none does, and the job completes when the master does.
+
+Give the script's arguments, the number of **workers** besides the master, and the GPUs of each pod. The cluster
+needs the Training Operator (`kubeflow.org`); the workload's page shows the pods by role.
+"""
+
+# Shared by the two PyTorch templates.
+PYTORCH_IMAGE = {"name": "image", "type": "string", "default": "pytorch/pytorch:latest", "pattern": r"\S+",
+                 "description": "Training image."}
+JOB_OUTPUT = {"name": "job", "label": "Job", "expression": "{{ project.name }}/{{ workload.name }}"}
+
 TEMPLATES = [
     {
         "name": "jupyter-notebook",
@@ -117,8 +130,7 @@ TEMPLATES = [
                 "compute": {"gpuDevicesRequest": "{{ gpus }}"},
             },
             "variables": [
-                {"name": "image", "type": "string", "default": "pytorch/pytorch:latest", "pattern": r"\S+",
-                 "description": "Training image."},
+                PYTORCH_IMAGE,
                 {"name": "command", "type": "string", "default": "python", "required": True,
                  "description": "Command to run."},
                 {"name": "args", "type": "string",
@@ -127,8 +139,38 @@ TEMPLATES = [
                 {"name": "gpus", "type": "integer", "default": 1, "min": 0, "max": 8, "description": "GPUs."},
             ],
             "outputs": [
-                {"name": "job", "label": "Job", "expression": "{{ project.name }}/{{ workload.name }}"},
+                JOB_OUTPUT,
                 {"name": "command", "label": "Command", "expression": "{{ inputs.command }} {{ inputs.args }}"},
+            ],
+        }],
+    },
+    {
+        "name": "pytorch-distributed",
+        "display_name": "PyTorch distributed training",
+        "description": "A PyTorchJob: a master and workers started together, each on whole GPUs.",
+        "versions": [{
+            "version": "1.0.0",
+            "kind": "distributed",
+            "spec_template": {
+                "image": "{{ image }}",
+                "command": "torchrun",
+                "args": "{{ args }}",
+                "distributedFramework": "PyTorch",
+                "numWorkers": "{{ workers }}",
+                "cleanPodPolicy": "Running",
+                "compute": {"gpuDevicesRequest": "{{ gpus }}"},
+            },
+            "variables": [
+                PYTORCH_IMAGE,
+                {"name": "args", "type": "string", "default": "--nproc-per-node=1 train.py", "required": True,
+                 "description": "Arguments of torchrun: its options, then the script and the script's own."},
+                {"name": "workers", "type": "integer", "default": 1, "min": 1, "max": 7,
+                 "description": "Worker pods besides the master."},
+                {"name": "gpus", "type": "integer", "default": 1, "min": 0, "max": 8, "description": "GPUs per pod."},
+            ],
+            "outputs": [
+                JOB_OUTPUT,
+                {"name": "workers", "label": "Workers besides the master", "expression": "{{ inputs.workers }}"},
             ],
         }],
     },
@@ -138,7 +180,7 @@ TEMPLATES = [
 # the catalog shows them offline; a profile on a system template (a clone included) gets its template's icon unless
 # it names its own icon URL.
 SYSTEM_ICONS = {name: f"studio/profile-icons/{name}.svg"
-                for name in ("jupyter-notebook", "llm-inference-server", "pytorch-training")}
+                for name in ("jupyter-notebook", "llm-inference-server", "pytorch-training", "pytorch-distributed")}
 
 PROFILES = [
     {
@@ -164,6 +206,14 @@ PROFILES = [
         "display_name": "PyTorch Training", "service_type": "jobs",
         "description": "Run a PyTorch training script to completion on one or more GPUs.",
         "readme": PYTORCH_README,
+        "labels": {"paas.example.com/service": "training"},
+        "extra_config": {"PYTHONUNBUFFERED": "1"},
+    },
+    {
+        "name": "pytorch-distributed", "template": "pytorch-distributed", "version": "1.0.0",
+        "display_name": "PyTorch Distributed Training", "service_type": "jobs",
+        "description": "Train on a master and workers at once (Kubeflow PyTorchJob), one or more GPUs each.",
+        "readme": DISTRIBUTED_README,
         "labels": {"paas.example.com/service": "training"},
         "extra_config": {"PYTHONUNBUFFERED": "1"},
     },

@@ -17,7 +17,7 @@ from workloads.models import Workload
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 INPUTS = {"jupyter-notebook": {}, "llm-inference-server": {"model": "Qwen/Qwen2.5-0.5B-Instruct"},
-          "pytorch-training": {"args": "-c 'print(1)'"}}
+          "pytorch-training": {"args": "-c 'print(1)'"}, "pytorch-distributed": {"workers": 1}}
 
 
 def phases_seen(org, workload_id: str) -> list[str]:

@@ -13,7 +13,8 @@ from tests.factories import MembershipFactory, ProjectFactory
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
-NAMES = ["jupyter-notebook", "llm-inference-server", "pytorch-training"]
+NAMES = ["jupyter-notebook", "llm-inference-server", "pytorch-distributed", "pytorch-training"]
+NAME_OF = {"pytorch-distributed": "demo-ddp"}  # the others: demo-<serviceType>
 
 
 def install() -> str:
@@ -29,13 +30,14 @@ def state() -> list:
             AuditEvent.objects.count()]
 
 
-def test_the_command_installs_three_shared_system_profiles_and_a_second_run_changes_nothing(db):
+def test_the_command_installs_four_shared_system_profiles_and_a_second_run_changes_nothing(db):
     assert "Created service profile jupyter-notebook." in install()
     first = state()
     assert first[2] == [("jupyter-notebook", True, "all", 1, "notebook"),
                         ("llm-inference-server", True, "all", 1, "inference"),
+                        ("pytorch-distributed", True, "all", 1, "jobs"),
                         ("pytorch-training", True, "all", 1, "jobs")]
-    assert [row[3] for row in first[1]] == ["workspace", "inference", "training"]
+    assert [row[3] for row in first[1]] == ["workspace", "inference", "training", "distributed"]
     assert install() == ""
     assert state() == first
 
@@ -89,17 +91,21 @@ def test_each_system_profile_launches_from_the_catalog_and_answers_outputs(clien
     assert all(p["readmeHtml"] and p["iconUrl"] and p["outputs"] for p in catalog)
 
     inputs = {"jupyter-notebook": {}, "llm-inference-server": {"model": "Qwen/Qwen2.5-0.5B-Instruct"},
-              "pytorch-training": {"command": "python", "args": "train.py --epochs 1", "gpus": 1}}
+              "pytorch-training": {"command": "python", "args": "train.py --epochs 1", "gpus": 1},
+              "pytorch-distributed": {"args": "--nproc-per-node=2 train.py", "workers": 3, "gpus": 2}}
     launched = {}
     for entry in catalog:
         response = api.post(f"/api/v1/service-profiles/{entry['id']}/launch",
-                            {"projectId": demo.id, "name": f"demo-{entry['serviceType']}",
+                            {"projectId": demo.id, "name": NAME_OF.get(entry["name"], f"demo-{entry['serviceType']}"),
                              "inputs": inputs[entry["name"]]}, format="json")
         assert response.status_code == 201, (entry["name"], response.json())
         launched[entry["name"]] = Workload.objects.get(pk=response.json()["id"])
 
-    notebook, llm, training = (launched[name] for name in NAMES)
+    notebook, llm, distributed, training = (launched[name] for name in NAMES)
     assert (notebook.kind, llm.kind, training.kind) == ("workspace", "inference", "training")
+    assert distributed.kind == "distributed" and distributed.gpu_request == 8  # (1 master + 3 workers) x 2
+    assert (distributed.spec["distributedFramework"], distributed.spec["numWorkers"]) == ("PyTorch", 3)
+    assert distributed.spec["command"] == "torchrun" and distributed.spec["args"] == "--nproc-per-node=2 train.py"
     assert notebook.gpu_request == 0.5 and llm.gpu_request == 1 and training.gpu_request == 1
     assert notebook.spec["args"] == "start-notebook.sh --ServerApp.base_url=/demo/demo-notebook/8888"
     assert notebook.spec["environmentVariables"][0]["secret"]["key"] == "generated.token"
@@ -121,6 +127,7 @@ def test_each_system_profile_launches_from_the_catalog_and_answers_outputs(clien
                                 "service_address": "nb.studio-demo.svc", "token": token}
     assert values(llm) == {"endpoint": None, "service_address": None, "model": "Qwen/Qwen2.5-0.5B-Instruct"}
     assert values(training) == {"job": "demo/demo-jobs", "command": "python train.py --epochs 1"}
+    assert values(distributed) == {"job": "demo/demo-ddp", "workers": "3"}
 
 
 def test_the_llm_profile_fixes_its_image_and_hides_the_replica_count(client_for, org, demo):

@@ -1,7 +1,8 @@
-"""Distributed trainings end to end: the Run:ai API -> a real Celery worker -> studio.kube -> kubesim's Kubeflow
-Training Operator over HTTP, and back through sync rounds; the cluster seen with the official client. (The real
-API server of `make e2e-real`, v1.20.2, crashes on custom-resource creation — a reflect2 bug of that release —
-so Kubeflow jobs are tested on kubesim only; docs/runai-compatibility.md says so.)"""
+"""Distributed trainings end to end: the Run:ai API -> a real Celery worker -> studio.kube -> the Kubeflow Training
+Operator's jobs over HTTP, and back through sync rounds; the cluster seen with the official client. `cluster_org`
+runs a test on kubesim (its own Training Operator) and, in `make e2e-real`, on the real API server v1.20.2 with the
+Training Operator's CRDs installed and kubesim's node side playing them (kubesim/node/remote.py). Gang scheduling
+and a cluster without the operator: kubesim only (each needs a cluster of its own shape)."""
 
 from collections import Counter
 
@@ -34,67 +35,67 @@ def roles(org, workload_id: str) -> Counter:
     return Counter(p["role"] for p in answer.json()["pods"])
 
 
-def test_a_pytorch_job_runs_its_master_and_workers_and_completes_with_the_master(worker, sim_org):
-    body = distributed_body(sim_org.project, "torch", compute={"gpuDevicesRequest": 1}, cleanPodPolicy="Running",
+def test_a_pytorch_job_runs_its_master_and_workers_and_completes_with_the_master(worker, cluster_org):
+    body = distributed_body(cluster_org.project, "torch", compute={"gpuDevicesRequest": 1}, cleanPodPolicy="Running",
                             annotations=run_seconds(4))
-    workload_id = submit(sim_org, "distributed", body)
-    running = wait_phase(sim_org, workload_id, "Running")
+    workload_id = submit(cluster_org, "distributed", body)
+    running = wait_phase(cluster_org, workload_id, "Running")
     assert running["type"] == "distributed" and running["distributedFramework"] == "PyTorch"
     assert running["requestedGpus"] == 3 and running["requestedPods"] == {"number": 3}
-    wait_for(lambda: roles(sim_org, workload_id) == Counter({"master": 1, "worker": 2}), step=lambda: sync(sim_org),
+    wait_for(lambda: roles(cluster_org, workload_id) == Counter({"master": 1, "worker": 2}), step=lambda: sync(cluster_org),
              what="a master and two workers in the pod list")
-    job = job_of(sim_org, workload_id)
+    job = job_of(cluster_org, workload_id)
     assert job["status"]["replicaStatuses"] == {"Master": {"active": 1}, "Worker": {"active": 2}}
     assert {c["type"] for c in job["status"]["conditions"] if c["status"] == "True"} >= {"Created", "Running"}
-    names = sorted(p.metadata.name for p in pods_of(sim_org, workload_id))
-    base = object_name(sim_org, workload_id)
+    names = sorted(p.metadata.name for p in pods_of(cluster_org, workload_id))
+    base = object_name(cluster_org, workload_id)
     assert names == [f"{base}-master-0", f"{base}-worker-0", f"{base}-worker-1"]
-    master = next(p for p in pods_of(sim_org, workload_id) if p.metadata.name.endswith("master-0"))
+    master = next(p for p in pods_of(cluster_org, workload_id) if p.metadata.name.endswith("master-0"))
     env = {e.name: e.value for e in master.spec.containers[0].env}
     assert (env["WORLD_SIZE"], env["RANK"], env["MASTER_ADDR"]) == ("3", "0", f"{base}-master-0")
     assert master.spec.containers[0].resources.limits["nvidia.com/gpu"] == "1"
 
-    done = wait_phase(sim_org, workload_id, "Completed")
+    done = wait_phase(cluster_org, workload_id, "Completed")
     assert done["completedAt"] and done["startedAt"]
-    job = job_of(sim_org, workload_id)
+    job = job_of(cluster_org, workload_id)
     succeeded = next(c for c in job["status"]["conditions"] if c["type"] == "Succeeded")
     assert succeeded["status"] == "True" and succeeded["reason"] == "PyTorchJobSucceeded"
-    reasons = phase_events(sim_org, workload_id)
+    reasons = phase_events(cluster_org, workload_id)
     assert reasons[0] == "Submitted" and reasons.index("Running") < reasons.index("Completed"), reasons
 
 
-def test_suspend_resume_and_delete_a_tf_job(worker, sim_org):
-    body = distributed_body(sim_org.project, "tf", framework="TF", workers=1, annotations=run_seconds(600))
-    workload_id = submit(sim_org, "distributed", body)
-    wait_phase(sim_org, workload_id, "Running")
-    assert roles(sim_org, workload_id) == Counter({"chief": 1, "worker": 1})
-    assert sim_org.api.post(f"/api/v1/workloads/distributed/{workload_id}/suspend").status_code == 202
-    stopped = wait_phase(sim_org, workload_id, "Stopped")
+def test_suspend_resume_and_delete_a_tf_job(worker, cluster_org):
+    body = distributed_body(cluster_org.project, "tf", framework="TF", workers=1, annotations=run_seconds(600))
+    workload_id = submit(cluster_org, "distributed", body)
+    wait_phase(cluster_org, workload_id, "Running")
+    assert roles(cluster_org, workload_id) == Counter({"chief": 1, "worker": 1})
+    assert cluster_org.api.post(f"/api/v1/workloads/distributed/{workload_id}/suspend").status_code == 202
+    stopped = wait_phase(cluster_org, workload_id, "Stopped")
     assert stopped["runningPods"] == 0
-    assert job_of(sim_org, workload_id, "tfjobs")["spec"]["runPolicy"]["suspend"] is True
-    wait_for(lambda: not pods_of(sim_org, workload_id), what="the job's pods to be gone")
+    assert job_of(cluster_org, workload_id, "tfjobs")["spec"]["runPolicy"]["suspend"] is True
+    wait_for(lambda: not pods_of(cluster_org, workload_id), what="the job's pods to be gone")
 
-    assert sim_org.api.post(f"/api/v1/workloads/distributed/{workload_id}/resume").status_code == 202
-    assert wait_phase(sim_org, workload_id, "Running")["runningPods"] == 2
-    assert job_of(sim_org, workload_id, "tfjobs")["spec"]["runPolicy"]["suspend"] is False
+    assert cluster_org.api.post(f"/api/v1/workloads/distributed/{workload_id}/resume").status_code == 202
+    assert wait_phase(cluster_org, workload_id, "Running")["runningPods"] == 2
+    assert job_of(cluster_org, workload_id, "tfjobs")["spec"]["runPolicy"]["suspend"] is False
 
-    assert sim_org.api.delete(f"/api/v1/workloads/distributed/{workload_id}").status_code == 204
+    assert cluster_org.api.delete(f"/api/v1/workloads/distributed/{workload_id}").status_code == 204
 
     def deleted():
-        listed = sim_org.api.get("/api/v1/workloads?deleted=true").json()["workloads"]
+        listed = cluster_org.api.get("/api/v1/workloads?deleted=true").json()["workloads"]
         return [w for w in listed if w["id"] == workload_id and w["phase"] == "Deleted"]
 
-    wait_for(deleted, step=lambda: sync(sim_org), what="the workload to be Deleted")
-    jobs = client.CustomObjectsApi(sim_org.k8s).list_namespaced_custom_object(
-        "kubeflow.org", "v1", sim_org.namespace, "tfjobs")["items"]
-    assert jobs == [] and pods_of(sim_org, workload_id) == []
+    wait_for(deleted, step=lambda: sync(cluster_org), what="the workload to be Deleted")
+    jobs = client.CustomObjectsApi(cluster_org.k8s).list_namespaced_custom_object(
+        "kubeflow.org", "v1", cluster_org.namespace, "tfjobs")["items"]
+    assert jobs == [] and pods_of(cluster_org, workload_id) == []
 
 
-def test_a_failed_worker_fails_the_job(worker, sim_org):
-    body = distributed_body(sim_org.project, "bad", framework="XGBoost", image="example/crashloop:1",
+def test_a_failed_worker_fails_the_job(worker, cluster_org):
+    body = distributed_body(cluster_org.project, "bad", framework="XGBoost", image="example/crashloop:1",
                             restartPolicy="Never")
-    workload_id = submit(sim_org, "distributed", body)
-    failed = wait_phase(sim_org, workload_id, "Failed")
+    workload_id = submit(cluster_org, "distributed", body)
+    failed = wait_phase(cluster_org, workload_id, "Failed")
     assert "XGBoostJobFailed" in failed["phaseMessage"], failed
 
 
