@@ -188,6 +188,7 @@ class Connection:
         self.limiter = _RateLimiter(settings.KUBE_QPS, burst=max(1, int(settings.KUBE_QPS * 2)))
         self.served_versions: dict[str, str] = {}  # an API version -> the one this cluster serves for it
         self.namespaced_reads = False  # the account may not list across namespaces: list in each namespace
+        self.namespaces_ensured: dict[str, float] = {}  # namespace -> when this process last ensured it
 
     def call(self, fn, *args, verb: str = "call", resource: str = "", **kwargs):
         """Call an API method under the rate limit; sort its failures into transient and permanent errors.
@@ -417,11 +418,27 @@ def delete(conn: Connection, api_version: str, kind: str, namespace: str | None,
 NAMESPACE_ROLE = "paas-studio-namespace"  # deploy/rbac.yaml: what the product may do inside a project namespace
 
 
+NAMESPACE_ENSURED_SECONDS = 60.0
+
+
 def namespace_ensure(conn: Connection, name: str, *, labels: dict | None = None) -> bool:
     """Create the namespace unless it exists, and give this account its rights there; True when created."""
     created = _namespace_create(conn, name, labels=labels)
     namespace_access_ensure(conn, name)
+    conn.namespaces_ensured[name] = time.monotonic()
     return created
+
+
+def namespace_recently_ensured(conn: Connection, name: str) -> bool:
+    """Whether this process ensured the namespace in the last minute: a burst of pushes to one project then
+    makes one request each (the object) instead of three (namespace, RoleBinding, object). A namespace deleted
+    meanwhile answers the object's create 404: `namespace_forget`, and the caller ensures it again."""
+    ensured = conn.namespaces_ensured.get(name)
+    return ensured is not None and time.monotonic() - ensured < NAMESPACE_ENSURED_SECONDS
+
+
+def namespace_forget(conn: Connection, name: str) -> None:
+    conn.namespaces_ensured.pop(name, None)
 
 
 def _token_subject(conn: Connection) -> dict | None:

@@ -64,6 +64,12 @@ def _load(workload_id) -> Workload | None:
     return Workload.objects.select_related("project", "cluster").filter(pk=workload_id).first()
 
 
+def _namespace_ensure(conn: kube.Connection, workload: Workload, ref: manifests.WorkloadRef) -> None:
+    # Its labels (the project's Pod Security levels, three policy reads) matter only when it is created.
+    kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project,
+                                                       **project_security_labels(workload.project)})
+
+
 def workload_push(workload_id) -> None:
     """Create every object of the workload (its project's namespace first), adopting any that exist."""
     workload = _load(workload_id)
@@ -84,12 +90,17 @@ def workload_push(workload_id) -> None:
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
-        kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project,
-                                                           **project_security_labels(workload.project)})
         if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
             primary = manifests.primary_kind(ref, knative=knative)
             objects = [applied.annotate(o) if (o["apiVersion"], o["kind"]) == primary else o for o in objects]
-        created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
+        if not kube.namespace_recently_ensured(conn, ref.namespace):
+            _namespace_ensure(conn, workload, ref)
+        try:
+            created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
+        except kube.NotFound:  # the namespace was deleted since this process ensured it: again, once
+            kube.namespace_forget(conn, ref.namespace)
+            _namespace_ensure(conn, workload, ref)
+            created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
     except kube.PermanentClusterError as exc:
         workload_fail(workload.pk, exc.message)
         return

@@ -3,6 +3,7 @@ adopt, conflicts, paging, watch with relist, error sorting, and what a push / su
 
 import base64
 import json
+import time
 
 import pytest
 from kubernetes import client
@@ -38,6 +39,25 @@ def test_push_creates_the_namespace_and_objects_and_a_second_push_adopts_them(si
     workload.refresh_from_db()
     assert workload.submitted_at is not None
     assert list(workload.events.values_list("reason", flat=True)) == ["Created"]
+
+
+def test_a_burst_of_pushes_ensures_the_namespace_once_and_again_after_it_was_deleted(sim_org):
+    first, second, third = (make_workload(sim_org.project, name) for name in ("one", "two", "three"))
+    push.workload_push(first.pk)
+    push.workload_push(second.pk)
+    assert sim_org.sim.stats()[("create", "namespaces")] == 1  # one request per push after the first: the Job
+
+    core = client.CoreV1Api(sim_org.k8s)
+    core.delete_namespace(sim_org.namespace)
+    while any(ns.metadata.name == sim_org.namespace for ns in core.list_namespace().items):
+        time.sleep(0.05)  # the namespace and its objects are gone
+    push.workload_push(third.pk)  # the Job's create answers 404: the namespace is made again, then the Job
+    assert sim_org.sim.stats()[("create", "namespaces")] == 2
+    assert job_of(sim_org, third).metadata.labels[manifests.WORKLOAD_ID_LABEL] == str(third.pk)
+    namespace = core.read_namespace(sim_org.namespace)
+    assert namespace.metadata.labels[manifests.PROJECT_LABEL] == sim_org.project.name
+    third.refresh_from_db()
+    assert third.actual_phase != "Failed" and third.submitted_at is not None
 
 
 def test_an_object_of_the_same_name_owned_by_another_workload_fails_the_push_with_the_clusters_words(sim_org):

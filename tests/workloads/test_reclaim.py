@@ -131,6 +131,7 @@ def test_an_idle_workspace_is_suspended_and_resumes_in_one_call_a_busy_one_runs_
     browser.force_login(sim_org.user)
     page = browser.get(f"/workloads/{idle_id}").content.decode()
     assert "Suspended: idle GPU" in page and "GPU utilisation stayed under 5%" in page
+    assert "No pods: the workload is suspended" in page and "No pods yet" not in page
 
     assert sim_org.api.post(f"/api/v1/workloads/workspaces/{idle_id}/resume").status_code == 202
     wait_phase(sim_org, idle_id, "Running")
