@@ -23,10 +23,19 @@ def is_platform_admin(user) -> bool:
         return False
     cached = getattr(user, "_studio_platform_admin", None)
     if cached is None:
-        cached = user.is_superuser or AccessRule.objects.of_subject(user).filter(
-            scope_type__in=AccessRule.TENANT_WIDE, role__level=Level.ADMIN
-        ).exists()
+        cached = user.is_superuser or any(scope in AccessRule.TENANT_WIDE and level == Level.ADMIN
+                                           for scope, _project, _department, level in subject_rules(user))
         user._studio_platform_admin = cached
+    return cached
+
+
+def subject_rules(user) -> list[tuple]:
+    """(scope type, project id, department id, role level) of each access rule that applies to the user; one
+    query, cached on the user for the request: the platform-admin check and the user's roles read the same rows."""
+    cached = getattr(user, "_studio_rules", None)
+    if cached is None:
+        cached = user._studio_rules = list(AccessRule.objects.of_subject(user).values_list(
+            "scope_type", "project_id", "department_id", "role__level"))
     return cached
 
 

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 from studio.models import Cluster, Department, Project, is_platform_admin
+from studio.permissions import visible_project_ids
 from workloads import pending
 
 # Workloads that hold GPUs against their project's quota: live, meant to run, not finished, with GPUs. One
@@ -28,12 +29,12 @@ class WorkloadQuerySet(models.QuerySet):
         return self.filter(project__in=Project.objects.visible_to(user))
 
     def listed_for(self, user):
-        """`visible_to` for lists: the visible projects' ids are read first (one small query) and the list filters
-        `project_id IN (...)`. With the subquery PostgreSQL cannot know how few rows qualify and walks the whole
+        """`visible_to` for lists: the visible projects' ids come first (from the caller's access rules, read once
+        a request) and the list filters `project_id IN (...)`. With the subquery PostgreSQL cannot know how few rows qualify and walks the whole
         table newest first; with the ids it reads the (project, created_at) index of those projects alone."""
         if is_platform_admin(user) or not getattr(user, "is_authenticated", False):
             return self.visible_to(user)
-        return self.filter(project_id__in=list(Project.objects.visible_to(user).values_list("pk", flat=True)))
+        return self.filter(project_id__in=visible_project_ids(user))
 
     def live(self):
         return self.filter(deleted_at__isnull=True)

@@ -15,7 +15,7 @@ from rest_framework.exceptions import ValidationError
 from policies.services import policy_enforce
 from studio.errors import Conflict
 from studio.models import Level, Project
-from studio.permissions import has_project_role
+from studio.permissions import ROLE_RANK, has_project_role, project_role
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
@@ -83,13 +83,13 @@ def _check_quota(project: Project, kind: str, gpus: Decimal) -> None:
 
 
 def _project_for_submit(user, request: dict) -> Project:
-    project = (
-        Project.objects.visible_to(user).select_related("department", "cluster")
-        .filter(pk=request["projectId"]).first()
-    )
-    if project is None:
+    # The caller's role in the project decides both: no role, not visible (as Project.objects.visible_to: the same
+    # rules, already read for the request); below member, not allowed. Then the row, by its key.
+    role = project_role(user, int(request["projectId"]))
+    project = Project.objects.select_related("department", "cluster").filter(pk=request["projectId"]).first()
+    if project is None or role is None:
         raise ValidationError({"projectId": ["No such project, or you are not a member of it."]})
-    if not has_project_role(user, project, Level.MEMBER):
+    if ROLE_RANK[role] < ROLE_RANK[Level.MEMBER]:
         raise PermissionDenied("Viewers may not submit workloads.")
     if str(project.cluster_id) != str(request["clusterId"]):
         raise ValidationError({"clusterId": [f"Project {project.name} runs on cluster {project.cluster_id}."]})
@@ -127,7 +127,7 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
         try:
             return _create(kind=kind, name=name, project=project, request=request, user=user, gpus=gpus,
                            source=source, provenance=provenance)
-        except (_NameTaken, IntegrityError) as exc:  # IntegrityError: a concurrent submit took the name first
+        except _NameTaken as exc:
             if not as_prefix:
                 raise Conflict(f"A workload named {name!r} already exists in project {project.name}.") from exc
     raise Conflict(f"No free name with prefix {request['name']!r} in project {project.name} after "
@@ -136,20 +136,25 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
 
 def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus: Decimal, source: str,
             provenance: dict | None) -> Workload:
-    with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise quota checks per project
+    try:
+        with transaction.atomic():
+            if gpus > 0:  # serialise the quota checks of the project; without GPUs there is nothing to count
+                Project.objects.select_for_update().filter(pk=project.pk).first()
+                _check_quota(project, kind, gpus)
+            # A taken name is the unique constraint's refusal (one_live_workload_per_name): no query before it.
+            workload = Workload.objects.create(
+                kind=kind, name=name, requested_name=request["name"], project=project,
+                department=project.department, cluster=project.cluster, created_by=user,
+                created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
+                gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, request),
+                phase_updated_at=timezone.now(), **(provenance or {}),
+            )
+            _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
+            enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
+    except IntegrityError:
         if Workload.objects.live().filter(project=project, name=name).exists():
-            raise _NameTaken(name)
-        _check_quota(project, kind, gpus)
-        workload = Workload.objects.create(
-            kind=kind, name=name, requested_name=request["name"], project=project,
-            department=project.department, cluster=project.cluster, created_by=user,
-            created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
-            gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, request),
-            phase_updated_at=timezone.now(), **(provenance or {}),
-        )
-        _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
-        enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
+            raise _NameTaken(name) from None
+        raise
     return workload
 
 

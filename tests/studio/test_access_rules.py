@@ -68,13 +68,18 @@ def test_the_highest_of_several_rules_wins_and_members_show_one_row(client_for, 
 
 def test_visibility_and_roles_cost_one_query(org, django_assert_num_queries):
     user = org.users.member
-    with django_assert_num_queries(1):
-        assert not is_platform_admin(user)  # then cached on the user for the request
+    with django_assert_num_queries(1):  # the user's rules, read once and cached on the user for the request
+        assert not is_platform_admin(user)
     with django_assert_num_queries(1):
         assert [p.name for p in type(org.a).objects.visible_to(user)] == ["alpha"]
-    with django_assert_num_queries(1):  # every level of the user at once, then cached
+    with django_assert_num_queries(0):  # every level of the user, from the rules the admin check read
         assert project_role(user, org.a) == "member"
         assert project_role(user, org.b) is None
+    fresh = type(user).objects.get(pk=user.pk)
+    with django_assert_num_queries(1):  # on its own, the role check reads the same rules once
+        assert project_role(fresh, org.a) == "member"
+        assert project_role(fresh, org.b) is None
+        assert not is_platform_admin(fresh)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -340,6 +340,26 @@ def test_list_query_count_is_the_same_for_1_and_100_workloads(client_for, org, d
         assert len(api.get("/api/v1/workloads?limit=500").json()["workloads"]) == 100
 
 
+def test_a_submission_makes_a_fixed_number_of_queries_whatever_the_history(member, org):
+    def statements(body):
+        with CaptureQueriesContext(connection) as queries:
+            assert member.post("/api/v1/workloads/trainings", body, format="json").status_code == 200
+        return [q["sql"].split()[0] for q in queries.captured_queries]
+
+    # The token's user, the caller's access rules, the project, its policies; then the row and its event (in a
+    # savepoint here, as the test runs in a transaction). A GPU adds the project's lock and the quota sum.
+    without_gpu = ["SELECT", "SELECT", "SELECT", "SELECT", "SAVEPOINT", "INSERT", "INSERT", "RELEASE"]
+    with_gpu = without_gpu[:5] + ["SELECT", "SELECT"] + without_gpu[5:]
+    assert statements(small(org, "a")) == without_gpu
+    assert statements(small(org, "b", compute={"gpuDevicesRequest": 1})) == with_gpu
+    Workload.objects.bulk_create([
+        Workload(kind="training", name=f"old{i}", requested_name="old", project=org.a, department=org.department,
+                 cluster=org.cluster, created_by_name="bob", gpu_request=1 if i % 20 == 0 else 0)
+        for i in range(100)])
+    assert statements(small(org, "c")) == without_gpu
+    assert statements(small(org, "d", compute={"gpuDevicesRequest": 1})) == with_gpu
+
+
 def _samples(workload, type_, values, start, pod_name=""):
     MetricSample.objects.bulk_create([
         MetricSample(workload=workload, type=type_, value=v, timestamp=start + timedelta(seconds=10 * i),

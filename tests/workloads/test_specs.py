@@ -93,6 +93,22 @@ def test_validate_spec_paths_are_relative_to_the_spec():
     assert [p["field"] for p in flatten_errors(info.value.detail)] == ["compute.migProfile"]
 
 
+def test_each_validation_answers_for_its_own_body_alone():
+    """The validating serializers are built once per thread and reused: nothing of one body (its errors, its
+    values, its list items) may show in the answer for the next."""
+    first = body_with("training", {"spec.compute.migProfile": "9g.90gb"})
+    second = body_with("training", {"spec.image": ""})
+    for body, field in ((first, "spec.compute.migProfile"), (second, "spec.image"), (first, "spec.compute.migProfile")):
+        with pytest.raises(ValidationError) as info:
+            validate_workload_request("training", body)
+        assert [p["field"] for p in flatten_errors(info.value.detail)] == [field]
+        assert validate_workload_request("training", TRAINING_REQUEST)["spec"] == TRAINING_REQUEST["spec"]
+    with_more = copy.deepcopy(TRAINING_REQUEST)
+    with_more["spec"]["environmentVariables"] = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    assert len(validate_workload_request("training", with_more)["spec"]["environmentVariables"]) == 2
+    assert validate_workload_request("training", TRAINING_REQUEST)["spec"] == TRAINING_REQUEST["spec"]
+
+
 def test_unknown_kind_is_a_programming_error():
     with pytest.raises(ValueError, match="Unknown workload kind"):
         validate_workload_request("notebook", TRAINING_REQUEST)
