@@ -140,7 +140,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["studio.renderers.JSONRenderer"],  # DRF's bytes, encoded by orjson
     "DEFAULT_PARSER_CLASSES": ["studio.parsers.JSONParser"],  # JSON with a bound on nesting
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "studio.listing.OffsetPagination",

@@ -17,7 +17,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
-from django.db.models.functions import Coalesce, NullIf
+from django.db.models.functions import Coalesce, JSONObject, NullIf
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
@@ -64,8 +64,10 @@ def spec_of(workload) -> dict:
     return workload.spec or {}
 
 
-def spec_key_annotations() -> dict:
-    return {f"spec_{key}": KeyTransform(key, "spec") for key in SPEC_KEYS}
+def shown_spec_annotation() -> JSONObject:
+    """The spec keys a list shows as one JSON object per row (`jsonb_build_object`): one decode a row, where a
+    column per key was eleven; every key is present, null where the spec has none."""
+    return JSONObject(**{key: KeyTransform(key, "spec") for key in SPEC_KEYS})
 
 
 def preemptible_of(priority_class: str) -> bool | None:
