@@ -1,7 +1,8 @@
 """Scaling: ms per request (CPU in process and wall), in process (Django's test client, no HTTP), at 1k, 10k and 100k workloads (100, 1,000
 and 5,000 service profiles), for the paths whose cost must not grow with history: the workload list, a submission
 with and without a GPU, the catalog API and the portal's /catalog page. The caller is an Editor of one of 20
-projects; a quarter of the workloads hold a GPU. Rows are written with bulk inserts (5,000 a statement)."""
+projects, which holds the first 100 workloads (so the list's page is full, 100 rows, at every size) and a
+twentieth of the rest; a quarter of the workloads hold a GPU. Rows are written with bulk inserts (5,000 a statement)."""
 
 import json
 import time
@@ -27,7 +28,8 @@ def _seed(workloads: int, profiles: int):
     for start in range(0, workloads, 5_000):
         Workload.objects.bulk_create([
             Workload(id=uuid.uuid4(), kind="training", name=f"w{i}", requested_name=f"w{i}",
-                     project=projects[i % PROJECTS], department=projects[0].department, cluster=cluster,
+                     project=projects[0] if i < 100 else projects[i % PROJECTS],
+                     department=projects[0].department, cluster=cluster,
                      created_by_name="bench@example.com", spec=spec, actual_phase="Running", running_pods=1,
                      gpu_request=1 if i % 4 == 0 else 0)
             for i in range(start, min(start + 5_000, workloads))])
