@@ -1,6 +1,8 @@
 """Playwright driving Debian's Chromium (it cannot download its own browser here) against live_server."""
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -89,6 +91,17 @@ class Session:
         self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+def live_requests_finish(timeout: float = 10.0) -> None:
+    """Wait for the live server's requests still running when the browser closed (a page's polling, a chart's
+    fetch): the database flush after the test would otherwise race one of them, and PostgreSQL answers TRUNCATE
+    of every table and a query's locks taken one by one with a deadlock ("Database couldn't be flushed")."""
+    deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        # ThreadingMixIn's request threads: Thread(target=server.process_request_thread), named after it
+        if thread.name.endswith("(process_request_thread)"):
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
 @pytest.fixture
 def open_session(browser, live_server):
     sessions = []
@@ -102,4 +115,5 @@ def open_session(browser, live_server):
     errors = [e for s in sessions for e in s.errors()]
     for session in sessions:
         session.context.close()
+    live_requests_finish()
     assert errors == [], f"browser console errors: {errors}"
