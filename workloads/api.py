@@ -201,10 +201,18 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             profile_current_revision=profile_revision_subquery())  # the profile's `outdated`
 
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(list_rows.values_of(self.filter_queryset(self.get_queryset())))
+        queryset = self.filter_queryset(self.get_queryset())
         serializer = self.get_serializer()
-        return self.get_paginated_response([serializer.to_representation(list_rows.ListedWorkload(row))
-                                            for row in page])
+
+        def render(row):
+            return serializer.to_representation(list_rows.ListedWorkload(row))
+
+        if not list_rows.cached(queryset):
+            return self.get_paginated_response([render(row) for row in self.paginate_queryset(
+                list_rows.values_of(queryset))])
+        keys = self.paginate_queryset(list_rows.keys_of(queryset))
+        return self.get_paginated_response(list_rows.ROWS.page(
+            keys, lambda ids: list_rows.values_of(Workload.objects.filter(pk__in=ids)), render))
 
     def get_object(self):
         # A single workload is found whether live or deleted only through the list's `deleted=true`.

@@ -6,8 +6,13 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from profiles.models import ServiceProfile
+from studio.models import Department, Project
+from tests.factories import ServiceProfileFactory
 from workloads.models import Workload
 from workloads.serializers import WorkloadSerializer
 
@@ -62,3 +67,84 @@ def test_dates_are_drfs_iso_8601_with_z(client_for, org, workloads):
     assert row["completedAt"] == (NOW - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
     started = NOW.replace(microsecond=0) - timedelta(minutes=2)
     assert row["startedAt"] == started.isoformat().replace("+00:00", "Z")  # no fraction when there is none
+
+
+# On PostgreSQL a process keeps the rows it rendered (workloads.list_rows.RenderedRows), keyed by each row's
+# version: a page read again must be the same bytes, and must follow every change, however it was made. (On SQLite
+# nothing is kept, and the same answers are rendered each time.)
+
+FROZEN = NOW + timedelta(hours=1)
+
+
+def _page(client, **query):
+    response = client.get("/api/v1/workloads", {"sortBy": "name", "sortOrder": "asc", **query})
+    assert response.status_code == 200, response.content
+    return response
+
+
+def _row(client, name):
+    return next(r for r in _page(client).json()["workloads"] if r["name"] == name)
+
+
+def test_a_page_read_again_is_the_same_bytes(client_for, org, workloads, monkeypatch):
+    Workload.objects.filter(name="waiting").update(phase_message="line\u2028break </script> é日本")
+    monkeypatch.setattr(timezone, "now", lambda: FROZEN)
+    client = client_for(org.users.member)
+    first = _page(client).content
+    assert _page(client).content == first and _page(client, deleted="true").content != first
+    assert b"line\\u2028break" in first  # escaped as DRF escapes it, kept rows too
+
+
+def test_a_kept_row_follows_changes_made_outside_the_orm_even_twice_in_one_transaction(client_for, org, workloads):
+    client = client_for(org.users.member)
+    assert _row(client, "plain")["phaseMessage"] == ""
+    table = Workload._meta.db_table
+    with connection.cursor() as cursor:  # no updated_at: the row's version alone tells
+        cursor.execute(f"UPDATE {table} SET phase_message = 'first' WHERE name = 'plain'")
+    assert _row(client, "plain")["phaseMessage"] == "first"
+    with connection.cursor() as cursor:  # the same transaction (this test's): same xmin, a new tuple
+        cursor.execute(f"UPDATE {table} SET phase_message = 'second' WHERE name = 'plain'")
+    assert _row(client, "plain")["phaseMessage"] == "second"
+
+
+def test_a_kept_row_follows_its_project_department_and_profile(client_for, org, workloads):
+    profile = ServiceProfileFactory(owner_project=org.a)
+    Workload.objects.filter(name="plain").update(profile_id=profile.pk, profile_name=profile.name,
+                                                 profile_revision=profile.revision)
+    client = client_for(org.users.member)
+    row = _row(client, "plain")
+    assert (row["projectName"], row["departmentName"], row["profile"]["outdated"]) == ("alpha", "research", False)
+    # one at a time: each alone must reach the row
+    Project.objects.filter(pk=org.a.pk).update(name="alpha-2")
+    assert _row(client, "plain")["projectName"] == "alpha-2"
+    Project.objects.filter(pk=org.a.pk).update(namespace="runai-alpha-2")
+    assert _row(client, "plain")["namespace"] == "runai-alpha-2"
+    Department.objects.filter(pk=org.department.pk).update(name="research-2")
+    assert _row(client, "plain")["departmentName"] == "research-2"
+    ServiceProfile.objects.filter(pk=profile.pk).update(revision=profile.revision + 1)
+    assert _row(client, "plain")["profile"] == {"id": profile.pk, "name": profile.name, "revision": profile.revision,
+                                                "currentRevision": profile.revision + 1, "outdated": True}
+
+
+def test_a_kept_row_counts_the_clock(client_for, org, workloads, monkeypatch):
+    client = client_for(org.users.member)
+    monkeypatch.setattr(timezone, "now", lambda: FROZEN)
+    before = {r["name"]: r for r in _page(client).json()["workloads"]}
+    monkeypatch.setattr(timezone, "now", lambda: FROZEN + timedelta(hours=2))
+    after = {r["name"]: r for r in _page(client).json()["workloads"]}
+    plain, full = Workload.objects.get(name="plain"), Workload.objects.get(name="full")
+    assert before["plain"]["totalPendingTimeSeconds"] == int((FROZEN - plain.created_at).total_seconds())
+    assert after["plain"]["totalPendingTimeSeconds"] == before["plain"]["totalPendingTimeSeconds"] + 7200
+    assert before["plain"]["totalRunningTimeSeconds"] is after["plain"]["totalRunningTimeSeconds"] is None
+    finished = int((full.completed_at - full.started_at).total_seconds())
+    assert before["full"]["totalRunningTimeSeconds"] == after["full"]["totalRunningTimeSeconds"] == finished
+
+
+def test_a_page_read_again_on_postgresql_reads_only_its_keys(client_for, org, workloads):
+    client = client_for(org.users.member)
+    _page(client)
+    with CaptureQueriesContext(connection) as queries:
+        _page(client)
+    full_reads = [q["sql"] for q in queries if "phase_message" in q["sql"]]
+    # PostgreSQL: the page's keys alone, every row kept; elsewhere the full rows each time
+    assert len(full_reads) == (0 if connection.vendor == "postgresql" else 1), full_reads
