@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rest_framework.renderers import JSONRenderer as DRFRenderer
 
-from studio.renderers import JSONRenderer
+from studio.renderers import JSONRenderer, RawJSON, encode
 
 # Floats without an exponent: the one place the two differ in bytes is a negative exponent (1e-07 / 1e-7).
 plain_floats = st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f == 0 or 1e-4 <= abs(f) < 1e16)
@@ -51,3 +51,12 @@ def test_the_api_answers_compact_and_indents_when_asked(org, client_for):
     assert compact.content == json.dumps(compact.json(), separators=(",", ":"), ensure_ascii=False).encode()
     indented = api.get("/api/v1/me", HTTP_ACCEPT="application/json; indent=2")
     assert indented.content == json.dumps(compact.json(), indent=2, ensure_ascii=False).encode()
+
+
+def test_a_row_encoded_before_is_written_as_it_is_by_orjson_and_by_drf():
+    raw = RawJSON(encode({"a": 1, "b": "é"}))
+    data = {"rows": [raw, {"c": 2}], "next": None}
+    assert JSONRenderer().render(data) == '{"rows":[{"a":1,"b":"é"},{"c":2}],"next":null}'.encode()
+    indented = JSONRenderer().render(data, "application/json; indent=2")  # DRF's path
+    assert indented.startswith(b'{\n  "rows"') and json.loads(indented) == {"rows": [{"a": 1, "b": "é"}, {"c": 2}],
+                                                                               "next": None}
