@@ -160,4 +160,4 @@ class RenderedRows:
         return entry
 
 
-ROWS = RenderedRows(size=20_000)  # ~1.3 kB a row: about 26 MB a process at most
+ROWS = RenderedRows(size=10_000)  # ~1.5 kB a row: about 15 MB a process at most, 100 pages of 100
