@@ -4,15 +4,18 @@
 clientId + clientSecret). A token names its access key (`akid`), so deleting the key revokes its tokens;
 `POST /api/v1/token/revoke` blacklists the presented token."""
 
+from functools import cache
+
 from django.contrib.auth import authenticate
 from django.contrib.auth.hashers import make_password
-from django.db.models import Exists, OuterRef
+from django.core.exceptions import ValidationError
+from django.db import connection
 from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import InvalidToken, TokenError
 from rest_framework_simplejwt.settings import api_settings
-from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 from rest_framework_simplejwt.tokens import AccessToken, BlacklistMixin
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
@@ -53,12 +56,14 @@ class BearerTokenAuthentication(JWTAuthentication):
         user_id, jti = validated_token.get(api_settings.USER_ID_CLAIM), validated_token.get(api_settings.JTI_CLAIM)
         if user_id is None or jti is None:
             raise UnfamiliarIssuer()
-        users = self.user_model.objects.filter(**{api_settings.USER_ID_FIELD: user_id}).annotate(
-            _token_revoked=Exists(BlacklistedToken.objects.filter(token__jti=jti)))
         access_key_id = validated_token.get("akid")
-        if access_key_id:
-            users = users.annotate(_key_exists=Exists(AccessKey.objects.filter(id=access_key_id, user=OuterRef("pk"))))
-        user = users.first()
+        users, keys = self.user_model, AccessKey
+        try:
+            params = [jti, keys._meta.pk.get_db_prep_value(access_key_id, connection) if access_key_id else None,
+                      users._meta.get_field(api_settings.USER_ID_FIELD).get_db_prep_value(user_id, connection)]
+        except (ValidationError, ValueError, TypeError):  # a claim of the wrong shape (our signature: never)
+            raise UnfamiliarIssuer() from None
+        user = next(iter(users.objects.raw(_user_sql(users), params)), None)
         if user is None or user._token_revoked or (access_key_id and not user._key_exists):
             raise UnfamiliarIssuer()
         if api_settings.CHECK_USER_IS_ACTIVE and not user.is_active:
@@ -67,6 +72,27 @@ class BearerTokenAuthentication(JWTAuthentication):
                 validated_token.get(api_settings.REVOKE_TOKEN_CLAIM) != get_md5_hash_password(user.password)):
             raise UnfamiliarIssuer()
         return user
+
+
+@cache
+def _user_sql(users) -> str:
+    """The query of `get_user`, written once: as an ORM queryset with two EXISTS it was compiled on every request,
+    0.35 ms of a cached list's 2.5. Parameters: the token's jti, its access key id (or null), the user's id."""
+    def table(model):
+        return connection.ops.quote_name(model._meta.db_table)
+
+    def column(model, name):
+        return connection.ops.quote_name(model._meta.get_field(name).column)
+
+    blacklisted, outstanding = BlacklistedToken, OutstandingToken
+    return (
+        f"SELECT u.*, "
+        f"EXISTS(SELECT 1 FROM {table(blacklisted)} b INNER JOIN {table(outstanding)} o "
+        f"ON b.{column(blacklisted, 'token')} = o.{column(outstanding, 'id')} "
+        f"WHERE o.{column(outstanding, 'jti')} = %s) AS _token_revoked, "
+        f"EXISTS(SELECT 1 FROM {table(AccessKey)} k WHERE k.{column(AccessKey, 'id')} = %s "
+        f"AND k.{column(AccessKey, 'user')} = u.{column(users, users._meta.pk.name)}) AS _key_exists "
+        f"FROM {table(users)} u WHERE u.{column(users, api_settings.USER_ID_FIELD)} = %s")
 
 
 def issue_token(*, user, access_key: AccessKey | None = None) -> dict:
