@@ -49,8 +49,10 @@ def token(user) -> str:
 
 
 def analyze() -> None:
-    """Fresh statistics, as autovacuum would have after a bulk load; without them PostgreSQL plans for 11 rows."""
+    """The state autovacuum leaves a bulk load in (PostgreSQL 13+ vacuums after inserts too): fresh statistics
+    (without them PostgreSQL plans for 11 rows) and the visibility map set, so that index-only scans — the quota
+    sum over `workload_gpus_held` — read no table pages."""
     from django.db import connection
 
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+    with connection.cursor() as cursor:  # autocommit: VACUUM cannot run in a transaction
+        cursor.execute("VACUUM ANALYZE")
