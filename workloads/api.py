@@ -207,7 +207,7 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         def render(row):
             return serializer.to_representation(list_rows.ListedWorkload(row))
 
-        if not list_rows.cached(queryset):
+        if not list_rows.keeps_rows(queryset):
             return self.get_paginated_response([render(row) for row in self.paginate_queryset(
                 list_rows.values_of(queryset))])
         keys = self.paginate_queryset(list_rows.keys_of(queryset))

@@ -46,8 +46,8 @@ class ListedWorkload:
 
 
 @cache
-def _annotation_sql() -> tuple[str, str]:
-    """PostgreSQL: the two computed columns as SQL written once. As ORM expressions (a JSONObject of eleven key
+def _annotation_sql() -> tuple[str, str, str]:
+    """PostgreSQL: the computed columns as SQL written once. As ORM expressions (a JSONObject of eleven key
     transforms, a Subquery) they were rebuilt and compiled on every request, 1.3 ms of a list's 9 ms CPU. Same
     SQL as those expressions compile to, same rows (tests/workloads/test_list_rows.py)."""
     table, profiles = Workload._meta.db_table, ServiceProfile._meta.db_table
@@ -62,7 +62,7 @@ def _annotation_sql() -> tuple[str, str]:
     return shown_spec, current_revision, version
 
 
-def cached(queryset) -> bool:
+def keeps_rows(queryset) -> bool:
     """Whether the list keeps rendered rows for this queryset's database (PostgreSQL: its rows have a version)."""
     return connections[queryset.db].vendor == "postgresql"
 
@@ -70,7 +70,7 @@ def cached(queryset) -> bool:
 def values_of(queryset):
     """The list's queryset (filtered and ordered) as the dicts ListedWorkload reads: the shown columns and a few
     keys of the spec, not its big JSON columns."""
-    if connections[queryset.db].vendor != "postgresql":  # SQLite (make run): the portable ORM expressions
+    if not keeps_rows(queryset):  # SQLite (make run): the portable ORM expressions, and no row versions
         return queryset.values(*FIELDS, shown_spec=derived.shown_spec_annotation(),
                                profile_current_revision=profile_revision_subquery())
     shown_spec, current_revision, version = _annotation_sql()
@@ -114,10 +114,8 @@ class _Rendered:
 
 
 def _seconds(start, end, now) -> bytes:
-    # runai_fields.seconds_between, with one `now` for the page
-    if start is None:
-        return b"null"
-    return b"%d" % max(0, int(((end or now) - start).total_seconds()))
+    seconds = derived.seconds_between(start, end, now)  # one `now` for the page
+    return b"null" if seconds is None else b"%d" % seconds
 
 
 class RenderedRows:

@@ -93,10 +93,11 @@ def allocated_gpu_of(phase: str, gpu_request) -> float:
     return float(gpu_request) if phase in ALLOCATED_PHASES else 0.0
 
 
-def seconds_between(start, end) -> int | None:
+def seconds_between(start, end, now=None) -> int | None:
+    """Whole seconds from `start` to `end`, or to `now` (the current time unless given) while `end` is None."""
     if start is None:
         return None
-    return max(0, int(((end or timezone.now()) - start).total_seconds()))
+    return max(0, int(((end or now or timezone.now()) - start).total_seconds()))
 
 
 # --- the same, as database expressions ----------------------------------------------------------------------
