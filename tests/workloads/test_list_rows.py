@@ -148,3 +148,14 @@ def test_a_page_read_again_on_postgresql_reads_only_its_keys(client_for, org, wo
     full_reads = [q["sql"] for q in queries if "phase_message" in q["sql"]]
     # PostgreSQL: the page's keys alone, every row kept; elsewhere the full rows each time
     assert len(full_reads) == (0 if connection.vendor == "postgresql" else 1), full_reads
+
+
+def test_rows_kept_for_one_caller_are_never_shown_to_another_who_may_not_see_them(client_for, org, workloads):
+    common = {"department": org.department, "cluster": org.cluster, "created_by_name": "dave"}
+    Workload.objects.create(kind="training", name="in-b", requested_name="in-b", project=org.b, **common)
+    everything = {r["name"] for r in _page(client_for(org.users.platform_admin)).json()["workloads"]}
+    assert {"plain", "full", "in-b"} <= everything  # every row kept now
+    assert {r["name"] for r in _page(client_for(org.users.other)).json()["workloads"]} == {"in-b"}
+    seen_in_a = {r["name"] for r in _page(client_for(org.users.viewer)).json()["workloads"]}
+    assert "in-b" not in seen_in_a and {"plain", "full"} <= seen_in_a
+    assert client_for(org.users.other).get("/api/v1/workloads", {"projectId": org.a.pk}).json()["workloads"] == []
