@@ -10,7 +10,7 @@ WITH_KEYS := set -a && . $(abspath $(DEV_KEYS)) && set +a &&
 # The simulated clusters of run, bench and faults listen on loopback, which production does not allow.
 export CLUSTER_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7
 
-.PHONY: install run test e2e-real bench faults lint system-deps migrate demo vendor
+.PHONY: install run test e2e-real bench faults lint system-deps services migrate demo vendor
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -25,6 +25,11 @@ $(DEV_KEYS):
 
 system-deps:
 	./scripts/system_deps.sh
+
+# PostgreSQL and Redis on loopback for CI, bench and faults: installed from Debian's packages and started when
+# missing (scripts/ci_services.sh); servers that already answer are used as they are.
+services:
+	./scripts/ci_services.sh
 
 migrate: install $(DEV_KEYS)
 	$(WITH_KEYS) $(PY) manage.py migrate --noinput -v 0
@@ -44,10 +49,10 @@ e2e-real: install
 	./scripts/system_deps.sh e2e-real
 	$(PY) -m pytest -m real $(PYTEST_ARGS)
 
-bench: install $(DEV_KEYS)
+bench: install services $(DEV_KEYS)
 	$(WITH_KEYS) $(PY) -m bench
 
-faults: install $(DEV_KEYS)
+faults: install services $(DEV_KEYS)
 	@failed=""; for scenario in worker_kill redis_stop kubesim_outage postgres_restart apiserver_restart; do \
 		$(WITH_KEYS) $(PY) -m scripts.faults.$$scenario || failed="$$failed $$scenario"; \
 	done; if [ -n "$$failed" ]; then echo "make faults: FAILED:$$failed"; exit 1; fi

@@ -5,14 +5,19 @@
 # machine's own kubectl (Google Cloud SDK's, a distribution's) is used as it is and never overwritten.
 # `system_deps.sh e2e-real`: what `make e2e-real` needs instead — Debian's etcd (package etcd-server) under the
 # real kube-apiserver, and a kubectl.
+# `system_deps.sh packages NAME...`: those Debian packages (scripts/ci_services.sh installs PostgreSQL and Redis so).
 set -euo pipefail
 need=()
-if [ "${1:-}" = e2e-real ]; then
+mode=${1:-test}
+if [ "$mode" = packages ]; then
+  shift
+  need=("$@")
+elif [ "$mode" = e2e-real ]; then
   command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 else
   command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 fi
-command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+[ "$mode" = packages ] || command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 hint="apt-get update && apt-get install -y --no-install-recommends ${need[*]}"
