@@ -29,7 +29,7 @@ echo "system_deps: installing ${need[*]} from Debian's packages" >&2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Quiet on success; on failure, apt's own output (the real reason) and the command to run by hand.
-if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"; } \
+if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${need[@]}"; } \
      >"$log" 2>&1; then
   cat "$log" >&2
   echo "system_deps: installing ${need[*]} failed (apt's output above). Fix the cause, then run:  $hint" >&2
