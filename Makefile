@@ -47,6 +47,7 @@ test: install system-deps
 # The product against a real kube-apiserver + kube-controller-manager v1.20.2 and etcd (docs/real-cluster.md).
 e2e-real: install
 	./scripts/system_deps.sh e2e-real
+	$(PY) -m scripts.realkube --build
 	$(PY) -m pytest -m real $(PYTEST_ARGS)
 
 bench: install services $(DEV_KEYS)
