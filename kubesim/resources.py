@@ -93,6 +93,13 @@ GROUPS = {
                                      builtin=False)],
     "scheduling.volcano.sh": [Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup",
                                        short=("pg", "podgroup-v1beta1"), builtin=False)],
+    # KAI Scheduler's CRDs (one group, two versions): hierarchical queues and the pod groups its pod-grouper makes;
+    # and the priority classes it installs. Served only when asked for (`kai=True`: node/kai.py schedules).
+    "scheduling.run.ai": [Resource("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False, builtin=False),
+                          Resource("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", short=("pg",),
+                                   builtin=False)],
+    "scheduling.k8s.io": [Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False,
+                                   short=("pc",), status=False)],
     "metrics.k8s.io": [Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", status=False, verbs=RO),
                        Resource("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", namespaced=False,
                                 status=False, verbs=RO)],
@@ -102,8 +109,9 @@ GANG_GROUPS = {"scheduler-plugins": "scheduling.x-k8s.io", "volcano": "schedulin
 
 
 class Registry:
-    def __init__(self, knative: bool, kubeflow: bool = True, gang: str | None = None):
+    def __init__(self, knative: bool, kubeflow: bool = True, gang: str | None = None, kai: bool = False):
         left_out = {g for g in GANG_GROUPS.values() if g != GANG_GROUPS.get(gang or "")}
+        left_out |= set() if kai else {"scheduling.run.ai", "scheduling.k8s.io"}
         left_out |= ({"serving.knative.dev"} if not knative else set()) | ({"kubeflow.org"} if not kubeflow else set())
         self.groups = {g: rs for g, rs in GROUPS.items() if g not in left_out}
         self.all = CORE + [r for rs in self.groups.values() for r in rs]
@@ -125,6 +133,10 @@ class Registry:
         rs = CORE if not group else self.groups.get(group, [])
         return any(r.version == version for r in rs)
 
+    def versions(self, group: str) -> list[str]:
+        """The group's versions, preferred first (the first resource's)."""
+        return list(dict.fromkeys(r.version for r in self.groups[group]))
+
     # --- discovery documents -------------------------------------------------------------------------------
 
     def api_versions(self, server_address: str) -> dict:
@@ -132,8 +144,8 @@ class Registry:
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
 
     def group_doc(self, group: str) -> dict:
-        gv = {"groupVersion": f"{group}/{self.groups[group][0].version}", "version": self.groups[group][0].version}
-        return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [gv], "preferredVersion": gv}
+        gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in self.versions(group)]
+        return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
     def group_list(self) -> dict:
         groups = []
@@ -153,7 +165,7 @@ class Registry:
 
     def resource_list(self, group: str, version: str) -> dict:
         resources = []
-        for r in CORE if not group else self.groups[group]:
+        for r in CORE if not group else [r for r in self.groups[group] if r.version == version]:
             entry = {"name": r.plural, "singularName": r.kind.lower(), "namespaced": r.namespaced, "kind": r.kind,
                      "verbs": list(r.verbs)}
             if r.short:

@@ -10,6 +10,7 @@ from . import quantity
 from .api import Api
 from .controllers.controller import Controller
 from .node.metrics import Metrics
+from .node.podgrouper import seed_priority_classes
 from .node.scheduler import GPU_MEMORY_MIB, GPU_MODEL
 from .resources import Registry
 from .server import Server
@@ -34,7 +35,7 @@ class KubeSim:
                  tls_cert: str | None = None, tls_key: str | None = None, tls_port: int | None = None,
                  node_pools: dict[str, int] | None = None, node_labels: dict[str, str] | None = None,
                  node_resources: dict[str, str] | None = None, kubeflow: bool = True, gang: str | None = None,
-                 node_side: bool = True):
+                 node_side: bool = True, kai: bool = False):
         self.token, self.pull_seconds, self.run_seconds, self.tick = token, pull_seconds, run_seconds, tick
         self.schedule_seconds = schedule_seconds  # how long a new pod waits before the scheduler sees it
         # node_side=False: the API server and a real control plane's controllers only — no Nodes, nobody running
@@ -59,7 +60,9 @@ class KubeSim:
         self._faults = {"outage": False, "latency_ms": 0, "pull_fail_images": frozenset(), "crash_images": frozenset()}
         self._stats, self._stats_lock = Counter(), threading.Lock()
         # kubeflow: serve the Training Operator's jobs; gang: "scheduler-plugins" or "volcano" serves its PodGroup.
-        self.registry = Registry(knative, kubeflow=kubeflow, gang=gang)
+        # kai: serve KAI Scheduler's CRDs and priority classes, and schedule `kai-scheduler` pods as KAI does.
+        self.kai = kai and node_side
+        self.registry = Registry(knative, kubeflow=kubeflow, gang=gang, kai=kai)
         self.store = Store(history)
         self.api = Api(self.store, self.registry)
         if tls_cert:
@@ -80,6 +83,8 @@ class KubeSim:
                           "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443,
                                                                         "targetPort": 6443}]}}
             self.api.create(self.registry.by_key["services"], "default", kubernetes, internal=True)
+            if self.kai:
+                seed_priority_classes(self.controller)
         self._server = self._server_thread = self._side = None
 
     # --- lifecycle -------------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ import time
 
 from ..errors import Unavailable
 from ..node.events import Recorder
+from ..node.kai import KaiScheduler
 from ..node.kubelet import Kubelet
+from ..node.podgrouper import QUEUES
 from ..node.scheduler import POD_GROUP_KEYS, Scheduler
 from ..resources import METRICS_GROUP
 from ..store import jcopy, now_rfc3339, parse_rfc3339
@@ -38,6 +40,8 @@ class Controller:
         self._lb_ips = itertools.count(1)
         self.recorder = Recorder(self)
         self.scheduler = Scheduler(nodes)
+        # KAI Scheduler's queues, pod groups and preemption, where the cluster runs it (KubeSim(kai=True)).
+        self.kai = KaiScheduler(self) if getattr(sim, "kai", False) else None
         self.kubelet = Kubelet(self)
         self.jobs = JobController(self)
         self.workloads = Workloads(self)
@@ -67,6 +71,8 @@ class Controller:
             return
         if key in POD_GROUP_KEYS:  # a gang's minMember changed or its group came: its pods may fit now
             self.scheduler.freed = True
+        if key == QUEUES and self.kai is not None and (type_ != "MODIFIED" or obj.get("spec") != old.get("spec")):
+            self.kai.dirty = True  # a queue came, went or its quotas changed
         meta = obj["metadata"]
         namespace = meta.get("namespace", "")
         self.dirty[(key, namespace, meta["name"])] = None
@@ -130,6 +136,8 @@ class Controller:
                         self._reconcile(*item)
                     except Exception:  # this object again later; the rest of the batch goes on
                         self._retry(item)
+                if self.kai is not None:
+                    self.kai.run()
                 self.scheduler.run(self.store, self.kubelet.bind, self.kubelet.unschedulable)
                 if not self.dirty and not self.gone:
                     return

@@ -14,6 +14,7 @@ import time
 
 from ..errors import Unavailable, bad_request
 from ..store import now_rfc3339, parse_rfc3339
+from .podgrouper import SCHEDULER_NAME
 
 RUN_SECONDS_ANNOTATION = "kubesim.paas-studio/run-seconds"
 TERMINAL = ("succeeded", "failed")
@@ -62,8 +63,12 @@ class Kubelet:
                                                             f"172.18.0.{index + 2}", now)
         pod = {**pod, "spec": {**pod["spec"], "nodeName": node_name}}
         meta = pod["metadata"]
-        self.ctl.recorder.emit(pod, "Normal", "Scheduled", f"Successfully assigned {meta['namespace']}/"
-                                                           f"{meta['name']} to {node_name}", "default-scheduler")
+        if pod["spec"].get("schedulerName") == SCHEDULER_NAME and self.ctl.kai is not None:
+            self.ctl.recorder.emit(pod, "Normal", "Scheduled", f"Successfully assigned pod {meta['namespace']}/"
+                                   f"{meta['name']} to node {node_name} at node-pool default", SCHEDULER_NAME)
+        else:
+            self.ctl.recorder.emit(pod, "Normal", "Scheduled", f"Successfully assigned {meta['namespace']}/"
+                                                               f"{meta['name']} to {node_name}", "default-scheduler")
         self._pulling(pod, st)
         try:
             self.store.update("pods", {**pod, "metadata": dict(meta), "status": self._status(pod, st)})
@@ -98,7 +103,10 @@ class Kubelet:
             if waited < self.sim.schedule_seconds:
                 self.ctl.after(self.sim.schedule_seconds - waited, "pods", meta["namespace"], meta["name"])
                 return
-            self.ctl.scheduler.enqueue(pod)
+            if self.ctl.kai is not None and pod["spec"].get("schedulerName") == SCHEDULER_NAME:
+                self.ctl.kai.enqueue(pod)  # KAI's queues decide (node/kai.py)
+            else:
+                self.ctl.scheduler.enqueue(pod)
             return
         now = time.time()
         due = self._advance(pod, st, now)
@@ -109,6 +117,8 @@ class Kubelet:
     def forget(self, pod: dict) -> None:
         self.states.pop(pod["metadata"]["uid"], None)
         self.ctl.scheduler.forget(pod["metadata"]["uid"])
+        if self.ctl.kai is not None:
+            self.ctl.kai.forget(pod["metadata"]["uid"])
 
     def _terminate(self, pod, st) -> None:
         meta = pod["metadata"]

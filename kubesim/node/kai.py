@@ -1,0 +1,458 @@
+"""KAI Scheduler's semantics on kubesim's nodes (with `KubeSim(kai=True)`): pods for the `kai-scheduler` are
+scheduled by pod group (node/podgrouper.py) through hierarchical `scheduling.run.ai/v2` Queues, each cycle
+doing what KAI v0.12's actions do, in its order:
+
+- fair share (GPUs): every queue gets min(quota, requested); what is left goes to queues wanting more, by
+  over-quota weight, within their limit; a parent's share is divided among its children the same way;
+- allocate: the least saturated queue (allocated / fair share) first, within it the highest priority, then the
+  oldest; a job over a queue's `limit` (itself or a parent) waits with `OverLimit`, a non-preemptible job
+  (priority class value >= 100) that would take its queue's non-preemptible allocation over its quota with
+  `NonPreemptibleOverQuota`, one that fits no node with `PodSchedulingErrors`; a gang (minMember > 1) starts
+  whole or not at all; GPU fractions are packed onto the fullest GPU that has room (node/scheduler.py);
+- reclaim: a job of a queue under its fair share takes GPUs back from preemptible jobs of queues over theirs
+  (or over their quota, when the reclaimer stays within its own), never from non-preemptible ones;
+- preempt: within one queue, a higher priority job evicts lower priority preemptible ones.
+An eviction is KAI's: the pod gets `DisruptionTarget` (reason `PreemptionByScheduler`) with KAI's message and
+is deleted, and its PodGroup an `Evict` event; its owner (Job, operator) makes a new pod, which queues again.
+Waiting pods hear KAI's words (`Unschedulable` events and PodScheduled condition), their PodGroup gets the
+`UnschedulableOnNodePool` scheduling condition with the structured reasons, and every Queue its status
+(`allocated`, `allocatedNonPreemptible`, `requested`), as KAI's queue controller writes it.
+GPUs are the resource shared fairly; CPU and memory count toward limits and non-preemptible quotas only.
+"""
+
+import math
+import time
+from collections import Counter
+
+from ..store import jcopy, now_rfc3339
+from . import podgrouper as pg
+from .queues import (
+    EPS,
+    UNLIMITED,
+    Queue,
+    chain,
+    details_text,
+    fair_share,
+    leveled,
+    over_capacity,
+    resource_list,
+)
+from .scheduler import pod_request
+
+CYCLE_SECONDS = 0.25
+NODE_REASONS = {"Insufficient nvidia.com/gpu": "node(s) didn't have enough resources: GPUs",
+                "Insufficient cpu": "node(s) didn't have enough resources: CPU cores",
+                "Insufficient memory": "node(s) didn't have enough resources: memory"}
+
+
+class Job:
+    def __init__(self, key, info: dict, created: int):
+        self.key, self.queue = key, info["queue"]
+        self.priority, self.preemptible = info["priority"], info["preemptible"]
+        self.min_member, self.cls, self.created = info["minMember"], info["priorityClassName"], created
+        self.pending, self.running = [], []
+
+
+class KaiScheduler:
+    def __init__(self, controller):
+        self.ctl, self.store, self.nodes = controller, controller.store, controller.scheduler
+        self.pending = {}    # uid -> (namespace, name)
+        self.members = {}    # uid -> (namespace, pod group) of every KAI pod known
+        self.reqs = {}       # uid -> Request
+        self.infos = {}      # (namespace, pod group) -> group metadata (podgrouper.group_metadata)
+        self.arrival = {}    # (namespace, pod group) -> order of its first pod
+        self.bound = set()   # uids KAI placed
+        self.evicted = {}    # uid -> (namespace, name): evicted, not yet gone
+        self.reported = {}   # uid -> the message its pod was last told
+        self.told = {}       # (namespace, pod group) -> the Unschedulable message last recorded on it
+        self.dirty, self.last, self._seq = True, 0.0, 0
+
+    # --- pods coming and going --------------------------------------------------------------------------------
+
+    def enqueue(self, pod: dict) -> None:
+        meta = pod["metadata"]
+        if meta["uid"] in self.pending or meta["uid"] in self.bound:
+            return
+        info = pg.ensure_group(self.ctl, pod)
+        key = (meta["namespace"], info["name"])
+        info.pop("object", None), info.pop("owner", None)
+        self.infos[key] = info
+        if key not in self.arrival:
+            self._seq += 1
+            self.arrival[key] = self._seq
+        self.pending[meta["uid"]] = (meta["namespace"], meta["name"])
+        self.members[meta["uid"]] = key
+        self.reqs[meta["uid"]] = pod_request(pod)
+        self.dirty = True
+
+    def forget(self, uid: str) -> None:
+        for table in (self.pending, self.members, self.reqs, self.evicted, self.reported):
+            table.pop(uid, None)
+        self.bound.discard(uid)
+        live = set(self.members.values())
+        for key in [k for k in self.infos if k not in live]:
+            self.infos.pop(key), self.arrival.pop(key, None), self.told.pop(key, None)
+        self.dirty = True
+
+    # --- the cycle --------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        now = time.monotonic()
+        if self.nodes.freed:
+            self.dirty = True  # capacity came back (a pod finished or went): the default scheduler resets it
+        if not self.dirty and (not self.pending or now - self.last < CYCLE_SECONDS * 4):
+            return
+        if now - self.last < CYCLE_SECONDS:
+            return
+        self.last, self.dirty = now, False
+        self.cycle()
+
+    def cycle(self) -> None:
+        queues = {q["metadata"]["name"]: Queue(q) for q in self.store.list(pg.QUEUES)}
+        for q in queues.values():
+            if q.parent in queues:
+                queues[q.parent].children.append(q)
+        jobs = self._jobs()
+        self._account(queues, jobs)
+        fair_share(queues, float(sum(len(n.devices) for n in self.nodes.nodes)))
+        errors, task_errors = {}, {}
+        self._allocate(queues, jobs, errors, task_errors)
+        if not any(self.store.get("pods", *where) is not None for where in self.evicted.values()):
+            self.evicted.clear()  # evict again only once the last round's victims are gone
+            self._evict_for_waiting(queues, jobs, errors)
+        self._report(jobs, errors, task_errors)
+        self._write_statuses(queues, jobs)
+
+    def _jobs(self) -> dict:
+        jobs = {}
+        for uid, key in self.members.items():
+            job = jobs.get(key)
+            if job is None:
+                job = jobs[key] = Job(key, self.infos[key], self.arrival.get(key, 0))
+            if uid in self.pending:
+                job.pending.append(uid)
+            elif uid in self.nodes.alloc and uid not in self.evicted:
+                job.running.append(uid)
+        for job in jobs.values():
+            job.pending.sort(key=lambda u: self.pending[u][1])
+        return jobs
+
+    def _amounts(self, uids) -> Counter:
+        total = Counter()
+        for uid in uids:
+            req = self.reqs[uid]
+            total["gpu"] += req.gpus + req.fraction
+            total["cpu"] += req.cpu * 1000.0
+            total["memory"] += req.memory / 1e6
+        return total
+
+    def _account(self, queues, jobs) -> None:
+        for job in jobs.values():
+            running, pending = self._amounts(job.running), self._amounts(job.pending)
+            for q in chain(queues, job.queue):
+                q.alloc.update(running)
+                q.requested.update(running + pending)
+                if not job.preemptible:
+                    q.alloc_np.update(running)
+
+    # --- allocate ---------------------------------------------------------------------------------------------
+
+    def _allocate(self, queues, jobs, errors, task_errors) -> None:
+        tried = set()
+        while True:
+            waiting = [j for j in jobs.values() if j.pending and j.key not in tried]
+            if not waiting:
+                return
+            job = min(waiting, key=lambda j: (queues[j.queue].saturation() if j.queue in queues else math.inf,
+                                              -j.priority, j.created))
+            tried.add(job.key)
+            queue = queues.get(job.queue)
+            if queue is None or queue.children:
+                errors[job.key] = ("QueueDoesNotExist", f"Queue {job.queue} does not exist or is not a leaf queue",
+                                   None)
+                continue
+            wanted = self._amounts(job.pending)
+            refusal = over_capacity(queues, job, wanted)
+            if refusal is not None:
+                errors[job.key] = refusal
+                continue
+            placed = self._place(job, task_errors, errors)
+            if placed:
+                amounts = self._amounts([uid for uid, _, _ in placed])
+                for q in chain(queues, job.queue):
+                    q.alloc.update(amounts)
+                    if not job.preemptible:
+                        q.alloc_np.update(amounts)
+                for uid, pod, placement in placed:
+                    self.pending.pop(uid, None)
+                    self.bound.add(uid)
+                    self.reported.pop(uid, None)
+                    job.pending.remove(uid)
+                    job.running.append(uid)
+                    self.ctl.kubelet.bind(self._gpu_group(pod, placement), placement)
+
+    @staticmethod
+    def _gpu_group(pod: dict, placement) -> dict:
+        """A GPU fraction's pod gets the `runai-gpu-group` label of the device it shares, as KAI's binder sets it
+        (its reservation pod holds the device): pods sharing one GPU carry the same group."""
+        node, devices = placement
+        if not devices or devices[0][1] >= 1.0:
+            return pod
+        labels = {**(pod["metadata"].get("labels") or {}), pg.GPU_GROUP_LABEL: f"{node}-gpu{devices[0][0]}"}
+        return {**pod, "metadata": {**pod["metadata"], "labels": labels}}
+
+    def _place(self, job, task_errors, errors) -> list:
+        """Bind what fits: all of a gang's pods or none; pods of other jobs one by one."""
+        placed = []
+        gang = job.min_member > 1
+        for uid in job.pending:
+            namespace, name = self.pending[uid]
+            pod = self.store.get("pods", namespace, name)
+            if pod is None:
+                continue
+            result = self.nodes._place(pod, self.reqs[uid])
+            if isinstance(result, str):
+                fit = self._fit_error(result)
+                task_errors[uid] = fit
+                if gang and len(job.running) + len(placed) < job.min_member:
+                    for done, _, _ in placed:
+                        self.nodes.release(done)
+                    self.nodes.freed = False
+                    errors[job.key] = ("PodSchedulingErrors",
+                                       f"Resources were found for {len(job.running) + len(placed)} pods while "
+                                       f"{job.min_member} are required for gang scheduling. Additional pods cannot "
+                                       f"be scheduled due to: {fit}", None)
+                    return []
+                errors[job.key] = ("PodSchedulingErrors",
+                                   f"Resources were not found for pod {namespace}/{name} due to: {fit}", None)
+                break
+            placed.append((uid, pod, result))
+        return placed
+
+    def _fit_error(self, default_message: str) -> str:
+        """The default scheduler's FitError in KAI's words: `no nodes with enough resources were found: 2
+        node(s) didn't have enough resources: GPUs.`"""
+        reasons = Counter()
+        head = default_message.split(". preemption:", 1)[0]
+        for part in head.split(": ", 1)[-1].split(", "):
+            count, _, reason = part.partition(" ")
+            if count.isdigit():
+                reasons[NODE_REASONS.get(reason.strip(), reason.strip())] += int(count)
+        listed = ". \n".join(sorted(f"{n} {r}" for r, n in reasons.items()))
+        return "no nodes with enough resources were found" + (f": {listed}." if listed else "")
+
+    # --- reclaim and preempt ----------------------------------------------------------------------------------
+
+    def _evict_for_waiting(self, queues, jobs, errors) -> None:
+        """Reclaim, then preempt, for each waiting job in turn. A job that gets victims is pipelined: it counts as
+        allocated (on the victims' room) for the jobs after it, and binds once the victims are gone."""
+        order = sorted((j for j in jobs.values() if j.pending),
+                       key=lambda j: (queues[j.queue].saturation() if j.queue in queues else math.inf,
+                                      -j.priority, j.created))
+        rounds = {"victims": [], "pipelined": []}
+        for job in order:
+            queue = queues.get(job.queue)
+            if queue is None or queue.children:
+                continue
+            error = errors.get(job.key)
+            if error and error[0] == "NonPreemptibleOverQuota":
+                continue
+            chosen = None
+            if not (error and error[0] == "OverLimit"):
+                chosen = self._reclaim(queues, jobs, job, rounds)
+                action = "reclaim"
+            if chosen is None:
+                chosen, action = self._preempt(jobs, job, rounds), "preempt"
+            if chosen is None:
+                continue
+            self._evict(queues, chosen, job, action)
+            wanted = self._amounts(job.pending)
+            for victim, unit in chosen:
+                amounts = self._amounts(unit)
+                for q in chain(queues, victim.queue):
+                    q.alloc.subtract(amounts)
+                    if not victim.preemptible:
+                        q.alloc_np.subtract(amounts)
+                for uid in unit:
+                    victim.running.remove(uid)
+                rounds["victims"] += unit
+            for q in chain(queues, job.queue):
+                q.alloc.update(wanted)
+                if not job.preemptible:
+                    q.alloc_np.update(wanted)
+            rounds["pipelined"].append(job)
+
+    def _units(self, job) -> list[list[str]]:
+        """What an eviction takes: a gang whole, other jobs pod by pod (newest first)."""
+        if job.min_member > 1:
+            return [list(job.running)]
+        return [[uid] for uid in sorted(job.running, key=self._created_at, reverse=True)]
+
+    def _created_at(self, uid: str) -> str:
+        found = self.store.get_uid(uid)
+        return found[1]["metadata"].get("creationTimestamp", "") if found else ""
+
+    def _pod_name(self, uid: str) -> str:
+        found = self.store.get_uid(uid)
+        return found[1]["metadata"]["name"] if found else ""
+
+    def _reclaim(self, queues, jobs, job, rounds):
+        queue = queues[job.queue]
+        wanted = self._amounts(job.pending)
+        if queue.alloc["gpu"] + wanted["gpu"] > queue.fair + EPS:
+            return None  # CanReclaimResources: the reclaimer would go over its fair share
+        if not job.preemptible and queue.quota["gpu"] != UNLIMITED and \
+                queue.alloc_np["gpu"] + wanted["gpu"] > queue.quota["gpu"] + EPS:
+            return None
+        candidates = [(other, unit) for other in jobs.values()
+                      if other.queue != job.queue and other.preemptible and other.running and other.queue in queues
+                      for unit in self._units(other)]
+        candidates.sort(key=lambda c: (-queues[c[0].queue].saturation(), c[0].priority, -c[0].created))
+        remaining = {name: q.alloc["gpu"] for name, q in queues.items()}
+        chosen = []
+        for other, unit in candidates:
+            mine, theirs = leveled(queues, job.queue, other.queue)
+            left = remaining[theirs.name]
+            under_quota = mine.quota["gpu"] == UNLIMITED or \
+                mine.alloc["gpu"] + wanted["gpu"] <= mine.quota["gpu"] + EPS
+            over_quota = theirs.quota["gpu"] != UNLIMITED and left > theirs.quota["gpu"] + EPS
+            if not (left > theirs.fair + EPS or (under_quota and over_quota)):
+                continue  # in-quota work of a queue within its share is never reclaimed
+            amount = self._amounts(unit)["gpu"]
+            for q in chain(queues, other.queue):
+                remaining[q.name] -= amount
+            chosen.append((other, unit))
+            if self._fits_without(job, [u for _, us in chosen for u in us], rounds):
+                mine_after = (mine.alloc["gpu"] + wanted["gpu"]) / mine.fair if mine.fair > EPS else math.inf
+                theirs_after = remaining[theirs.name] / theirs.fair if theirs.fair > EPS else math.inf
+                if mine_after > 1 and theirs.fair > 0 and mine_after >= theirs_after:
+                    return None  # the reclaimer would end more saturated than the queue it took from
+                return chosen
+        return None
+
+    def _preempt(self, jobs, job, rounds):
+        candidates = [(other, unit) for other in jobs.values()
+                      if other.queue == job.queue and other.preemptible and other.running
+                      and other.priority < job.priority for unit in self._units(other)]
+        candidates.sort(key=lambda c: (c[0].priority, -c[0].created))
+        chosen = []
+        for other, unit in candidates:
+            chosen.append((other, unit))
+            if self._fits_without(job, [u for _, us in chosen for u in us], rounds):
+                return chosen
+        return None
+
+    def _fits_without(self, job, victims: list[str], rounds) -> bool:
+        """Whether the job's pending pods would fit on the nodes with the victims' pods (and this round's earlier
+        victims) gone and this round's pipelined jobs placed (a trial: the nodes are left as they were)."""
+        nodes = self.nodes.nodes
+        saved = [(n.free_cpu, n.free_memory, n.free_pods, list(n.devices), Counter(n.mig), Counter(n.other))
+                 for n in nodes]
+        alloc, freed = dict(self.nodes.alloc), self.nodes.freed
+        try:
+            for uid in [*rounds["victims"], *victims]:
+                self.nodes.release(uid)
+            for pending_job in [*rounds["pipelined"], job]:
+                for uid in pending_job.pending:
+                    namespace, name = self.pending[uid]
+                    pod = self.store.get("pods", namespace, name)
+                    if pod is None or isinstance(self.nodes._place(pod, self.reqs[uid]), str):
+                        return False
+            return True
+        finally:
+            for node, state in zip(nodes, saved, strict=True):
+                node.free_cpu, node.free_memory, node.free_pods, node.devices, node.mig, node.other = state
+            self.nodes.alloc.clear()
+            self.nodes.alloc.update(alloc)
+            self.nodes.freed = freed
+
+    def _evict(self, queues, chosen, preemptor, action: str) -> None:
+        namespace, name = preemptor.key
+        for victim, unit in chosen:
+            if action == "reclaim":
+                mine_at, theirs_at = leveled(queues, preemptor.queue, victim.queue)
+                details = "\n".join(details_text(q) for q in (theirs_at, mine_at))
+            for uid in unit:
+                pod_name = self._pod_name(uid)
+                pod = self.store.get("pods", victim.key[0], pod_name)
+                if pod is None:
+                    continue
+                if action == "reclaim":
+                    message = (f"Pod {victim.key[0]}/{pod_name} was preempted by workload {namespace}/{name}.\n"
+                               f"{details}")
+                else:
+                    message = (f"Pod {victim.key[0]}/{pod_name} was preempted by higher priority workload "
+                               f"{namespace}/{name}")
+                status = jcopy(pod.get("status") or {})
+                conditions = [c for c in status.get("conditions") or [] if c["type"] != "DisruptionTarget"]
+                conditions.append({"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                                   "lastTransitionTime": now_rfc3339(), "reason": "PreemptionByScheduler",
+                                   "message": message})
+                pod = self.store.update("pods", {**pod, "metadata": dict(pod["metadata"]),
+                                                 "status": {**status, "conditions": conditions}})
+                group = self.store.get(pg.POD_GROUPS, victim.key[0], victim.key[1])
+                if group is not None:
+                    self.ctl.recorder.emit(group, "Normal", "Evict", message, pg.SCHEDULER_NAME)
+                self.ctl.delete_object("pods", pod)
+                self.evicted[uid] = (victim.key[0], pod_name)
+
+    # --- what the cluster is told -----------------------------------------------------------------------------
+
+    def _report(self, jobs, errors, task_errors) -> None:
+        for job in jobs.values():
+            group = self.store.get(pg.POD_GROUPS, *job.key)
+            error = errors.get(job.key) if job.pending else None
+            if error is None:
+                if group is not None and (group.get("status") or {}).get("schedulingConditions"):
+                    status = {**group["status"], "schedulingConditions": []}
+                    self.store.update(pg.POD_GROUPS, {**group, "status": status})
+                self.told.pop(job.key, None)
+                continue
+            reason, message, details = error
+            job_message = f"{reason}: {message}."
+            if group is not None and self.told.get(job.key) != job_message:
+                self.told[job.key] = job_message
+                self.ctl.recorder.emit(group, "Normal", "Unschedulable", job_message, pg.SCHEDULER_NAME)
+                if not job.running:
+                    explanation = {"reason": reason, "message": message, **({"details": details} if details else {})}
+                    condition = {"type": "UnschedulableOnNodePool", "nodePool": "default", "reason": "Unschedulable",
+                                 "message": job_message, "status": "True", "reasons": [explanation],
+                                 "lastTransitionTime": now_rfc3339(), "transitionID": str(self._seq)}
+                    status = {**(group.get("status") or {}), "schedulingConditions": [condition]}
+                    self.store.update(pg.POD_GROUPS, {**group, "status": status})
+            for uid in job.pending:
+                told = task_errors.get(uid) or job_message
+                if self.reported.get(uid) == told:
+                    continue
+                namespace, name = self.pending[uid]
+                pod = self.store.get("pods", namespace, name)
+                if pod is None:
+                    continue
+                self.reported[uid] = told
+                status = {**(pod.get("status") or {}), "phase": "Pending",
+                          "conditions": [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                          "lastTransitionTime": now_rfc3339(), "reason": "Unschedulable",
+                                          "message": told}]}
+                self.store.update("pods", {**pod, "metadata": dict(pod["metadata"]), "status": status})
+                self.ctl.recorder.emit(pod, "Warning", "Unschedulable", told, pg.SCHEDULER_NAME)
+
+    def _write_statuses(self, queues, jobs) -> None:
+        for job in jobs.values():
+            group = self.store.get(pg.POD_GROUPS, *job.key)
+            if group is None:
+                continue
+            running, pending = self._amounts(job.running), self._amounts(job.pending)
+            resources = {"allocated": resource_list(running) if job.preemptible else {},
+                         "allocatedNonPreemptible": {} if job.preemptible else resource_list(running),
+                         "requested": resource_list(running + pending)}
+            status = group.get("status") or {}
+            if status.get("resourcesStatus") != resources:
+                self.store.update(pg.POD_GROUPS, {**group, "status": {**status, "resourcesStatus": resources}})
+        for q in queues.values():
+            status = {**(q.obj.get("status") or {}), "allocated": resource_list(q.alloc),
+                      "allocatedNonPreemptible": resource_list(q.alloc_np), "requested": resource_list(q.requested),
+                      "childQueues": sorted(c.name for c in q.children)}
+            if not status["childQueues"]:
+                del status["childQueues"]
+            if status != q.obj.get("status"):
+                self.store.update(pg.QUEUES, {**q.obj, "metadata": dict(q.obj["metadata"]), "status": status})
