@@ -48,6 +48,8 @@ def main(argv=None) -> int:
                         help="serve the Kubeflow Training Operator's kubeflow.org/v1 jobs")
     parser.add_argument("--gang", choices=["scheduler-plugins", "volcano"],
                         help="serve this gang scheduler's PodGroup API")
+    parser.add_argument("--kai", action=argparse.BooleanOptionalAction, default=False,
+                        help="run KAI Scheduler's queues, pod groups and preemption for kai-scheduler pods")
     parser.add_argument("--token", default="kubesim-token", help="bearer token clients must send")
     parser.add_argument("--no-auth", action="store_true", help="accept requests without a token")
     parser.add_argument("--pull-seconds", type=float, default=0.3)
@@ -73,7 +75,8 @@ def main(argv=None) -> int:
                   run_seconds=args.run_seconds, schedule_seconds=args.schedule_seconds, tick=args.tick, history=args.history, host=args.host, port=args.port,
                   mig_per_node=args.mig_per_node, tls_cert=args.tls_cert, tls_key=args.tls_key,
                   tls_port=args.tls_port, node_pools=args.node_pools, node_labels=dict(args.node_label),
-                  node_resources=dict(args.node_resource), kubeflow=args.kubeflow, gang=args.gang)
+                  node_resources=dict(args.node_resource), kubeflow=args.kubeflow, gang=args.gang,
+                  kai=args.kai)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
@@ -81,8 +84,9 @@ def main(argv=None) -> int:
     if args.kubeconfig and args.tls_port is not None:
         certs.write_kubeconfig(args.kubeconfig, server=f"https://{args.host}:{sim.tls_port}", ca_file=args.tls_cert,
                                token=None if args.no_auth else args.token)
-    logging.getLogger("kubesim").warning("kubesim listening on %s (%d nodes x %d GPUs, knative %s)", sim.url,
-                                                args.nodes, args.gpus_per_node, "on" if args.knative else "off")
+    logging.getLogger("kubesim").warning("kubesim listening on %s (%d nodes x %d GPUs, knative %s, KAI %s)",
+                                         sim.url, args.nodes, args.gpus_per_node, "on" if args.knative else "off",
+                                         "on" if args.kai else "off")
     done.wait()
     sim.stop()
     return 0

@@ -38,6 +38,8 @@ def kubesim_command(port: str, tls_port: str, kubeconfig: Path) -> list[str]:
             "--nodes", "6", "--node-pools", os.environ.get("KUBESIM_NODE_POOLS", "my-node-pool-a=2,my-node-pool-b=2"),
             "--node-label", os.environ.get("KUBESIM_NODE_LABEL", "run.ai/type=my-node-type"),
             "--node-resource", os.environ.get("KUBESIM_NODE_RESOURCE", "hardware-vendor.example/foo=8"),
+            # KAI Scheduler (queues per project, lending and reclaim): the product schedules through it.
+            *(["--kai"] if os.environ.get("KUBESIM_KAI", "true").lower() in ("1", "true", "yes") else []),
             # A gang scheduler's PodGroup API (distributed trainings get a PodGroup where one is served).
             *(["--gang", os.environ["KUBESIM_GANG"]] if os.environ.get("KUBESIM_GANG") else [])]
 
