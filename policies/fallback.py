@@ -17,6 +17,12 @@ BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSET
                          "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
 SAFE_SECCOMP = ("RuntimeDefault", "Localhost")
 
+# Run:ai's priority classes, the values its policy schema allows in `rules.priorityClass.options` (`train` and
+# `build` are what `preemptibility` maps to, workloads.manifest_parts): any other class, such as Kubernetes'
+# system-node-critical, would let a workload preempt the cluster's own pods. A platform admin narrows the list
+# for a scope by setting `rules.priorityClass.options` there.
+RUNAI_PRIORITY_CLASSES = ("train", "build", "interactive-preemptible")
+
 FALLBACK_SOURCE = {"scope": "tenant", "isFallback": True}
 FALLBACK_LABEL = "tenant default"
 FALLBACK_ID = "00000000-0000-4000-8000-000000000001"  # the built-in policy's id in lists (Run:ai's UUID form)
@@ -27,16 +33,18 @@ def _options(values) -> list[dict]:
 
 
 def _rules(policy_type: str) -> dict:
+    """Every policy type (and so every workload kind: distributed trainings take the training policy, Kit streams
+    the workspace one) gets every rule whose field its spec has."""
     security = {
         "runAsUid": {"min": 1},
         "capabilities": {"options": _options(BASELINE_CAPABILITIES)},
         "seccompProfileType": {"options": _options(SAFE_SECCOMP)},
     }
-    if policy_type == "inferences":  # Run:ai's inferences have no host namespaces, escalation or hostPath
-        return {"security": security}
-    security.update({"allowPrivilegeEscalation": {"canEdit": False}, "hostIpc": {"canEdit": False},
-                     "hostNetwork": {"canEdit": False}})
-    return {"security": security, "storage": {"hostPath": {"instances": {"canAdd": False}}}}
+    if policy_type != "inferences":  # an inference's spec has no host namespaces or privilege escalation
+        security.update({"allowPrivilegeEscalation": {"canEdit": False}, "hostIpc": {"canEdit": False},
+                         "hostNetwork": {"canEdit": False}})
+    return {"security": security, "storage": {"hostPath": {"instances": {"canAdd": False}}},
+            "priorityClass": {"options": _options(RUNAI_PRIORITY_CLASSES)}}
 
 
 def _defaults(policy_type: str) -> dict:

@@ -64,10 +64,11 @@ def allows_privileged(policy: Effective, policy_type: str) -> bool:
         return True
     if seccomp is None or "Unconfined" in seccomp:
         return True
-    if policy_type == "inferences":  # no host namespaces or hostPath in Run:ai's inference spec
+    if _may_add(policy, "storage.hostPath"):
+        return True
+    if policy_type == "inferences":  # no host namespaces in an inference's spec
         return False
-    return (_may_be_true(policy, "security.hostNetwork") or _may_be_true(policy, "security.hostIpc")
-            or _may_add(policy, "storage.hostPath"))
+    return _may_be_true(policy, "security.hostNetwork") or _may_be_true(policy, "security.hostIpc")
 
 
 def forces_restricted(policy: Effective, policy_type: str) -> bool:
@@ -79,10 +80,11 @@ def forces_restricted(policy: Effective, policy_type: str) -> bool:
         seccomp_forced,
         capabilities is not None and capabilities <= {"NET_BIND_SERVICE"},
         not _may_add(policy, "storage.git"),
+        not _may_add(policy, "storage.hostPath"),
+        not _may_add(policy, "storage.nfs"),
     ]
-    if policy_type != "inferences":  # inferences have none of these fields; non-root implies no escalation there
-        checks += [_fixed(policy, "security.allowPrivilegeEscalation") in (False, "absent"),
-                   not _may_add(policy, "storage.hostPath"), not _may_add(policy, "storage.nfs")]
+    if policy_type != "inferences":  # no such field in an inference's spec; non-root implies no escalation there
+        checks.append(_fixed(policy, "security.allowPrivilegeEscalation") in (False, "absent"))
     return all(checks)
 
 

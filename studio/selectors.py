@@ -46,6 +46,13 @@ def project_members(project: Project):
     return rules.annotate(rank=_rank()).filter(~Exists(higher)).select_related("user", "role")
 
 
+def quota_pools(project: Project) -> list[str]:
+    """The node pools a project has per-pool quotas in, in the order of its quotas; empty when it has none (then
+    it may use every pool of its cluster)."""
+    return list(dict.fromkeys((r.get("nodePool") or {}).get("name") for r in project.node_pool_resources or ()
+                              if (r.get("nodePool") or {}).get("name")))
+
+
 def node_pool_errors(project: Project, pools) -> dict:
     """{"spec.nodePools[i]": why} for each named pool the project cannot use: one its cluster lacks, or one
     outside the project's per-pool quotas (when it has any). One query. A workload naming such a pool would
@@ -54,7 +61,7 @@ def node_pool_errors(project: Project, pools) -> dict:
     if not names:
         return {}
     known = set(NodePool.objects.filter(cluster_id=project.cluster_id).values_list("name", flat=True))
-    allowed = {(r.get("nodePool") or {}).get("name") for r in project.node_pool_resources or ()} - {None} or known
+    allowed = set(quota_pools(project)) or known
     errors = {}
     for index, name in enumerate(names):
         if name not in known:

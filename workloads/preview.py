@@ -26,10 +26,15 @@ from profiles.compose import MASK
 from studio import kube
 from studio.errors import Conflict
 from studio.models import Project
-from studio.selectors import node_pool_errors
 from workloads import manifest_distributed, manifests
 from workloads.models import Workload
-from workloads.services import _project_for_submit, _unique_name, quota_decision
+from workloads.services import (
+    _project_for_submit,
+    _unique_name,
+    project_spec_errors,
+    quota_decision,
+    with_node_pools,
+)
 from workloads.specs import workload_gpus
 from workloads.specs.distributed import master_spec_of
 
@@ -50,9 +55,10 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     launch's (Secret name, keys). 400/403/409 exactly where a submit would answer them."""
     project = _project_for_submit(user, request)
     spec, policy = policy_decision(kind=kind, project=project, spec=request["spec"])
-    pool_errors = node_pool_errors(project, spec.get("nodePools"))
-    if pool_errors:
-        raise ValidationError(pool_errors)
+    spec = with_node_pools(project, spec)
+    errors = project_spec_errors(project=project, spec=spec)
+    if errors:
+        raise ValidationError(errors)
     name = _unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
     if Workload.objects.live().filter(project=project, name=name).exists():
         raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")

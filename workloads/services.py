@@ -17,7 +17,7 @@ from studio.errors import Conflict
 from studio.models import Level, Project
 from studio.permissions import ROLE_RANK, has_project_role, project_role
 from studio.queue import enqueue_on_commit
-from studio.selectors import node_pool_errors
+from studio.selectors import node_pool_errors, quota_pools
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
 from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
@@ -96,31 +96,46 @@ def _project_for_submit(user, request: dict) -> Project:
     return project
 
 
+def with_node_pools(project: Project, spec: dict) -> dict:
+    """The spec with the pools its pods may use: the ones it names, else the project's defaultNodePools (Run:ai),
+    else, where the project has per-pool quotas, those pools. The manifests put the pool rule into every node
+    affinity term, so a pod never lands in a pool outside the project's quotas (security round 3, S02)."""
+    if spec.get("nodePools"):
+        return spec
+    pools = (project.runai_settings or {}).get("defaultNodePools") or quota_pools(project)
+    return {**spec, "nodePools": list(pools)} if pools else spec
+
+
+def project_spec_errors(*, project: Project, spec: dict, field: str = "spec") -> dict:
+    """What a spec (after its policy) may not hold in its project, as {"<field>.<path>": [why]}: node pools outside
+    the project's quotas or cluster (a workload naming one would stay Pending for ever)."""
+    return {f"{field}.{key.removeprefix('spec.')}": value
+            for key, value in node_pool_errors(project, spec.get("nodePools")).items()}
+
+
+def _held_to_project(*, kind: str, project: Project, spec: dict, field: str) -> dict:
+    """A spec as it enters its project: the policy's defaults filled and its rules checked, the node pools set and
+    checked. Every path that sets a workload's spec (submit, master spec, inference update) goes through it."""
+    try:
+        spec = policy_enforce(kind=kind, project=project, spec=spec)
+    except ValidationError as exc:
+        raise ValidationError({field: exc.detail["spec"]}) from None
+    spec = with_node_pools(project, spec)
+    errors = project_spec_errors(project=project, spec=spec, field=field)
+    if errors:
+        raise ValidationError(errors)
+    return spec
+
+
 def workload_submit(*, kind: str, request: dict, user, source: str = Workload.Source.API,
                     provenance: dict | None = None) -> Workload:
     """Create a workload from a validated create body (workloads.specs) and enqueue its push to the cluster."""
     project = _project_for_submit(user, request)
     # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
-    spec = policy_enforce(kind=kind, project=project, spec=request["spec"])
-    # Run:ai's defaultNodePools of the project: the pools of a workload that names none after its policy.
-    defaults = (project.runai_settings or {}).get("defaultNodePools")
-    if defaults and not spec.get("nodePools"):
-        spec = {**spec, "nodePools": list(defaults)}
-    request = {**request, "spec": spec}
-    if request.get("masterSpec"):  # a distributed training's master: the same policy, named by its path
-        try:
-            request["masterSpec"] = policy_enforce(kind=kind, project=project, spec=request["masterSpec"])
-        except ValidationError as exc:
-            raise ValidationError({"masterSpec": exc.detail["spec"]}) from None
-        if defaults and not request["masterSpec"].get("nodePools"):
-            request["masterSpec"] = {**request["masterSpec"], "nodePools": list(defaults)}
-    # A pool the project cannot use would leave the workload Pending for ever: refuse it now.
-    pool_errors = node_pool_errors(project, spec.get("nodePools"))
-    if request.get("masterSpec") and not pool_errors:
-        pool_errors = {"masterSpec." + k.removeprefix("spec."): v
-                       for k, v in node_pool_errors(project, request["masterSpec"].get("nodePools")).items()}
-    if pool_errors:
-        raise ValidationError(pool_errors)
+    request = {**request, "spec": _held_to_project(kind=kind, project=project, spec=request["spec"], field="spec")}
+    if request.get("masterSpec"):  # a distributed training's master: the same rules, named by its path
+        request["masterSpec"] = _held_to_project(kind=kind, project=project, spec=request["masterSpec"],
+                                                 field="masterSpec")
     gpus = workload_gpus(kind, request)
     as_prefix = bool(request.get("useGivenNameAsPrefix", False))
     for name in _names(request["name"], as_prefix):
@@ -235,7 +250,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         merged = validate_spec(workload.kind, {**workload.spec, **spec_changes})
     except ValidationError as exc:
         raise ValidationError({"spec": exc.detail}) from None
-    spec = policy_enforce(kind=workload.kind, project=workload.project, spec=merged)
+    spec = _held_to_project(kind=workload.kind, project=workload.project, spec=merged, field="spec")
     gpus = gpu_request_of(spec)
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)

@@ -20,6 +20,12 @@ TYPE_OF_KIND = {"training": "trainings", "workspace": "workspaces", "inference":
                 "distributed": "trainings"}  # a Kit stream is an interactive Deployment: the workspace policy
 LIST_TYPE = {"trainings": "training", "workspaces": "workspace", "inferences": "inference"}  # PolicyType enum
 
+# Fields of a workload spec that reach a pod but that Run:ai 2.18's policy of the type has no rules for: Run:ai
+# latest's inference spec (and PaaS Studio's, workloads.specs) has hostPath, nfs and priorityClass, its 2.18
+# policy does not. The training policy's rules for them apply, so that the secure default and a platform admin
+# reach every field that reaches a pod.
+BORROWED_RULES = {"inferences": ("trainings", ("storage.hostPath", "storage.nfs", "priorityClass"))}
+
 RULE_ATTRIBUTES = {"sourceOfRule", "required", "canEdit", "min", "max", "step", "options", "canAdd", "locked"}
 
 
@@ -103,6 +109,10 @@ def rule_fields(policy_type: str) -> dict[str, dict]:
                 table[child_path] = {"kind": kind, "attributes": sorted(set(props) - {"sourceOfRule"})}
 
     walk(root, "")
+    lender, prefixes = BORROWED_RULES.get(policy_type, (None, ()))
+    if lender is not None:
+        table.update({path: rule for path, rule in rule_fields(lender).items()
+                      if any(path == p or path.startswith(f"{p}.") for p in prefixes)})
     return table
 
 

@@ -23,11 +23,15 @@ from workloads.specs.rules import (
     CONFIG_KEY,
     DNS_SUBDOMAIN,
     ENV_NAME,
+    EXTENDED_RESOURCE,
     FILE_MODE,
+    FREE_ANNOTATION,
+    FREE_LABEL,
     GROUPS,
     LABEL_VALUE,
     MIG_PROFILES,
     NO_SPACES,
+    NOT_NODE_POOL,
     QUALIFIED,
     UUID,
 )
@@ -91,12 +95,13 @@ class EnvironmentVariable(StrictSerializer):
 
 
 class Annotation(StrictSerializer):
-    name = Text(validators=[QUALIFIED])
+    name = Text(validators=[QUALIFIED, FREE_ANNOTATION])
     value = Text(required=False, allow_blank=True)
     exclude = Boolean(required=False)
 
 
 class Label(Annotation):
+    name = Text(validators=[QUALIFIED, FREE_LABEL])
     value = Text(required=False, allow_blank=True, validators=[LABEL_VALUE])
 
 
@@ -115,6 +120,10 @@ class Toleration(StrictSerializer):
         exists = values.get("operator") == "Exists"
         if exists and values.get("value"):
             problems["value"] = "Must be empty when operator is Exists."
+        if exists and not values.get("key"):
+            # Kubernetes reads it as "tolerate every taint": the control plane's, and those that keep a pool's
+            # nodes to the projects with quota there.
+            problems["key"] = "Is required: a toleration without a key tolerates every taint of every node."
         if not exists and not values.get("key") and "operator" in values:
             problems["key"] = "Is required when operator is Equal."
         return problems
@@ -156,7 +165,7 @@ class ImagePullSecret(StrictSerializer):
 
 
 class NodeSelectorRequirement(StrictSerializer):
-    key = Text(validators=[QUALIFIED])
+    key = Text(validators=[QUALIFIED, NOT_NODE_POOL])
     operator = Choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
     values = texts(required=False)
 
@@ -180,7 +189,7 @@ class NodeAffinityRequired(StrictSerializer):
 
 
 class ExtendedResource(StrictSerializer):
-    resource = Text(validators=[QUALIFIED])
+    resource = Text(validators=[QUALIFIED, EXTENDED_RESOURCE])
     quantity = Quantity(numbers=True)
     exclude = Boolean(required=False)
 

@@ -48,6 +48,43 @@ def is_qualified_name(text: str) -> bool:
     return name != "" and is_label_value(name)
 
 
+# --- fields that reach a pod and that only the product may set (security round 3) ---------------------------
+
+# The label of a node's pool (studio.models.NODE_POOL_LABEL, workloads.manifest_parts.NODE_POOL_LABEL): a workload's
+# pools are its `nodePools`, which the project's per-pool quotas govern, never a node affinity of its own.
+NODE_POOL_LABEL = "run.ai/node-pool"
+# Resources the quota counts (GPUs, whole or sliced, of any vendor) or that have fields of their own (cpu, memory,
+# hugepages: Kubernetes' unprefixed and kubernetes.io names): an extended resource naming one would reach the pod's
+# limits and count nothing against the quota.
+_GPU_DOMAINS = ("nvidia.com", "amd.com", "gpu.intel.com", "habana.ai")
+# Domains whose annotation and label keys the platform or Kubernetes read: Kubernetes reserves kubernetes.io and
+# k8s.io for its own components (AppArmor and seccomp profiles are such annotations), the schedulers read their
+# queue and pod-group keys, Knative its autoscaling and networking keys, and the product its own.
+_RESERVED_DOMAINS = r"(?:[a-z0-9.-]+\.)?(?:kubernetes\.io|(?:x-)?k8s\.io|knative\.dev|run\.ai|kai\.scheduler|volcano\.sh)"
+_RESERVED_ANNOTATION_RE = re.compile(
+    rf"{_RESERVED_DOMAINS}/.*|runai/.*|paas-studio/.*"
+    r"|gpu-(?:fraction|memory)(?:-.*)?",  # the GPU-sharing scheduler's requests, set from `compute`
+    re.IGNORECASE)
+# Labels: the same, but for Kubernetes' recommended application labels (app.kubernetes.io/name, /version, ...).
+_RESERVED_LABEL_RE = re.compile(rf"(?!app\.kubernetes\.io/(?!managed-by$)){_RESERVED_DOMAINS}/.*|runai/.*|paas-studio/.*",
+                                re.IGNORECASE)
+
+
+def is_gpu_or_core_resource(name: str) -> bool:
+    domain, slash, _ = name.lower().rpartition("/")
+    if not slash or domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io")):
+        return True
+    return domain in _GPU_DOMAINS or domain.endswith(tuple(f".{d}" for d in _GPU_DOMAINS)) or "gpu" in name.lower()
+
+
+def is_reserved_annotation(key: str) -> bool:
+    return _RESERVED_ANNOTATION_RE.fullmatch(key) is not None
+
+
+def is_reserved_label(key: str) -> bool:
+    return _RESERVED_LABEL_RE.fullmatch(key) is not None
+
+
 def _rule(predicate, message):
     def check(value):
         if not predicate(value):
@@ -74,6 +111,22 @@ ENV_NAME = _rule(
 CONFIG_KEY = _rule(
     lambda v: len(v) <= 253 and _CONFIG_KEY_RE.fullmatch(v), "Must be letters, digits, '-', '_' or '.'."
 )
+EXTENDED_RESOURCE = _rule(
+    lambda v: not is_gpu_or_core_resource(v),
+    "Must be a vendor's extended resource such as 'example.com/fpga': GPUs are asked for with gpuDevicesRequest, "
+    "gpuRequestType and migProfile (which the project's quota counts), CPU and memory with cpuCore* and "
+    "cpuMemory*.")
+NOT_NODE_POOL = _rule(
+    lambda v: v != NODE_POOL_LABEL,
+    f"Must not be {NODE_POOL_LABEL}: a workload's node pools are chosen with nodePools, which the project's "
+    "quotas govern.")
+FREE_ANNOTATION = _rule(
+    lambda v: not is_reserved_annotation(v),
+    "Is reserved: AppArmor, seccomp, GPU-sharing, scheduler, Knative, Kubernetes and PaaS Studio annotations are "
+    "set from the spec's own fields (security, compute, autoscaling) or by the platform.")
+FREE_LABEL = _rule(
+    lambda v: not is_reserved_label(v),
+    "Is reserved: scheduler, queue, Knative, Kubernetes and PaaS Studio labels are set by the platform.")
 UUID = _rule(
     lambda v: _UUID_RE.fullmatch(v), "Must be a UUID such as '71f69d83-ba66-4822-adf5-55ce55efd210'."
 )
