@@ -195,12 +195,21 @@ def test_security_relevant_annotations_are_refused(member, org, kind, key):
     assert list(errors) == ["spec.annotations[0].name"], errors
 
 
+@pytest.mark.parametrize("key", ["kai.scheduler/queue", "priorityClassName", "kai.scheduler/preemptibility",
+                                 "runai-gpu-group", "app.kubernetes.io/managed-by"])
+def test_labels_the_scheduler_reads_are_refused(member, org, key):
+    """KAI takes a pod's queue and priority class from its labels: another project's queue, a higher class."""
+    errors = errors_of(create(member, org, "training", {"labels": [{"name": key, "value": "beta"}]}))
+    assert list(errors) == ["spec.labels[0].name"], errors
+
+
 def test_an_inference_update_cannot_add_an_apparmor_annotation(member, org):
     errors = errors_of(patch_inference(member, org, {"annotations": [
         {"name": "container.apparmor.security.beta.kubernetes.io/main", "value": "unconfined"}]}))
     assert list(errors) == ["spec.annotations[0].name"]
 
 
-def test_ordinary_annotations_still_reach_the_pod(member, org):
-    response = create(member, org, "training", {"annotations": [{"name": "billing", "value": "team-a"}]})
+def test_ordinary_annotations_and_labels_still_reach_the_pod(member, org):
+    response = create(member, org, "training", {"annotations": [{"name": "billing", "value": "team-a"}],
+                                                 "labels": [{"name": "app.kubernetes.io/name", "value": "bert"}]})
     assert response.status_code == 200, response.json()

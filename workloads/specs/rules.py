@@ -61,13 +61,14 @@ _GPU_DOMAINS = ("nvidia.com", "amd.com", "gpu.intel.com", "habana.ai")
 # k8s.io for its own components (AppArmor and seccomp profiles are such annotations), the schedulers read their
 # queue and pod-group keys, Knative its autoscaling and networking keys, and the product its own.
 _RESERVED_DOMAINS = r"(?:[a-z0-9.-]+\.)?(?:kubernetes\.io|(?:x-)?k8s\.io|knative\.dev|run\.ai|kai\.scheduler|volcano\.sh)"
+# KAI's unprefixed keys: a pod's group (annotation), its priority class and shared GPU (labels).
 _RESERVED_ANNOTATION_RE = re.compile(
-    rf"{_RESERVED_DOMAINS}/.*|runai/.*|paas-studio/.*"
+    rf"{_RESERVED_DOMAINS}/.*|runai/.*|paas-studio/.*|pod-group-name|runai-gpu-group"
     r"|gpu-(?:fraction|memory)(?:-.*)?",  # the GPU-sharing scheduler's requests, set from `compute`
     re.IGNORECASE)
 # Labels: the same, but for Kubernetes' recommended application labels (app.kubernetes.io/name, /version, ...).
-_RESERVED_LABEL_RE = re.compile(rf"(?!app\.kubernetes\.io/(?!managed-by$)){_RESERVED_DOMAINS}/.*|runai/.*|paas-studio/.*",
-                                re.IGNORECASE)
+_RESERVED_LABEL_RE = re.compile(rf"(?!app\.kubernetes\.io/(?!managed-by$)){_RESERVED_DOMAINS}/.*|runai/.*|paas-studio/.*"
+                                r"|priorityClassName|runai-gpu-group", re.IGNORECASE)
 
 
 def is_gpu_or_core_resource(name: str) -> bool:
