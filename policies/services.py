@@ -212,10 +212,20 @@ def _after_change(unit: Unit) -> None:
 
 # --- writes ----------------------------------------------------------------------------------------------
 
-def _save(*, actor, policy_type: str, unit: Unit, name: str | None, policy: Mapping, validate_only: bool,
-          request_errors: dict) -> dict:
+CREATED_MEANWHILE = "This policy was created meanwhile; read it and apply your change again."
+
+
+def _locked(policy_type: str, unit: Unit) -> Policy | None:
+    """The unit's stored policy, locked until the transaction ends (None when it has none yet)."""
+    return Policy.objects.select_for_update().filter(policy_type=policy_type, scope_key=unit.key).first()
+
+
+def _save(*, actor, policy_type: str, unit: Unit, existing: Policy | None, name: str | None, policy: Mapping,
+          validate_only: bool, request_errors: dict) -> dict:
+    """Write `policy` as the unit's own; `existing` is its row as read under the lock (`_locked`)."""
     rows = stored_chain(policy_type, unit)
-    existing = next((row for row in rows if row.scope_key == unit.key), None)
+    if existing is None and any(row.scope_key == unit.key for row in rows):
+        raise Conflict(CREATED_MEANWHILE)  # another first write committed after our locked read found none
     wider = [row for row in rows if row.scope_key != unit.key]
     errors = dict(request_errors)
     errors.update(_unknown_fields(policy_type, policy))
@@ -244,7 +254,7 @@ def _save(*, actor, policy_type: str, unit: Unit, name: str | None, policy: Mapp
                          instance=candidate, before=before)
             _after_change(unit)
     except IntegrityError as exc:  # a concurrent first write of the same unit's policy won
-        raise Conflict("This policy was created meanwhile; read it and apply your change again.") from exc
+        raise Conflict(CREATED_MEANWHILE) from exc
     return policy_view(policy_type, unit, stored_chain(policy_type, unit))
 
 
@@ -262,8 +272,10 @@ def policy_overwrite(*, actor, policy_type: str, body, validate_only: bool = Fal
     request_errors = _schema_errors(f"{schema.TYPES[policy_type]}PolicyOverwriteRequestV2", body)
     meta, policy = _body_parts(body)
     unit = unit_from(meta)
-    return _save(actor=actor, policy_type=policy_type, unit=unit, name=meta.get("name"), policy=policy,
-                 validate_only=validate_only, request_errors=request_errors)
+    with transaction.atomic():
+        return _save(actor=actor, policy_type=policy_type, unit=unit, existing=_locked(policy_type, unit),
+                     name=meta.get("name"), policy=policy, validate_only=validate_only,
+                     request_errors=request_errors)
 
 
 def _merge_patch(target, patch):
@@ -288,25 +300,28 @@ def _reset(tree: dict, path: str) -> None:
 
 def policy_change(*, actor, policy_type: str, body, validate_only: bool = False) -> dict:
     """PATCH: `policy` merged into the unit's policy (created if it has none); `reset` clears the defaults and
-    rules of the fields it lists (Run:ai's `<Type>PolicyChangeRequestV2`)."""
+    rules of the fields it lists (Run:ai's `<Type>PolicyChangeRequestV2`). The stored policy is read under its
+    row's lock, so two concurrent changes both land (the second merges into the first); two first writes of a
+    unit's policy race on its unique key and the loser is a 409."""
     _require_writer(actor)
     request_errors = _schema_errors(f"{schema.TYPES[policy_type]}PolicyChangeRequestV2", body)
     meta, change = _body_parts(body)
     unit = unit_from(meta)
-    current = Policy.objects.filter(policy_type=policy_type, scope_key=unit.key).first()
-    merged = {"defaults": copy.deepcopy(current.defaults) if current else {},
-              "rules": copy.deepcopy(current.rules) if current else {},
-              "imposedAssets": list(current.imposed_assets) if current else []}
-    for path in body.get("reset") or () if isinstance(body, Mapping) else ():
-        if isinstance(path, str):
-            _reset(merged["defaults"], path)
-            _reset(merged["rules"], path)
-    merged["defaults"] = _merge_patch(merged["defaults"], change.get("defaults") or {})
-    merged["rules"] = _merge_patch(merged["rules"], change.get("rules") or {})
-    if change.get("imposedAssets") is not None:
-        merged["imposedAssets"] = change["imposedAssets"]
-    return _save(actor=actor, policy_type=policy_type, unit=unit, name=meta.get("name"), policy=merged,
-                 validate_only=validate_only, request_errors=request_errors)
+    with transaction.atomic():
+        current = _locked(policy_type, unit)
+        merged = {"defaults": copy.deepcopy(current.defaults) if current else {},
+                  "rules": copy.deepcopy(current.rules) if current else {},
+                  "imposedAssets": list(current.imposed_assets) if current else []}
+        for path in body.get("reset") or () if isinstance(body, Mapping) else ():
+            if isinstance(path, str):
+                _reset(merged["defaults"], path)
+                _reset(merged["rules"], path)
+        merged["defaults"] = _merge_patch(merged["defaults"], change.get("defaults") or {})
+        merged["rules"] = _merge_patch(merged["rules"], change.get("rules") or {})
+        if change.get("imposedAssets") is not None:
+            merged["imposedAssets"] = change["imposedAssets"]
+        return _save(actor=actor, policy_type=policy_type, unit=unit, existing=current, name=meta.get("name"),
+                     policy=merged, validate_only=validate_only, request_errors=request_errors)
 
 
 def policy_delete(*, actor, policy_type: str, unit: Unit) -> None:

@@ -47,10 +47,16 @@ def model_create(model: type[Model], *, actor, **fields) -> Model:
 
 
 def model_update(instance: Model, *, actor, **fields) -> Model:
-    before = snapshot(instance)
-    for name, value in fields.items():
-        setattr(instance, name, value)
-    return _save(instance, actor=actor, action=AuditEvent.Action.UPDATE, before=before)
+    """`fields` written onto the row as it is stored now, read under its lock: a concurrent update of other fields
+    is kept, not overwritten with the values `instance` was read with. A read-modify-write of one field (a merge
+    into a JSON list) must read it under the same lock: `studio.concurrency.locked_if_match` in an atomic view."""
+    with transaction.atomic():
+        locked = type(instance)._default_manager.select_for_update().get(pk=instance.pk)
+        before = snapshot(locked)
+        for name, value in fields.items():
+            setattr(locked, name, value)
+            setattr(instance, name, value)
+        return _save(locked, actor=actor, action=AuditEvent.Action.UPDATE, before=before)
 
 
 def model_delete(instance: Model, *, actor) -> None:
