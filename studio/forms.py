@@ -3,6 +3,7 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
+from studio import cluster_access
 from studio.models import Cluster, Department, Level, Project
 
 
@@ -27,6 +28,32 @@ class ClusterForm(forms.ModelForm):
         self.fields["token"].initial = self.fields["kubeconfig"].initial = ""
         if self.instance.pk:
             self.initial["token"] = self.initial["kubeconfig"] = ""
+
+    # The API's own checks (studio.serializers.ClusterSerializer): a metadata, link-local or unlisted private
+    # address, or a kubeconfig with anything but inline credentials, is refused here as it is there.
+    FIELDS = {"apiServerUrl": "api_server_url", "prometheusUrl": "prometheus_url"}
+
+    def clean(self):
+        data = super().clean()
+        try:
+            if data.get("kubeconfig"):
+                import yaml
+
+                try:
+                    parsed = yaml.safe_load(data["kubeconfig"])
+                except yaml.YAMLError:
+                    parsed = None
+                if not isinstance(parsed, dict) or "clusters" not in parsed:
+                    self.add_error("kubeconfig", "Not a kubeconfig (YAML with `clusters`).")
+                    return data
+                cluster_access.check_kubeconfig(parsed)
+            for field, source in self.FIELDS.items():
+                if data.get(source):
+                    cluster_access.check_url(field, data[source])
+        except cluster_access.AccessRefused as exc:
+            name = self.FIELDS.get(exc.field, "kubeconfig" if exc.field.startswith("kubeconfig") else None)
+            self.add_error(name, exc.message if name != "kubeconfig" else f"{exc.field}: {exc.message}")
+        return data
 
 
 class DepartmentForm(forms.ModelForm):

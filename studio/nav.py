@@ -31,6 +31,7 @@ EVERYONE = [
         Link("Home", "home", "home"),
         Link("Catalog", "catalog", "layout-grid", also=("catalog-launch",)),
         Link("Workloads", "workload-list", "player-play", also=("workload-detail",)),
+        Link("GPU overview", "gpu-overview", "server", also=("gpu-node-pool", "gpu-node")),
     ]),
     ("Kit App Streaming", [
         Link("Streams", "kit-sessions", "device-desktop", also=("kit-session-new",)),

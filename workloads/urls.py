@@ -1,8 +1,11 @@
 from django.urls import path
 
-from workloads import views
+from workloads import pool_views, views
 
 urlpatterns = [
+    path("gpus", pool_views.gpu_overview, name="gpu-overview"),
+    path("gpus/<uuid:cluster_id>/pools/<str:name>", pool_views.gpu_node_pool, name="gpu-node-pool"),
+    path("gpus/<uuid:cluster_id>/nodes/<str:name>", pool_views.gpu_node, name="gpu-node"),
     path("workloads", views.workload_list, name="workload-list"),
     path("workloads/<uuid:workload_id>", views.workload_detail, name="workload-detail"),
     path("workloads/<uuid:workload_id>/logs", views.workload_logs, name="workload-logs"),

@@ -63,6 +63,8 @@ def workload_detail(request, workload_id):
         "spec_json": json.dumps(workload.spec, indent=2),
         "events": workload.events.order_by("-at", "-id")[:100],
         "pods": pods,
+        # the per-GPU chart reads each pod's metrics (by uid); pods that never ran have none
+        "metric_pods": [{"uid": p.uid, "name": p.name} for p in pods if p.phase not in ("Pending", "")],
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
         # as the logs API decides (workloads.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),

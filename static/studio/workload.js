@@ -57,10 +57,17 @@
   }
 
   // --- charts: a time axis that only moves forward, units on the axes, human legends, reference lines ------
+  // A chart whose canvas the page does not carry is not drawn (no GPU charts for a job that asks for no GPU).
   const GIB = 1 / (1024 * 1024 * 1024);
   const CHARTS = {
     "chart-gpu": { unit: "%", max: 100, series: {
-      GPU_UTILIZATION: { label: "GPU utilization" } } },
+      GPU_UTILIZATION: { label: "GPU utilization (mean)" } } },
+    "chart-gpu-memory": { unit: "GiB", scale: GIB, series: {
+      GPU_MEMORY_USAGE_BYTES: { label: "GPU memory used" },
+      GPU_MEMORY_REQUEST_BYTES: { label: "GPU memory requested", reference: true } } },
+    // One series per GPU of each pod, read from the pods' metrics (the DCGM exporter's `gpu` label).
+    "chart-gpu-per": { unit: "%", max: 100, perPod: true, series: {
+      GPU_UTILIZATION_PER_GPU: { label: "GPU" } } },
     "chart-cpu": { unit: "cores", series: {
       CPU_USAGE_CORES: { label: "CPU used" },
       CPU_REQUEST_CORES: { label: "CPU requested", reference: true },
@@ -75,18 +82,18 @@
   let rangeSeconds = 3600;
   const charts = {};  // id → {chart, series: key → {dataset, last}}
 
-  function seriesKey(m) {
+  function seriesKey(m, pod) {
     const gpu = m.labels && m.labels.gpu !== undefined ? m.labels.gpu : "";
-    return m.type + "|" + gpu;
+    return m.type + "|" + (pod || "") + "|" + gpu;
   }
 
-  function legend(config, m) {
+  function legend(config, m, pod) {
+    if (config.perPod) return `${pod} · GPU ${m.labels && m.labels.gpu !== undefined ? m.labels.gpu : "?"}`;
     const base = config.series[m.type].label;
     return m.labels && m.labels.gpu !== undefined ? `${base} (GPU ${m.labels.gpu})` : base;
   }
 
-  function makeChart(id, config) {
-    const canvas = document.getElementById(id);
+  function makeChart(canvas, id, config) {
     const note = text("p", "No samples yet.", "text-secondary small mb-0 chart-note");
     canvas.parentElement.after(note);
     const chart = new Chart(canvas, {
@@ -98,7 +105,7 @@
         plugins: { legend: { position: "bottom", labels: { boxWidth: 12 } },
                    tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.parsed.y.toFixed(2)} ${config.unit}` } } },
         scales: {
-          x: { type: "time", time: { tooltipFormat: "HH:mm:ss", displayFormats: { minute: "HH:mm", hour: "HH:mm", second: "HH:mm:ss" } },
+          x: { type: "time", time: { tooltipFormat: "yyyy-MM-dd HH:mm:ss", displayFormats: { minute: "HH:mm", hour: "HH:mm", second: "HH:mm:ss", day: "MMM d" } },
                title: { display: true, text: "Time" }, ticks: { maxTicksLimit: 6 } },
           y: { beginAtZero: true, suggestedMax: config.max, max: config.max, title: { display: true, text: config.unit } },
         },
@@ -107,20 +114,22 @@
     charts[id] = { chart, config, note, series: {} };
   }
 
-  function addSamples(entry, measurements, start, end) {
+  // Add what a read brought, then fit every series to the window [rangeStart, end]. The window is the picked
+  // range, never the start of an incremental read (that would drop every point drawn before it).
+  function addSamples(entry, measurements, rangeStart, end, pod) {
     const { chart, config, series } = entry;
     for (const m of measurements) {
       if (!config.series[m.type] || !m.values.length) continue;
-      const key = seriesKey(m);
+      const key = seriesKey(m, pod);
       const style = config.series[m.type];
       let item = series[key];
       if (!item) {
         const colour = COLOURS[Object.keys(series).length % COLOURS.length];
-        const dataset = { label: legend(config, m), data: [], borderColor: colour, backgroundColor: colour,
+        const dataset = { label: legend(config, m, pod), data: [], borderColor: colour, backgroundColor: colour,
                           borderWidth: style.reference ? 1.5 : 2, pointRadius: style.reference ? 0 : 2,
                           borderDash: style.reference ? (style.dash || [6, 4]) : [], stepped: !!style.reference };
         chart.data.datasets.push(dataset);
-        item = series[key] = { dataset, reference: !!style.reference, last: -Infinity, value: null };
+        item = series[key] = { dataset, reference: !!style.reference, last: -Infinity, value: null, pod };
       }
       // Only points later than the newest already drawn, in time order: the axis never runs backwards.
       const points = m.values.map((v) => ({ x: Date.parse(v.timestamp), y: Number(v.value) * (config.scale || 1) }))
@@ -131,7 +140,12 @@
       if (item.reference) continue;  // drawn below as a line across the whole range
       item.dataset.data.push(...points);
     }
-    const min = start.getTime();
+    fit(entry, rangeStart, end);
+  }
+
+  function fit(entry, rangeStart, end) {
+    const { chart, series } = entry;
+    const min = rangeStart.getTime();
     for (const item of Object.values(series)) {
       if (item.reference) {
         // A request or limit is a setting, not a measurement: one level across the range, at its latest value.
@@ -148,32 +162,54 @@
     chart.update("none");
   }
 
-  async function fetchInto(id, box, start, end, samples) {
-    const entry = charts[id];
-    const params = new URLSearchParams({ start: start.toISOString(), end: end.toISOString(), numberOfSamples: String(samples) });
+  async function fetchMeasurements(entry, url, from, end, samples) {
+    const params = new URLSearchParams({ start: from.toISOString(), end: end.toISOString(), numberOfSamples: String(samples) });
     Object.keys(entry.config.series).forEach((t) => params.append("metricType", t));
-    const response = await fetch(box.dataset.url + "?" + params, { credentials: "same-origin" });
-    if (!response.ok && response.status !== 207) return;
-    addSamples(entry, (await response.json()).measurements || [], start, end);
+    const response = await fetch(url + "?" + params, { credentials: "same-origin" });
+    if (!response.ok && response.status !== 207) return [];
+    return (await response.json()).measurements || [];
   }
+
+  function metricPods() {
+    const data = document.getElementById("metric-pods");
+    return data ? JSON.parse(data.textContent) : [];
+  }
+
+  // A read that a range change overtook is dropped: its window is no longer the one shown.
+  let generation = 0;
 
   async function loadMetrics(box, { reset }) {
     if (typeof Chart === "undefined") return;
+    if (reset) generation += 1;
+    const mine = generation;
     const end = new Date();
     const rangeStart = new Date(end.getTime() - rangeSeconds * 1000);
     for (const [id, config] of Object.entries(CHARTS)) {
-      if (!charts[id]) makeChart(id, config);
+      const canvas = document.getElementById(id);
+      if (!canvas) continue;
+      if (!charts[id]) makeChart(canvas, id, config);
       const entry = charts[id];
       if (reset) {
         entry.chart.data.datasets = [];
         entry.series = {};
       }
-      // The first read is bucketed over the range; later reads fetch only what came since the newest point.
-      const newest = Math.max(-Infinity, ...Object.values(entry.series).map((i) => i.last));
-      const start = reset || !Number.isFinite(newest) ? rangeStart : new Date(newest + 1);
-      try { await fetchInto(id, box, start < end ? start : rangeStart, end, reset ? 120 : 0); }
-      catch (e) { /* a missed refresh is retried on the next tick */ }
-      if (!reset && start >= end) addSamples(entry, [], rangeStart, end);
+      const sources = config.perPod
+        ? metricPods().map((p) => ({ url: `${box.dataset.url.replace(/\/metrics$/, "")}/pods/${encodeURIComponent(p.uid)}/metrics`, pod: p.name }))
+        : [{ url: box.dataset.url, pod: "" }];
+      for (const source of sources) {
+        // The first read is bucketed over the range; later reads fetch only what came since the newest point.
+        const own = Object.values(entry.series).filter((i) => i.pod === source.pod).map((i) => i.last);
+        const newest = Math.max(-Infinity, ...own);
+        const from = reset || !Number.isFinite(newest) ? rangeStart : new Date(newest + 1);
+        if (from >= end) continue;
+        let measurements = [];
+        try { measurements = await fetchMeasurements(entry, source.url, from, end, Number.isFinite(newest) ? 0 : 120); }
+        catch (e) { /* a missed refresh is retried on the next tick */ }
+        if (mine !== generation) return;
+        addSamples(entry, measurements, rangeStart, end, source.pod);
+      }
+      if (mine !== generation) return;
+      fit(entry, rangeStart, end);  // the window moves on even when nothing new came
     }
   }
 

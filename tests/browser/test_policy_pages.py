@@ -21,6 +21,7 @@ def test_a_platform_admin_edits_a_project_policy_and_reads_the_effective_one(ope
     session.screenshot("policies")
     page.get_by_role("link", name="project alpha").first.click()  # the trainings policy of alpha
     expect(page.get_by_role("heading", level=1)).to_have_text("Trainings policy of project alpha")
+    edit_url = page.url
     page.get_by_label("Rules (JSON)").fill(json.dumps({"security": {"runAsUid": {"min": "zero"}},
                                                       "compute": {"gpuDevicesRequest": {"max": 1}}}))
     page.get_by_role("button", name="Save policy").click()
@@ -38,6 +39,16 @@ def test_a_platform_admin_edits_a_project_policy_and_reads_the_effective_one(ope
     expect(page.locator("#h-trainings")).to_be_visible()
     expect(page.locator("main")).to_contain_text("compute.gpuDevicesRequest")
     session.screenshot("policy-effective")
+
+    # deleting it asks first, naming what is lost; Cancel keeps it
+    page.goto(edit_url)
+    page.get_by_role("button", name="Delete this policy").click()
+    session.confirm("Cancel", says="the wider policies apply again")
+    assert Policy.objects.filter(scope_key=f"project:{org.a.pk}").exists()
+    page.get_by_role("button", name="Delete this policy").click()
+    session.confirm("Delete policy", says="Delete the trainings policy of project alpha?")
+    expect(page.locator("#toasts")).to_be_visible()
+    assert not Policy.objects.filter(scope_key=f"project:{org.a.pk}").exists()
 
 
 def test_a_member_reads_only_their_projects_effective_policy(open_session, org):

@@ -100,6 +100,22 @@ def test_cluster_edit_keeps_a_blank_token_and_test_connection_reports(admin_clie
     assert "not reachable" in page and "toast-error" in page
 
 
+@pytest.mark.parametrize("field, url, says", [
+    ("api_server_url", "http://169.254.169.254/latest", "link-local, metadata"),
+    ("prometheus_url", "http://[fe80::1]:9090", "link-local, metadata"),
+])
+def test_cluster_form_refuses_what_the_api_refuses(admin_client, org, field, url, says):
+    form = {"name": org.cluster.name, "api_server_url": "http://127.0.0.1:9", "token": "", "kubeconfig": "",
+            "verify_tls": "on", "prometheus_url": "", field: url}
+    response = admin_client.post(f"/org/clusters/{org.cluster.pk}/edit", form)
+    assert response.status_code == 200 and says in response.content.decode()
+    org.cluster.refresh_from_db()
+    assert getattr(org.cluster, field) != url
+    bad = admin_client.post(f"/org/clusters/{org.cluster.pk}/edit", {**form, field: "", "kubeconfig": (
+        "clusters: [{name: c, cluster: {server: 'https://169.254.169.254'}}]")})
+    assert "kubeconfig.clusters[0].cluster.server" in bad.content.decode()
+
+
 def test_workload_live_part_offers_only_what_applies(client, org):
     workload = make_workload(org, "train-a")
     client.force_login(org.users.member)

@@ -1,0 +1,38 @@
+"""The GPU pool pages: every cluster the user sees at a glance, one node pool, one node (workloads.gpu_pool)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+
+from studio.models import Cluster
+from workloads import gpu_pool
+
+
+@login_required
+def gpu_overview(request):
+    clusters = gpu_pool.overview(user=request.user)
+    return render(request, "workloads/gpu_overview.html", {"clusters": clusters})
+
+
+def _cluster(request, cluster_id):
+    cluster = get_object_or_404(Cluster.objects.visible_to(request.user), pk=cluster_id)
+    return gpu_pool.cluster_pool(cluster, user=request.user)
+
+
+@login_required
+def gpu_node_pool(request, cluster_id, name):
+    result = _cluster(request, cluster_id)
+    pool = next((p for p in result.pools if p.name == name), None)
+    if pool is None and not result.broken:
+        raise Http404
+    queue = [w for w in result.queue if w.pool == name]
+    return render(request, "workloads/gpu_pool.html", {"result": result, "pool": pool, "name": name, "queue": queue})
+
+
+@login_required
+def gpu_node(request, cluster_id, name):
+    result = _cluster(request, cluster_id)
+    node = next((n for n in result.nodes if n.name == name), None)
+    if node is None and not result.broken:
+        raise Http404
+    return render(request, "workloads/gpu_node.html", {"result": result, "node": node, "name": name})
