@@ -84,3 +84,16 @@ def measurements(workload: Workload, *, types: list[str], start, end, samples: i
             out.append({"type": requested, "labels": item["labels"],
                         "values": _reduce(item["points"], start, end, samples)})
     return out, partial
+
+
+def gpu_series(workload: Workload, *, start, end, samples: int) -> list[dict]:
+    """Every pod's per-GPU utilisation over [start, end] ({"type", "labels": {"pod", "gpu"}, "values"} per pod and
+    GPU), from the stored samples: a pod that is gone keeps its history."""
+    rows = (MetricSample.objects.filter(workload=workload, type="GPU_UTILIZATION", timestamp__gte=start,
+                                        timestamp__lte=end).exclude(pod_name="")
+            .order_by("timestamp").values_list("pod_name", "labels", "timestamp", "value"))
+    series: dict[tuple[str, str], list] = defaultdict(list)
+    for pod, labels, timestamp, value in rows:
+        series[(pod, str((labels or {}).get("gpu", "")))].append((timestamp, value))
+    return [{"type": "GPU_UTILIZATION_PER_GPU", "labels": {"pod": pod, "gpu": gpu},
+             "values": _reduce(points, start, end, samples)} for (pod, gpu), points in sorted(series.items())]

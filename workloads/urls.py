@@ -8,6 +8,7 @@ urlpatterns = [
     path("gpus/<uuid:cluster_id>/nodes/<str:name>", pool_views.gpu_node, name="gpu-node"),
     path("workloads", views.workload_list, name="workload-list"),
     path("workloads/<uuid:workload_id>", views.workload_detail, name="workload-detail"),
+    path("workloads/<uuid:workload_id>/gpu-series", views.workload_gpu_series, name="workload-gpu-series"),
     path("workloads/<uuid:workload_id>/logs", views.workload_logs, name="workload-logs"),
     path("workloads/<uuid:workload_id>/suspend", views.workload_suspend, name="workload-suspend"),
     path("workloads/<uuid:workload_id>/resume", views.workload_resume, name="workload-resume"),

@@ -5,7 +5,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -17,6 +17,7 @@ from studio.pages import paged, selected_filters
 from studio.permissions import has_project_role
 from workloads import pod_logs, reclaim, services
 from workloads.filtersets import WorkloadFilterSet
+from workloads.metrics import MetricsQuerySerializer, gpu_series
 from workloads.models import Workload
 from workloads.replicas import replicas_by_role
 from workloads.services import SUSPENDABLE
@@ -63,8 +64,6 @@ def workload_detail(request, workload_id):
         "spec_json": json.dumps(workload.spec, indent=2),
         "events": workload.events.order_by("-at", "-id")[:100],
         "pods": pods,
-        # the per-GPU chart reads each pod's metrics (by uid); pods that never ran have none
-        "metric_pods": [{"uid": p.uid, "name": p.name} for p in pods if p.phase not in ("Pending", "")],
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
         # as the logs API decides (workloads.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
@@ -135,3 +134,17 @@ def workload_resume(request, workload_id):
 @require_POST
 def workload_delete(request, workload_id):
     return _act(request, workload_id, services.workload_delete, "Deleting {name}.", redirect_to_list=True)
+
+
+@login_required
+def workload_gpu_series(request, workload_id):
+    """The per-GPU chart's JSON: each pod's GPUs (gone pods included), as the metrics API's measurements; a bad
+    query is a JSON 400 naming each problem."""
+    workload = _workload(request, workload_id)
+    query = MetricsQuerySerializer(data={**request.GET.dict(), "metricType": ["GPU_UTILIZATION"]},
+                                   allowed_types=("GPU_UTILIZATION",))
+    if not query.is_valid():
+        return JsonResponse(query.errors, status=400)
+    data = query.validated_data
+    return JsonResponse({"measurements": gpu_series(workload, start=data["start"], end=data["end"],
+                                                    samples=data["numberOfSamples"])})

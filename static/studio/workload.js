@@ -65,7 +65,7 @@
     "chart-gpu-memory": { unit: "GiB", scale: GIB, series: {
       GPU_MEMORY_USAGE_BYTES: { label: "GPU memory used" },
       GPU_MEMORY_REQUEST_BYTES: { label: "GPU memory requested", reference: true } } },
-    // One series per GPU of each pod, read from the pods' metrics (the DCGM exporter's `gpu` label).
+    // One series per GPU of each pod (the DCGM exporter's `gpu` label), pods that are gone included.
     "chart-gpu-per": { unit: "%", max: 100, perPod: true, series: {
       GPU_UTILIZATION_PER_GPU: { label: "GPU" } } },
     "chart-cpu": { unit: "cores", series: {
@@ -82,13 +82,13 @@
   let rangeSeconds = 3600;
   const charts = {};  // id → {chart, series: key → {dataset, last}}
 
-  function seriesKey(m, pod) {
-    const gpu = m.labels && m.labels.gpu !== undefined ? m.labels.gpu : "";
-    return m.type + "|" + (pod || "") + "|" + gpu;
+  function seriesKey(m) {
+    const labels = m.labels || {};
+    return [m.type, labels.pod || "", labels.gpu !== undefined ? labels.gpu : ""].join("|");
   }
 
-  function legend(config, m, pod) {
-    if (config.perPod) return `${pod} · GPU ${m.labels && m.labels.gpu !== undefined ? m.labels.gpu : "?"}`;
+  function legend(config, m) {
+    if (config.perPod) return `${m.labels.pod} · GPU ${m.labels.gpu}`;
     const base = config.series[m.type].label;
     return m.labels && m.labels.gpu !== undefined ? `${base} (GPU ${m.labels.gpu})` : base;
   }
@@ -116,20 +116,20 @@
 
   // Add what a read brought, then fit every series to the window [rangeStart, end]. The window is the picked
   // range, never the start of an incremental read (that would drop every point drawn before it).
-  function addSamples(entry, measurements, rangeStart, end, pod) {
+  function addSamples(entry, measurements, rangeStart, end) {
     const { chart, config, series } = entry;
     for (const m of measurements) {
       if (!config.series[m.type] || !m.values.length) continue;
-      const key = seriesKey(m, pod);
+      const key = seriesKey(m);
       const style = config.series[m.type];
       let item = series[key];
       if (!item) {
         const colour = COLOURS[Object.keys(series).length % COLOURS.length];
-        const dataset = { label: legend(config, m, pod), data: [], borderColor: colour, backgroundColor: colour,
+        const dataset = { label: legend(config, m), data: [], borderColor: colour, backgroundColor: colour,
                           borderWidth: style.reference ? 1.5 : 2, pointRadius: style.reference ? 0 : 2,
                           borderDash: style.reference ? (style.dash || [6, 4]) : [], stepped: !!style.reference };
         chart.data.datasets.push(dataset);
-        item = series[key] = { dataset, reference: !!style.reference, last: -Infinity, value: null, pod };
+        item = series[key] = { dataset, reference: !!style.reference, last: -Infinity, value: null };
       }
       // Only points later than the newest already drawn, in time order: the axis never runs backwards.
       const points = m.values.map((v) => ({ x: Date.parse(v.timestamp), y: Number(v.value) * (config.scale || 1) }))
@@ -170,11 +170,6 @@
     return (await response.json()).measurements || [];
   }
 
-  function metricPods() {
-    const data = document.getElementById("metric-pods");
-    return data ? JSON.parse(data.textContent) : [];
-  }
-
   // A read that a range change overtook is dropped: its window is no longer the one shown.
   let generation = 0;
 
@@ -193,20 +188,16 @@
         entry.chart.data.datasets = [];
         entry.series = {};
       }
-      const sources = config.perPod
-        ? metricPods().map((p) => ({ url: `${box.dataset.url.replace(/\/metrics$/, "")}/pods/${encodeURIComponent(p.uid)}/metrics`, pod: p.name }))
-        : [{ url: box.dataset.url, pod: "" }];
-      for (const source of sources) {
-        // The first read is bucketed over the range; later reads fetch only what came since the newest point.
-        const own = Object.values(entry.series).filter((i) => i.pod === source.pod).map((i) => i.last);
-        const newest = Math.max(-Infinity, ...own);
-        const from = reset || !Number.isFinite(newest) ? rangeStart : new Date(newest + 1);
-        if (from >= end) continue;
+      // The first read is bucketed over the range; later reads fetch only what came since the newest point.
+      const newest = Math.max(-Infinity, ...Object.values(entry.series).map((i) => i.last));
+      const from = !Number.isFinite(newest) ? rangeStart : new Date(newest + 1);
+      if (from < end) {
         let measurements = [];
-        try { measurements = await fetchMeasurements(entry, source.url, from, end, Number.isFinite(newest) ? 0 : 120); }
+        const url = config.perPod ? box.dataset.gpuUrl : box.dataset.url;
+        try { measurements = await fetchMeasurements(entry, url, from, end, Number.isFinite(newest) ? 0 : 120); }
         catch (e) { /* a missed refresh is retried on the next tick */ }
         if (mine !== generation) return;
-        addSamples(entry, measurements, rangeStart, end, source.pod);
+        addSamples(entry, measurements, rangeStart, end);
       }
       if (mine !== generation) return;
       fit(entry, rangeStart, end);  // the window moves on even when nothing new came

@@ -169,7 +169,7 @@ def test_admin_builds_a_profile_a_member_launches_it_to_running_and_an_outsider_
     wait_for(lambda: Workload.objects.get(pk=workload.pk).endpoints.get("url"), step=sync, timeout=30,
              what="the notebook's URL")
     page.reload()
-    expect(page.locator("#metrics canvas")).to_have_count(3)
+    expect(page.locator("#metrics canvas")).to_have_count(5)  # a GPU job: GPU mean, per GPU, GPU memory, CPU, memory
     outputs = page.locator("#outputs")
     expect(outputs.locator("[data-output=url]")).to_contain_text("http", timeout=10_000)
     expect(outputs.get_by_text("Service address")).to_have_count(0)

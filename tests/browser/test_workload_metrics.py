@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.test_layout import AXE, AXE_RUN
 from tests.browser.test_workload_pages import make_workload
-from workloads.models import MetricSample, Pod
+from workloads.models import MetricSample
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,7 +56,7 @@ def test_gpu_charts_mean_per_gpu_and_memory(open_session, org, width):
     org.cluster.prometheus_url = "http://prometheus.example:9090"
     org.cluster.save(update_fields=["prometheus_url"])
     workload = make_workload(org, gpu_request=2)
-    Pod.objects.create(workload=workload, uid="uid-0", name="train-a-0", phase="Running", node_name="node-1")
+    # no Pod row: the pod is gone (a finished retry), its GPUs' history stays on the chart
     samples(workload, "GPU_UTILIZATION", [40, 60])
     samples(workload, "GPU_MEMORY_USAGE_BYTES", [8 * 2**30, 10 * 2**30])
     samples(workload, "GPU_MEMORY_REQUEST_BYTES", [16 * 2**30])
@@ -93,3 +93,13 @@ def test_gpu_job_on_a_cluster_without_prometheus_says_why_and_finished_job_wants
     page.goto(f"/workloads/{workload.pk}")
     expect(page.get_by_test_id("gpu-metrics-note")).to_contain_text("no Prometheus URL set")
     expect(page.get_by_test_id("desired")).to_have_text("Nothing: it has finished")
+
+
+def test_the_per_gpu_series_refuses_a_bad_query_as_json_and_hides_other_projects(client, org):
+    workload = make_workload(org, gpu_request=1)
+    client.force_login(org.users.member)
+    answer = client.get(f"/workloads/{workload.pk}/gpu-series", {"start": "yesterday", "end": "2026-01-01T00:00:00Z"})
+    assert answer.status_code == 400 and "start" in answer.json()
+    client.force_login(org.users.other)
+    assert client.get(f"/workloads/{workload.pk}/gpu-series", {"start": "2026-01-01T00:00:00Z",
+                                                               "end": "2026-01-02T00:00:00Z"}).status_code == 404
