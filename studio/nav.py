@@ -32,6 +32,7 @@ EVERYONE = [
         Link("Catalog", "catalog", "layout-grid", also=("catalog-launch",)),
         Link("Workloads", "workload-list", "player-play", also=("workload-detail",)),
         Link("GPU overview", "gpu-overview", "server", also=("gpu-node-pool", "gpu-node")),
+        Link("Quota", "quota-overview", "chart-line", also=("project-quota",)),
     ]),
     ("Kit App Streaming", [
         Link("Streams", "kit-sessions", "device-desktop", also=("kit-session-new",)),

@@ -1,11 +1,12 @@
-"""The GPU pool pages: every cluster the user sees at a glance, one node pool, one node (workloads.gpu_pool)."""
+"""The GPU pool pages: every cluster the user sees at a glance, one node pool, one node (workloads.gpu_pool);
+the quota pages: a department roll-up and a project's per-pool quota and use (workloads.quota_use)."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from studio.models import Cluster
-from workloads import gpu_pool
+from studio.models import Cluster, Project
+from workloads import gpu_pool, quota_use
 
 
 @login_required
@@ -36,3 +37,16 @@ def gpu_node(request, cluster_id, name):
     if node is None and not result.broken:
         raise Http404
     return render(request, "workloads/gpu_node.html", {"result": result, "node": node, "name": name})
+
+
+@login_required
+def quota_overview(request):
+    """Quota and use of every department and project the user sees (the department roll-up)."""
+    return render(request, "workloads/quota_overview.html", {"departments": quota_use.department_uses(user=request.user)})
+
+
+@login_required
+def project_quota(request, project_id):
+    project = get_object_or_404(Project.objects.visible_to(request.user).select_related("department", "cluster"),
+                                pk=project_id)
+    return render(request, "workloads/project_quota.html", {"project": project, "pools": quota_use.project_use(project)})

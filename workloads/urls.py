@@ -3,6 +3,8 @@ from django.urls import path
 from workloads import pool_views, views
 
 urlpatterns = [
+    path("quota", pool_views.quota_overview, name="quota-overview"),
+    path("quota/projects/<int:project_id>", pool_views.project_quota, name="project-quota"),
     path("gpus", pool_views.gpu_overview, name="gpu-overview"),
     path("gpus/<uuid:cluster_id>/pools/<str:name>", pool_views.gpu_node_pool, name="gpu-node-pool"),
     path("gpus/<uuid:cluster_id>/nodes/<str:name>", pool_views.gpu_node, name="gpu-node"),
