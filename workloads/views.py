@@ -1,6 +1,7 @@
 """Workload pages: the list with live phase badges, the detail page, and suspend / resume / delete."""
 
 import json
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -48,6 +49,19 @@ def _workload(request, workload_id) -> Workload:
     return get_object_or_404(_visible(request).live(), pk=workload_id)
 
 
+def _connect(workload) -> dict:
+    """The tool's URL as a Connect button once the workload runs; a cluster-internal address (a Service's DNS name
+    with no Ingress) is shown as such instead, since a browser outside the cluster cannot open it."""
+    endpoints = workload.endpoints or {}
+    url = endpoints.get("url") or ""
+    host = urlsplit(url).hostname or ""
+    internal = host.endswith(".svc.cluster.local") or host.endswith(".svc")
+    running = workload.actual_phase == Workload.Phase.RUNNING
+    return {"connect_url": url if url and running and not internal else "",
+            "internal_url": url if internal else "", "routes": endpoints.get("ports") or [],
+            "route_address": endpoints.get("serviceAddress") or "", "route_type": endpoints.get("serviceType") or ""}
+
+
 @login_required
 def workload_detail(request, workload_id):
     """The page; with ?part=live (htmx, every 2 s until the workload settles) only its status, actions, pods and
@@ -71,7 +85,8 @@ def workload_detail(request, workload_id):
         "suspendable": workload.kind in SUSPENDABLE,
         "replicas": replicas_by_role(workload, pods) if workload.kind == Workload.Kind.DISTRIBUTED else None,
         "starting": workload.actual_phase in ("Creating", "Pending", "Initializing", "Resuming", "Stopping"),
-        "reclaimed": reclaim.last_reclaim(workload),  # suspended by the platform: say why, next to Resume
+        "reclaimed": reclaim.last_reclaim(workload),
+        **_connect(workload),  # suspended by the platform: say why, next to Resume
     }
     if request.htmx and request.GET.get("part") == "live":
         return render(request, "workloads/_live.html", context)
