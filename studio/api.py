@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from studio import api_schemas, auth, services
 from studio.concurrency import ETagMixin
+from studio.errors import error_body
 from studio.filtersets import (
     AuditEventFilterSet,
     ClusterFilterSet,
@@ -17,6 +18,7 @@ from studio.filtersets import (
     MemberFilterSet,
     ProjectFilterSet,
 )
+from studio.iam import tokens as iam_tokens
 from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Level, Project
 from studio.org_units import DepartmentSerializer, ProjectSerializer
 from studio.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
@@ -300,10 +302,23 @@ class TokenView(APIView):
         serializer = TokenRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        if data["grantType"] == "password":
+        grant = data["grantType"]
+        if grant == "password":
             return Response(auth.grant_password(username=data["username"], password=data["password"]))
-        # client_credentials and app_token alike: an access key's client id and secret.
-        return Response(auth.grant_client_credentials(client_id=data["clientId"], client_secret=data["clientSecret"]))
+        if grant in ("client_credentials", "app_token"):  # an access key's or a service account's id and secret
+            return Response(auth.grant_client_credentials(client_id=data["clientId"],
+                                                          client_secret=data["clientSecret"]))
+        try:
+            if grant == "refresh_token":
+                return Response(iam_tokens.grant_refresh(refresh_token=data["refreshToken"]))
+            if grant == "exchange_token":
+                return Response(iam_tokens.grant_authorization_code(
+                    code=data["code"], redirect_uri=data["redirectUri"], code_verifier=data.get("codeVerifier", "")))
+            return Response(iam_tokens.grant_external_token(external_token=data["externalToken"]))
+        except iam_tokens.GrantRefused as exc:
+            return Response(error_body(exc.status, str(exc)), status=exc.status,
+                            headers={"WWW-Authenticate": self.get_authenticate_header(request)}
+                            if exc.status == 401 else None)
 
 
 class TokenRevokeView(APIView):

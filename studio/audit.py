@@ -7,7 +7,7 @@ from django.db import models
 from studio.logs import current_request_id
 from studio.models import AuditEvent
 
-SECRET_FIELDS = {"token", "kubeconfig", "secret_hash", "password", "ca_cert"}
+SECRET_FIELDS = {"token", "kubeconfig", "secret_hash", "password", "ca_cert", "client_secret", "refresh_token"}
 
 
 def snapshot(instance: models.Model) -> dict:

@@ -1,13 +1,14 @@
 """Bearer tokens (signed, expiring, revocable JWTs from djangorestframework-simplejwt) and access keys.
 
-`POST /api/v1/token` grants: `password` (username + password) and `client_credentials` (an access key's
-clientId + clientSecret). A token names its access key (`akid`), so deleting the key revokes its tokens;
-`POST /api/v1/token/revoke` blacklists the presented token."""
+`POST /api/v1/token` grants: `password` (username + password) and `client_credentials` (an access key's or a
+service account's clientId + clientSecret); single sign-on's and `refresh_token` are studio/iam/tokens.py's. A
+token names its access key (`akid`), so deleting the key revokes its tokens; `POST /api/v1/token/revoke`
+blacklists the presented token."""
 
 from functools import cache
 
 from django.contrib.auth import authenticate
-from django.contrib.auth.hashers import make_password
+from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
@@ -107,22 +108,42 @@ def issue_token(*, user, access_key: AccessKey | None = None) -> dict:
 
 
 def grant_password(*, username: str, password: str) -> dict:
+    """A local user's token, and a refresh token (`refresh_token` grant). Local login off: a ValidationError."""
+    from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
+    from studio.iam.tokens import issue_tokens
+
+    if not local_login_enabled():
+        raise exceptions.ValidationError({"grantType": [LOCAL_LOGIN_OFF]})
     user = authenticate(username=username, password=password)
     if user is None or not user.is_active:
         raise exceptions.AuthenticationFailed("Invalid username or password.")
-    return issue_token(user=user)
+    return issue_tokens(user=user)
 
 
 def grant_client_credentials(*, client_id: str, client_secret: str) -> dict:
+    """An access key's client id and secret, or a service account's (studio.iam.sso_models.ServiceAccount)."""
     key = AccessKey.objects.select_related("user").filter(client_id=client_id).first()
     if key is None:
-        # Hash anyway, as a known key's check does: an unknown client id must not answer faster (as Django's
-        # ModelBackend does for an unknown username).
-        make_password(client_secret)
-    if key is None or not key.user.is_active or not key.check_secret(client_secret):
+        return _grant_service_account(client_id=client_id, client_secret=client_secret)
+    if not key.user.is_active or not key.check_secret(client_secret):
         raise exceptions.AuthenticationFailed("Invalid client credentials.")
     AccessKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
     return issue_token(user=key.user, access_key=key)
+
+
+def _grant_service_account(*, client_id: str, client_secret: str) -> dict:
+    from studio.iam.sso_models import ServiceAccount
+
+    account = ServiceAccount.objects.select_related("user").filter(client_id=client_id).first()
+    if account is None:
+        # Hash anyway, as a known client's check does: an unknown client id must not answer faster (as Django's
+        # ModelBackend does for an unknown username).
+        make_password(client_secret)
+    if account is None or not account.enabled or not account.user.is_active \
+            or not check_password(client_secret, account.secret_hash):
+        raise exceptions.AuthenticationFailed("Invalid client credentials.")
+    ServiceAccount.objects.filter(pk=account.pk).update(last_login=timezone.now())
+    return issue_token(user=account.user)
 
 
 def revoke(raw_token: str) -> None:

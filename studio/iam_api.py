@@ -120,11 +120,18 @@ class AccessRuleDetailView(APIView):
 # --- Users ----------------------------------------------------------------------------------------------------
 
 def _users():
-    """Users with who created them (from the audit trail, in the same query) and their groups (one more)."""
+    """Users with who created them (from the audit trail, in the same query), whether the identity provider's
+    (the same query), and their groups (one more)."""
     created_by = AuditEvent.objects.filter(
         object_type="auth.user", action=AuditEvent.Action.CREATE, object_id=Cast(OuterRef("pk"), CharField()),
     ).values("actor_name")[:1]
-    return get_user_model().objects.annotate(created_by=Subquery(created_by)).prefetch_related("groups")
+    return people().annotate(created_by=Subquery(created_by)).select_related("external_identity") \
+        .prefetch_related("groups")
+
+
+def people():
+    """The users that are people: service accounts have user rows too, and are listed under their own tag."""
+    return get_user_model().objects.filter(service_account__isnull=True)
 
 
 class UserListView(APIView):
@@ -152,7 +159,7 @@ class UserCountView(APIView):
 
     @extend_schema(tags=SCHEMA_TAGS["Users"], operation_id="count_users", responses={200: schemas.COUNT})
     def get(self, request):
-        filterset = UserFilterSet(request.query_params, queryset=get_user_model().objects.all(), request=request)
+        filterset = UserFilterSet(request.query_params, queryset=people(), request=request)
         if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
         return Response({"count": filterset.qs.count()})

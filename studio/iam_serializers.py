@@ -63,12 +63,12 @@ class AccessRuleCreateSerializer(StrictSerializer):
 
 
 def user_data(user, created_by: str | None = None) -> dict:
-    """User2: `id` a string; every user is local (Django's accounts)."""
+    """User2: `id` a string; `isLocal` false for a user of the identity provider (studio/iam)."""
     return {
         "id": str(user.pk), "username": user.username, "email": user.email,
         "createdBy": created_by or getattr(user, "created_by", None) or "system",
         "createdAt": _time(user.date_joined), "updatedAt": _time(user.date_joined), "lastLogin": _time(user.last_login),
-        "isLocal": True, "groups": [group.name for group in user.groups.all()],
+        "isLocal": not hasattr(user, "external_identity"), "groups": [group.name for group in user.groups.all()],
     }
 
 

@@ -255,11 +255,12 @@ PLATFORM_ADMIN_ROLE = "System administrator"
 
 class AccessRuleQuerySet(models.QuerySet):
     def of_subject(self, user):
-        """Rules that apply to the user: as a user subject, or through one of the user's groups."""
+        """Rules that apply to the user: as a user (or service account) subject, or through one of the user's
+        groups (a user of the identity provider: the provider's groups at the last login)."""
         if not getattr(user, "is_authenticated", False):
             return self.none()
         return self.filter(
-            Q(subject_type=AccessRule.Subject.USER, user_id=user.pk)
+            Q(subject_type__in=AccessRule.PERSONAL, user_id=user.pk)
             | Q(subject_type=AccessRule.Subject.GROUP, subject_id__in=user.groups.values("name"))
         )
 
@@ -284,6 +285,7 @@ class AccessRule(models.Model):
         USER = "user"
         GROUP = "group"
         APP = "app"
+        SERVICE_ACCOUNT = "service-account"
 
     class Scope(models.TextChoices):
         SYSTEM = "system"
@@ -293,10 +295,12 @@ class AccessRule(models.Model):
         PROJECT = "project"
 
     TENANT_WIDE = (Scope.SYSTEM, Scope.TENANT)
+    PERSONAL = (Subject.USER, Subject.SERVICE_ACCOUNT)  # subjects that are one row of the user table
     TENANT_ID = 1  # one tenant per installation
 
-    subject_type = models.CharField(max_length=8, choices=Subject.choices)
-    subject_id = models.CharField(max_length=255)  # a username, a group name or an app's client id
+    subject_type = models.CharField(max_length=16, choices=Subject.choices)
+    # a username, a group name, an app's or a service account's client id
+    subject_id = models.CharField(max_length=255)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
                              related_name="access_rules")
     role = models.ForeignKey(Role, on_delete=models.PROTECT, related_name="access_rules")
@@ -379,3 +383,7 @@ class AuditEvent(models.Model):
         return f"{self.actor_name} {self.action} {self.object_type} {self.object_repr}"
 
 
+
+
+# Single sign-on and service accounts live in studio/iam; imported here so that Django registers them.
+from studio.iam.sso_models import ExternalIdentity, IdentityProvider, ServiceAccount  # noqa: E402,F401

@@ -178,7 +178,7 @@ def member_suggestions(request, pk):
     typed = request.GET.get("username", "").strip()
     users = []
     if len(typed) >= 2:
-        users = (get_user_model().objects.filter(is_active=True)
+        users = (get_user_model().objects.filter(is_active=True, service_account__isnull=True)
                  .filter(Q(username__icontains=typed) | Q(email__icontains=typed))
                  .order_by("username").only("username", "email")[:SUGGESTIONS])
     return render(request, "studio/_member_suggestions.html", {"users": users})

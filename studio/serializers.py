@@ -142,8 +142,10 @@ class AccessKeySerializer(StrictSerializer):
 class TokenRequestSerializer(StrictSerializer):
     """`POST /api/v1/token` with every spelling Run:ai's clients send: the spec's `appID`/`appSecret` and
     `clientID`/`clientSecret`, runapy's `AppId`/`AppSecret` (its `_make_token_request`), and our `clientId`.
-    An app token is an access key: its client id and secret. `validated_data` holds `grantType` plus either
-    `username`/`password` or `clientId`/`clientSecret`, whatever the spelling."""
+    An app token is an access key's or a service account's client id and secret. `validated_data` holds
+    `grantType` plus the fields of its grant, whatever the spelling. Single sign-on's grants (studio/iam/tokens.py):
+    `refresh_token` (`refreshToken`), `exchange_token` (`code`, `redirectUri`; `codeVerifier` where the client
+    used PKCE) and `external_token_exchange` (`externalToken`, an ID token of the identity provider)."""
 
     SPELLINGS = {  # canonical field -> the names a client may use for it, in order of preference
         "clientId": ("clientId", "clientID", "appID", "AppId"),
@@ -153,9 +155,13 @@ class TokenRequestSerializer(StrictSerializer):
         "password": ("username", "password"),
         "client_credentials": ("clientId", "clientSecret"),
         "app_token": ("clientId", "clientSecret"),
+        "refresh_token": ("refreshToken",),
+        "exchange_token": ("code", "redirectUri"),
+        "external_token_exchange": ("externalToken",),
     }
+    PLAIN = ("username", "password", "refreshToken", "code", "redirectUri", "codeVerifier", "externalToken")
 
-    grantType = serializers.ChoiceField(choices=["password", "client_credentials", "app_token"])
+    grantType = serializers.ChoiceField(choices=list(GRANT_FIELDS))
     username = serializers.CharField(required=False)
     password = serializers.CharField(required=False, trim_whitespace=False)
     clientId = serializers.CharField(required=False)
@@ -165,10 +171,15 @@ class TokenRequestSerializer(StrictSerializer):
     clientSecret = serializers.CharField(required=False, trim_whitespace=False)
     appSecret = serializers.CharField(required=False, trim_whitespace=False)
     AppSecret = serializers.CharField(required=False, trim_whitespace=False)
+    refreshToken = serializers.CharField(required=False)
+    code = serializers.CharField(required=False)
+    redirectUri = serializers.CharField(required=False, max_length=2000)
+    codeVerifier = serializers.CharField(required=False, max_length=128)
+    externalToken = serializers.CharField(required=False)
 
     def validate(self, attrs):
         grant = attrs["grantType"]
-        values = {"grantType": grant, "username": attrs.get("username"), "password": attrs.get("password")}
+        values = {"grantType": grant, **{name: attrs.get(name) for name in self.PLAIN}}
         for canonical, names in self.SPELLINGS.items():
             values[canonical] = next((attrs[n] for n in names if attrs.get(n)), None)
         missing = {}
@@ -187,6 +198,7 @@ class TokenResponseSerializer(serializers.Serializer):
     accessToken = serializers.CharField()
     tokenType = serializers.CharField()
     expiresIn = serializers.IntegerField()
+    refreshToken = serializers.CharField(required=False)
 
 
 class AuditEventSerializer(serializers.ModelSerializer):

@@ -155,7 +155,8 @@ def _scope_target(*, scope_type: str, scope_id: str) -> dict:
 
 def access_rule_create(*, actor, subject_type: str, subject_id: str, role: Role, scope_type: str, scope_id: str,
                        user=None) -> AccessRule:
-    """Grant `role` to a subject in a scope. A user subject must exist (named by username, email or id)."""
+    """Grant `role` to a subject in a scope. A user subject must exist (named by username, email or id), and so
+    must a service account (named by its client id or id)."""
     if subject_type == AccessRule.Subject.USER:
         if user is None:
             from studio.selectors import user_by_subject_id
@@ -164,6 +165,13 @@ def access_rule_create(*, actor, subject_type: str, subject_id: str, role: Role,
         if user is None:
             raise ValidationError({"subjectId": f"No user {subject_id!r}."})
         subject_id = user.username
+    elif subject_type == AccessRule.Subject.SERVICE_ACCOUNT:
+        from studio.iam.selectors import service_account_by_subject_id
+
+        account = service_account_by_subject_id(subject_id)
+        if account is None:
+            raise ValidationError({"subjectId": f"No service account {subject_id!r}."})
+        user, subject_id = account.user, account.client_id
     scope_id = str(scope_id)
     target = _scope_target(scope_type=scope_type, scope_id=scope_id)
     rule = AccessRule(subject_type=subject_type, subject_id=subject_id, user=user, role=role, scope_type=scope_type,

@@ -115,6 +115,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Local login (a username and password of this installation): false leaves single sign-on, service accounts
+# and access keys (studio/iam/backends.py).
+LOCAL_LOGIN_ENABLED = env.bool("LOCAL_LOGIN_ENABLED", default=True)
+AUTHENTICATION_BACKENDS = ["studio.iam.backends.LocalPasswordBackend", "studio.iam.oidc.ProviderBackend"]
+# Single sign-on (studio/iam/oidc.py): an OpenID Connect provider from the environment, or the one set through
+# Run:ai's POST /api/v1/idps (the environment's wins). README "Single sign-on" has examples per provider.
+OIDC_DISCOVERY_URL = env.str("OIDC_DISCOVERY_URL", default="")  # the discovery document's URL, or the issuer's
+OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
+OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
+OIDC_SCOPES = env.list("OIDC_SCOPES", default=["openid", "email", "profile"])
+OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="")  # the login button: "Log in with <name>"
+OIDC_PROVIDER_ALIAS = "oidc"
+# Run:ai's mappers: which claim holds groups, uid, gid, supplementaryGroups, email (studio/iam/claims.py).
+OIDC_CLAIM_MAPPERS = env.json("OIDC_CLAIM_MAPPERS", default={})
+OIDC_MANDATORY_CLAIM = env.json("OIDC_MANDATORY_CLAIM", default={})  # {"claim": "...", "values": ["..."]}
+OIDC_TIMEOUT = env.float("OIDC_TIMEOUT_SECONDS", default=10.0)  # each request to the provider
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -158,6 +174,8 @@ REST_FRAMEWORK = {
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(seconds=env.int("TOKEN_LIFETIME_SECONDS", default=3600)),
+    # The refresh tokens of the password and single sign-on grants (studio/iam/tokens.py): each used once.
+    "REFRESH_TOKEN_LIFETIME": timedelta(seconds=env.int("REFRESH_TOKEN_LIFETIME_SECONDS", default=7 * 86400)),
     "SIGNING_KEY": env.str("TOKEN_SIGNING_KEY", default=SECRET_KEY),
     "ALGORITHM": "HS256",
     "ISSUER": "paas-studio",

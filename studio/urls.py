@@ -21,6 +21,7 @@ from studio import (
     user_views,
     views,
 )
+from studio.iam import idp_api, service_account_api, sso_views
 from studio.urls_router import Router
 
 router = Router()
@@ -56,6 +57,14 @@ api_v1 = [
     path("users/count", iam_api.UserCountView.as_view(), name="user-count"),
     path("users/<str:userId>", iam_api.UserDetailView.as_view(), name="user-detail"),
     path("users/<str:userId>/password", iam_api.UserPasswordResetView.as_view(), name="user-password"),
+    path("idps", idp_api.IdpListView.as_view(), name="idp-list"),
+    path("idps/<str:idp>", idp_api.IdpDetailView.as_view(), name="idp-detail"),
+    path("idps/<str:idp>/mappers", idp_api.IdpMappersView.as_view(), name="idp-mappers"),
+    path("service-accounts", service_account_api.ServiceAccountListView.as_view(), name="service-account-list"),
+    path("service-accounts/<str:serviceAccountId>", service_account_api.ServiceAccountDetailView.as_view(),
+         name="service-account-detail"),
+    path("service-accounts/<str:serviceAccountId>/secret", service_account_api.ServiceAccountSecretView.as_view(),
+         name="service-account-secret"),
     *router.urls,
     path("", include("workloads.api_urls")),
     path("", include("profiles.api_urls")),
@@ -65,6 +74,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("login", views.LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
+    path("sso/login", sso_views.SsoStartView.as_view(), name="sso-login"),
+    path("sso/callback", sso_views.SsoCallbackView.as_view(), name="sso-callback"),
     path("switch-project", views.switch_project, name="switch-project"),
     path("org/audit", org_views.audit_trail, name="audit-trail"),
     path("org/users", user_views.user_list, name="portal-users"),

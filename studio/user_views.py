@@ -43,7 +43,7 @@ def user_list(request):
             form = UserCreateForm()
         except (ValidationError, APIException) as exc:
             form.add_error("email", _problem(exc))
-    users, errors, page = paged(request, UserFilterSet, get_user_model().objects.all())
+    users, errors, page = paged(request, UserFilterSet, get_user_model().objects.filter(service_account__isnull=True))
     admins = set(AccessRule.objects.filter(scope_type__in=AccessRule.TENANT_WIDE, role__level=Level.ADMIN,
                                            subject_type=AccessRule.Subject.USER).values_list("user_id", flat=True))
     return render(request, "studio/users.html", {

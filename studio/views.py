@@ -10,6 +10,9 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
+from studio.iam.oidc import configured_provider
+from studio.iam.sso_views import PROBLEM as SSO_PROBLEM
 from studio.models import Cluster, Department, Project, is_platform_admin
 from studio.throttling import login_wait
 
@@ -70,9 +73,23 @@ def switch_project(request):
 
 class LoginView(auth_views.LoginView):
     """Django's login page, throttled as POST /api/v1/token is (studio/throttling.py): over a rate, the form
-    comes back with a 429, Retry-After and a message saying how long to wait; the password is not checked."""
+    comes back with a 429, Retry-After and a message saying how long to wait; the password is not checked.
+
+    With an identity provider configured it offers "Log in with <provider>" (studio/iam/sso_views.py), and says
+    why the last single sign-on did not log the user in; with local login off (LOCAL_LOGIN_ENABLED=false) it has
+    no password form, and a posted one is a 403."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        provider = configured_provider()
+        context.update(sso_provider=provider.label if provider else "", local_login=local_login_enabled(),
+                       sso_problem=self.request.session.pop(SSO_PROBLEM, ""))
+        return context
 
     def post(self, request, *args, **kwargs):
+        if not local_login_enabled():
+            context = self.get_context_data(throttled=LOCAL_LOGIN_OFF)
+            return self.render_to_response(context, status=403)
         wait = login_wait(request)
         if wait is None:
             return super().post(request, *args, **kwargs)

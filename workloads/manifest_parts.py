@@ -276,13 +276,13 @@ def _groups(value) -> list[int]:
 def security(spec: dict, *, knative: bool) -> tuple[dict, dict, dict]:
     """(pod securityContext, container securityContext, other pod fields).
 
-    uid/gid/supplementalGroups apply only with `uidGidSource: custom`: "fromTheImage" keeps the
-    image's user and "fromIdpToken" needs the caller to resolve the user's ids and send "custom".
+    uid/gid/supplementalGroups apply with `uidGidSource: custom`, and with "fromIdpToken", whose ids the submit
+    wrote from the user's identity provider (studio.iam.pod_identity); "fromTheImage" keeps the image's user.
     They sit on the pod so the git init container writes files the main container owns.
     """
     sec = spec.get("security") if isinstance(spec.get("security"), dict) else {}
     pod_ctx, ctr_ctx, pod_fields = {}, {}, {}
-    if sec.get("uidGidSource") == "custom":
+    if sec.get("uidGidSource") in ("custom", "fromIdpToken"):
         for src, dst in (("runAsUid", "runAsUser"), ("runAsGid", "runAsGroup")):
             if isinstance(sec.get(src), int):
                 pod_ctx[dst] = sec[src]

@@ -14,6 +14,7 @@ from rest_framework.exceptions import ValidationError
 
 from policies.services import policy_enforce
 from studio.errors import Conflict
+from studio.iam.pod_identity import ids_from_provider
 from studio.models import Level, Project
 from studio.permissions import ROLE_RANK, has_project_role, project_role
 from studio.queue import enqueue_on_commit
@@ -132,10 +133,12 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
     """Create a workload from a validated create body (workloads.specs) and enqueue its push to the cluster."""
     project = _project_for_submit(user, request)
     # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
-    request = {**request, "spec": _held_to_project(kind=kind, project=project, spec=request["spec"], field="spec")}
+    spec = _held_to_project(kind=kind, project=project, spec=request["spec"], field="spec")
+    # uidGidSource fromIdpToken (asked for, or the policy's default): the ids of the user's identity provider.
+    request = {**request, "spec": ids_from_provider(spec, user=user)}
     if request.get("masterSpec"):  # a distributed training's master: the same rules, named by its path
-        request["masterSpec"] = _held_to_project(kind=kind, project=project, spec=request["masterSpec"],
-                                                 field="masterSpec")
+        master = _held_to_project(kind=kind, project=project, spec=request["masterSpec"], field="masterSpec")
+        request["masterSpec"] = ids_from_provider(master, user=user, path="masterSpec")
     gpus = workload_gpus(kind, request)
     as_prefix = bool(request.get("useGivenNameAsPrefix", False))
     for name in _names(request["name"], as_prefix):

@@ -1,0 +1,227 @@
+"""The OpenID Connect relying party, on mozilla-django-oidc: which provider, its discovery document, and the
+verification of its ID tokens.
+
+One provider at a time, as Run:ai has: the environment's (`OIDC_DISCOVERY_URL`, `OIDC_CLIENT_ID`,
+`OIDC_CLIENT_SECRET`, ...) when set, else the one `POST /api/v1/idps` stored. mozilla-django-oidc reads its
+endpoints from Django settings; `ProviderBackend` and the views in studio/iam/sso_views.py answer them from the
+provider instead (its `get_settings` hook), so that a provider set through the API needs no restart.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import jwt
+import requests
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import SuspiciousOperation
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
+from mozilla_django_oidc.utils import import_from_settings
+
+from studio.iam.claims import ClaimProblem
+
+SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
+DISCOVERY_SECONDS = 300  # how long a provider's discovery document is kept
+WELL_KNOWN = "/.well-known/openid-configuration"
+
+
+class ProviderError(Exception):
+    """The provider could not be reached, or answered something unusable (the message says which)."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    alias: str
+    discovery_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    scopes: tuple[str, ...] = ("openid", "email", "profile")
+    name: str = ""
+    mandatory_claim: dict | None = None
+    mappers: dict | None = None
+    from_environment: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.name or "single sign-on"
+
+
+def environment_provider() -> Provider | None:
+    if not settings.OIDC_DISCOVERY_URL:
+        return None
+    return Provider(alias=settings.OIDC_PROVIDER_ALIAS, discovery_url=settings.OIDC_DISCOVERY_URL,
+                    client_id=settings.OIDC_CLIENT_ID, client_secret=settings.OIDC_CLIENT_SECRET,
+                    scopes=tuple(settings.OIDC_SCOPES), name=settings.OIDC_PROVIDER_NAME,
+                    mandatory_claim=settings.OIDC_MANDATORY_CLAIM or None, mappers=settings.OIDC_CLAIM_MAPPERS,
+                    from_environment=True)
+
+
+def provider_of(row) -> Provider:
+    return Provider(alias=row.alias, discovery_url=row.discovery_url, client_id=row.client_id,
+                    client_secret=row.client_secret, scopes=tuple(row.scopes or ("openid", "email", "profile")),
+                    name=row.name, mandatory_claim=row.mandatory_claim, mappers=row.mappers)
+
+
+def configured_provider() -> Provider | None:
+    """The provider users log in with: the environment's, else the stored one, else None."""
+    from studio.iam.sso_models import IdentityProvider
+
+    provider = environment_provider()
+    if provider is not None:
+        return provider
+    row = IdentityProvider.objects.first()
+    return provider_of(row) if row is not None else None
+
+
+def discovery_url(url: str) -> str:
+    """Run:ai asks for the discovery document's URL; an issuer URL is taken too (the document is under it)."""
+    url = url.strip()
+    return url if url.rstrip("/").endswith(WELL_KNOWN) else url.rstrip("/") + WELL_KNOWN
+
+
+_documents: dict[str, tuple[float, dict]] = {}
+
+
+def discovery(provider: Provider, *, fresh: bool = False) -> dict:
+    """The provider's discovery document (issuer, endpoints, keys' URL), kept DISCOVERY_SECONDS."""
+    url = discovery_url(provider.discovery_url)
+    kept = _documents.get(url)
+    if kept and not fresh and time.monotonic() - kept[0] < DISCOVERY_SECONDS:
+        return kept[1]
+    try:
+        response = requests.get(url, timeout=settings.OIDC_TIMEOUT, headers={"Accept": "application/json"})
+        response.raise_for_status()
+        document = response.json()
+    except (requests.RequestException, ValueError) as exc:
+        raise ProviderError(f"The identity provider's discovery document ({url}) could not be read: "
+                            f"{type(exc).__name__}.") from exc
+    missing = [k for k in ("issuer", "authorization_endpoint", "token_endpoint", "jwks_uri")
+               if not isinstance(document, dict) or not isinstance(document.get(k), str)]
+    if missing:
+        raise ProviderError(f"The discovery document at {url} has no {', '.join(missing)}.")
+    _documents[url] = (time.monotonic(), document)
+    return document
+
+
+def token_endpoint_basic_auth(document: dict) -> bool:
+    """client_secret_basic unless the provider offers client_secret_post only (OpenID Connect's default)."""
+    methods = document.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+    return "client_secret_basic" in methods or "client_secret_post" not in methods
+
+
+class ProviderBackend(OIDCAuthenticationBackend):
+    """mozilla-django-oidc's backend on the configured provider: the authorization code flow of the portal's
+    login, and the code or ID token a CLI brings to the token grants (studio/iam/tokens.py).
+
+    What it changes: the provider's settings come from `configured_provider()`; ID tokens are checked for
+    issuer and audience too; claims are the ID token's, with the userinfo endpoint's over them; a user is
+    found by (issuer, subject), never by email (a provider account must not become a local user of the same
+    email); and the user is created or updated by `studio.iam.sso_services.external_login`."""
+
+    def __init__(self, *args, provider: Provider | None = None, **kwargs):
+        self.UserModel = get_user_model()
+        self.provider = provider
+        self.document: dict = {}
+        self.token_info: dict = {}
+        self.problem = ""
+
+    def get_settings(self, attr, *args):
+        values = getattr(self, "_values", {})
+        if attr in values:
+            return values[attr]
+        return import_from_settings(attr, *args)
+
+    def configure(self, provider: Provider | None = None) -> bool:
+        """Point the backend at the provider (False: there is none)."""
+        self.provider = provider or self.provider or configured_provider()
+        if self.provider is None:
+            return False
+        self.document = discovery(self.provider)
+        algorithms = [a for a in self.document.get("id_token_signing_alg_values_supported") or ["RS256"]
+                      if a in SIGNING_ALGORITHMS]
+        self.OIDC_OP_TOKEN_ENDPOINT = self.document["token_endpoint"]
+        self.OIDC_OP_USER_ENDPOINT = self.document.get("userinfo_endpoint")
+        self.OIDC_OP_JWKS_ENDPOINT = self.document["jwks_uri"]
+        self.OIDC_RP_CLIENT_ID = self.provider.client_id
+        self.OIDC_RP_CLIENT_SECRET = self.provider.client_secret
+        self.OIDC_RP_SIGN_ALGO = algorithms[0] if algorithms else "RS256"
+        self.OIDC_RP_IDP_SIGN_KEY = None
+        self.algorithms = algorithms or ["RS256"]
+        self._values = {"OIDC_TOKEN_USE_BASIC_AUTH": token_endpoint_basic_auth(self.document),
+                        "OIDC_AUTHENTICATION_CALLBACK_URL": "sso-callback", "OIDC_CREATE_USER": True}
+        return True
+
+    # -- the portal's login: the callback view calls authenticate(request, nonce=..., code_verifier=...) --------
+
+    def authenticate(self, request, nonce=None, code_verifier=None, **kwargs):
+        if request is None or nonce is None:  # a username and password (or another backend's call): not ours
+            return None
+        if not self.configure():
+            return None
+        return super().authenticate(request, nonce=nonce, code_verifier=code_verifier)
+
+    def get_token(self, payload):
+        self.token_info = super().get_token(payload)
+        return self.token_info
+
+    def verify_token(self, token, **kwargs):
+        """Signature (the provider's keys), expiry, issuer, audience (our client id) and, for the portal's
+        login, the nonce the login sent."""
+        if not isinstance(token, str) or token.count(".") != 2:
+            raise SuspiciousOperation("The identity provider sent no ID token.")
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise SuspiciousOperation("The ID token is not a JWT.") from exc
+        if header.get("alg") not in self.algorithms:
+            raise SuspiciousOperation(f"The ID token is signed with {header.get('alg')!r}, which is not accepted.")
+        key = self.retrieve_matching_jwk(token)
+        try:
+            payload = jwt.decode(token, key, algorithms=self.algorithms, audience=self.provider.client_id,
+                                 issuer=self.document["issuer"], leeway=30,
+                                 options={"require": ["exp", "iat", "iss", "aud", "sub"]})
+        except jwt.PyJWTError as exc:
+            raise SuspiciousOperation(f"The ID token was refused: {exc}.") from exc
+        if "nonce" in kwargs and kwargs["nonce"] != payload.get("nonce"):
+            raise SuspiciousOperation("The ID token's nonce is not the one this login sent.")
+        return payload
+
+    def get_userinfo(self, access_token, id_token, payload):
+        """The ID token's claims, with the userinfo endpoint's over them where the provider has one (some put
+        groups in one, some in the other); a userinfo answer about another subject is refused."""
+        claims = dict(payload)
+        if self.OIDC_OP_USER_ENDPOINT and access_token:
+            try:
+                info = super().get_userinfo(access_token, id_token, payload)
+            except requests.RequestException:
+                info = {}
+            if isinstance(info, dict) and info.get("sub") == payload.get("sub"):
+                claims.update(info)
+        return claims
+
+    def get_or_create_user(self, access_token, id_token, payload):
+        from studio.iam.sso_services import external_login
+
+        claims = self.get_userinfo(access_token, id_token, payload)
+        try:
+            return external_login(provider=self.provider, issuer=self.document["issuer"], claims=claims,
+                                  refresh_token=self.token_info.get("refresh_token") or "")
+        except ClaimProblem as exc:
+            self.problem = str(exc)
+            if getattr(self, "request", None) is not None:
+                self.request.session["sso_problem"] = self.problem
+            return None
+
+    # -- the token grants (a CLI's code, or an ID token the client got itself) ---------------------------------
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> dict:
+        """The provider's tokens for an authorization code that was issued to our client id."""
+        payload = {"client_id": self.OIDC_RP_CLIENT_ID, "client_secret": self.OIDC_RP_CLIENT_SECRET,
+                   "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if code_verifier:
+            payload["code_verifier"] = code_verifier
+        return self.get_token(payload)
+
+    def refresh(self, refresh_token: str) -> dict:
+        return self.get_token({"client_id": self.OIDC_RP_CLIENT_ID, "client_secret": self.OIDC_RP_CLIENT_SECRET,
+                               "grant_type": "refresh_token", "refresh_token": refresh_token})
