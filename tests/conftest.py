@@ -80,6 +80,34 @@ def org(db):
     return SimpleNamespace(cluster=cluster, department=department, a=a, b=b, users=users)
 
 
+# --- a real OpenID Connect provider: Dex (tests/iam/dex_support.py), for single sign-on -------------------------
+
+@pytest.fixture(scope="session")
+def dex_path():
+    """The pinned Dex binary, built once into a cache outside the tree (scripts/dex/build.sh; `make test` builds
+    it before pytest starts, so that a cold build does not count against a test's timeout)."""
+    from tests.iam.dex_support import dex_binary
+
+    return dex_binary()
+
+
+@pytest.fixture
+def start_dex(dex_path):
+    """Start a Dex with these users (and the portal's redirect URIs) on a free loopback port; stopped after the
+    test."""
+    from tests.iam.dex_support import Dex
+
+    started = []
+
+    def start(users, redirect_uris=()):
+        started.append(Dex(dex_path, redirect_uris=list(redirect_uris), users=users).start())
+        return started[-1]
+
+    yield start
+    for dex in started:
+        dex.stop()
+
+
 # --- the real control plane (`make e2e-real`): etcd + kube-apiserver + kube-controller-manager v1.20.2 ---------
 
 def _say(config, line: str) -> None:

@@ -17,3 +17,10 @@ def runapy_client(base_url: str, user) -> RunaiClient:
     configuration = Configuration(client_id=key.client_id, client_secret=secret, runai_base_url=base_url,
                                   retry_enabled=False)
     return RunaiClient(ApiClient(configuration))
+
+
+def runapy_for_service_account(base_url: str, client_id: str, client_secret: str) -> RunaiClient:
+    """A RunaiClient that logs in as a service account (its client id and secret), as a CI pipeline does."""
+    configuration = Configuration(client_id=client_id, client_secret=client_secret, runai_base_url=base_url,
+                                  retry_enabled=False)
+    return RunaiClient(ApiClient(configuration))
