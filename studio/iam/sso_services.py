@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from studio.audit import audit_record, snapshot
+from studio.cluster_access import AccessRefused, check_url
 from studio.errors import Conflict
 from studio.iam.claims import ClaimProblem, identity_from_claims, mandatory_claim_problem
 from studio.iam.oidc import Provider, ProviderError, discovery
@@ -107,6 +108,12 @@ def identity_forget_session(user) -> None:
 # --- the identity provider (Run:ai's Idps) -----------------------------------------------------------------------
 
 def _check_reachable(*, discovery_url: str, client_id: str, client_secret: str) -> None:
+    """The discovery URL may not point at link-local or metadata addresses, nor at loopback or private ones
+    unless CLUSTER_ALLOWED_NETWORKS lists them (the rules of cluster URLs); then its document must be read."""
+    try:
+        check_url("oidcData.discoverDocumentUrl", discovery_url)
+    except AccessRefused as exc:
+        raise ValidationError({exc.field: exc.message}) from None
     try:
         discovery(Provider(alias="check", discovery_url=discovery_url, client_id=client_id,
                            client_secret=client_secret), fresh=True)

@@ -31,8 +31,20 @@ CHECKS = (not_a_server_error, status_code_conformance, content_type_conformance,
 LIVE_FROM_THE_CLUSTER = {"/api/v1/clusters/{clusterUuid}/nodes",
                          "/api/v1/workloads/{workloadId}/pods/{podId}/logs"}
 EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "8"))
+# The single sign-on grants ask the world's identity provider, which is down (port 9 of loopback): their
+# documented 503 saying so, and no other server error.
+ASK_THE_PROVIDER = {"/api/v1/token", "/api/v2/token"}
+
+
+def no_server_error_but_the_provider_down(ctx, response, case):
+    if response.status_code == 503 and "identity provider" in response.text:
+        return None
+    return not_a_server_error(ctx, response, case)
 
 schema = schemathesis.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+# Updating the identity provider reads the discovery document at the URL of the body (tests/iam/test_idps_api.py
+# covers it against Dex): fuzzed, that would be a request to whatever host the fuzzer writes.
+FUZZED = schema.exclude(operation_id="update_idp")
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +64,8 @@ def caller(request, world):
     return {"Authorization": "Bearer " + issue_token(user=user)["accessToken"]}
 
 
-@schema.parametrize()
-@schema.given(data=st.data())
+@FUZZED.parametrize()
+@FUZZED.given(data=st.data())
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           # Generated cases only: the documented examples (the seeds' bodies) run in test_documented_example,
           # since schemathesis cannot mix them with @schema.given.
@@ -69,6 +81,9 @@ def test_operation(case, data, world, caller):
     checks = CHECKS
     if case.operation.path in LIVE_FROM_THE_CLUSTER:  # alpha's cluster is unreachable here: a documented 503
         checks = tuple(check for check in CHECKS if check is not not_a_server_error)
+    elif case.operation.path in ASK_THE_PROVIDER:
+        checks = tuple(no_server_error_but_the_provider_down if check is not_a_server_error else check
+                       for check in CHECKS)
     case.call_and_validate(headers=caller, checks=checks)
 
 

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 from django.utils import timezone
 
 from kit.services import session_launch
-from studio.models import AccessKey, AccessRule, AuditEvent, Level, NodePool, Role
+from studio.iam.sso_services import service_account_create
+from studio.models import AccessKey, AccessRule, AuditEvent, IdentityProvider, Level, NodePool, Role
 from tests.factories import (
     ApplicationFactory,
     ApplicationProfileFactory,
@@ -49,12 +50,19 @@ def make_world(org) -> SimpleNamespace:
     access_rule = AccessRule.objects.get(project=org.a, user=org.users.member)
     node_pool = NodePool.objects.create(cluster=org.cluster, name="a100", label_key="run.ai/node-pool",
                                         label_value="a100")
+    # The installation's identity provider (not reachable: port 9 of loopback) and a service account.
+    IdentityProvider.objects.create(alias="oidc", discovery_url=IDP_BODY["oidcData"]["discoverDocumentUrl"],
+                                    client_id="paas-studio", client_secret="s3cret", scopes=["openid"])
+    service_account, _ = service_account_create(actor=org.users.platform_admin, name="ci-one")
     return SimpleNamespace(
-        access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
+        service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit,
     )
 
+
+IDP_BODY = {"type": "oidc", "oidcData": {"clientId": "paas-studio", "clientSecret": "s3cret",
+                                        "discoverDocumentUrl": "http://127.0.0.1:9/.well-known/openid-configuration"}}
 
 # `{id}` of each collection: the object of alpha that a detail route aims at.
 DETAIL_IDS = {
@@ -95,5 +103,7 @@ def path_values(world, route: str) -> dict[str, str]:
         "departmentId": org.department.pk,
         "clusterUuid": org.cluster.pk,
         "roleIdPath": world.role.pk,
+        "idp": "oidc",
+        "serviceAccountId": world.service_account.pk,
     }
     return {name: str(value) for name, value in values.items() if value is not None}

@@ -60,8 +60,8 @@ def test_wrong_credentials_are_an_oauth2_401(anon, org, key):
 @pytest.mark.parametrize("body,error,fields", [
     ({}, "invalid_request", ["grant_type"]),
     ({"grant_type": "magic"}, "unsupported_grant_type", ["grant_type"]),
-    ({"grant_type": "refresh_token", "refresh_token": "x"}, "unsupported_grant_type", ["grant_type"]),
-    ({"grant_type": "authorization_code", "code": "x"}, "unsupported_grant_type", ["grant_type"]),
+    ({"grant_type": "refresh_token"}, "invalid_request", ["refresh_token"]),
+    ({"grant_type": "authorization_code", "code": "x"}, "invalid_request", ["redirect_uri"]),
     ({"grant_type": "password"}, "invalid_request", ["username", "password"]),
     ({"grant_type": "client_credentials", "client_id": "x", "clientSecret": "y"}, "invalid_request",
      ["clientSecret", "client_secret"]),
