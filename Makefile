@@ -10,7 +10,7 @@ WITH_KEYS := set -a && . $(abspath $(DEV_KEYS)) && set +a &&
 # The simulated clusters of run, bench and faults listen on loopback, which production does not allow.
 export CLUSTER_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7
 
-.PHONY: install run test e2e-real bench faults lint system-deps services migrate demo vendor
+.PHONY: install run test e2e-real dex bench faults lint system-deps services migrate demo vendor
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,13 +42,18 @@ run: demo
 	$(WITH_KEYS) $(PY) scripts/run_dev.py
 
 test: install system-deps
-	$(PY) -m pytest -m "not real" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not real and not dex" $(PYTEST_ARGS)
 
-# The product against a real kube-apiserver + kube-controller-manager v1.20.2 and etcd (docs/real-cluster.md).
-e2e-real: install
+# The product against a real kube-apiserver + kube-controller-manager v1.20.2 and etcd (docs/real-cluster.md),
+# and single sign-on against a real OpenID Connect provider, Dex (built from its Go module: `make dex`).
+e2e-real: install system-deps dex
 	./scripts/system_deps.sh e2e-real
 	$(PY) -m scripts.realkube --build
-	$(PY) -m pytest -m real $(PYTEST_ARGS)
+	$(PY) -m pytest -m "real or dex" $(PYTEST_ARGS)
+
+# Dex, pinned in scripts/dex/go.mod, built once into ~/.cache/paas-studio/dex (a few minutes cold, niced).
+dex:
+	./scripts/dex/build.sh
 
 bench: install services $(DEV_KEYS)
 	$(WITH_KEYS) $(PY) -m bench
