@@ -212,6 +212,11 @@ class ProviderBackend(OIDCAuthenticationBackend):
                 self.request.session["sso_problem"] = self.problem
             return None
 
+    def get_user(self, user_id):
+        """The session's user while active (mozilla-django-oidc's would keep a deactivated user's session)."""
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
+
     # -- the token grants (a CLI's code, or an ID token the client got itself) ---------------------------------
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> dict:

@@ -54,3 +54,18 @@ def test_access_keys_keep_working(org, local_login_off):
     answer = APIClient().post("/api/v1/token", {"grantType": "client_credentials", "clientId": key.client_id,
                                                 "clientSecret": secret}, format="json")
     assert answer.status_code == 200
+
+
+def test_a_provider_users_session_survives_local_login_off_and_ends_when_she_is_deactivated(org, local_login_off):
+    from studio.iam.oidc import Provider
+    from studio.iam.sso_services import external_login
+
+    provider = Provider(alias="oidc", discovery_url="https://idp.example.com", client_id="c", client_secret="s")
+    ada = external_login(provider=provider, issuer="https://idp.example.com",
+                         claims={"sub": "u-ada", "email": "ada@example.com", "groups": ["team-a"]})
+    browser = Client()
+    browser.force_login(ada, backend="studio.iam.oidc.ProviderBackend")  # as /sso/callback logs her in
+    assert browser.get("/").status_code == 200
+    ada.is_active = False
+    ada.save()
+    assert browser.get("/").status_code == 302
