@@ -13,9 +13,10 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from policies.services import policy_enforce
+from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.iam.pod_identity import ids_from_provider
-from studio.models import Level, Project
+from studio.models import AuditEvent, Level, Project
 from studio.permissions import ROLE_RANK, has_project_role, project_role
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
@@ -168,6 +169,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
                 phase_updated_at=timezone.now(), **(provenance or {}),
             )
             _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
+            audit_record(actor=user, action=AuditEvent.Action.CREATE, instance=workload)
             enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
     except IntegrityError:
         if Workload.objects.live().filter(project=project, name=name).exists():
@@ -192,9 +194,13 @@ def _require_role(user, workload: Workload) -> None:
         raise PermissionDenied("Viewers may not change workloads.")
 
 
-def _transition(workload: Workload, *, desired: str, phase: str, reason: str, message: str, task: str) -> Workload:
+def _transition(workload: Workload, *, desired: str, phase: str, reason: str, message: str, task: str,
+                actor=None) -> Workload:
+    """Move the workload towards `desired`; recorded in its timeline and in the audit trail (by `actor`, or
+    the system's when the platform decided it)."""
     with transaction.atomic():
         locked = Workload.objects.select_for_update().get(pk=workload.pk)
+        before = snapshot(locked)
         locked.desired_phase = desired
         if locked.actual_phase != phase:
             locked.actual_phase, locked.phase_updated_at = phase, timezone.now()
@@ -202,6 +208,8 @@ def _transition(workload: Workload, *, desired: str, phase: str, reason: str, me
             locked.deleted_at = timezone.now()
         locked.save()
         _record(locked, reason, message)
+        audit_record(actor=actor, instance=locked, before=before, action=AuditEvent.Action.DELETE
+                     if desired == Workload.Desired.DELETED else AuditEvent.Action.UPDATE)
         enqueue_on_commit(task, str(locked.pk))
     return locked
 
@@ -215,7 +223,8 @@ def workload_suspend(*, workload: Workload, user) -> Workload:
     if workload.desired_phase == Workload.Desired.STOPPED:
         return workload  # already asked: accepting again changes nothing
     return _transition(workload, desired=Workload.Desired.STOPPED, phase=Workload.Phase.STOPPING,
-                       reason="Suspend", message=f"Suspended by {user.get_username()}.", task="workloads.tasks.workload_suspend")
+                       reason="Suspend", message=f"Suspended by {user.get_username()}.", task="workloads.tasks.workload_suspend",
+                       actor=user)
 
 
 def workload_suspend_by_system(*, workload: Workload, reason: str, message: str) -> Workload:
@@ -237,7 +246,8 @@ def workload_resume(*, workload: Workload, user) -> Workload:
         project = Project.objects.select_for_update().get(pk=workload.project_id)
         _check_quota(project, workload.kind, workload.gpu_request)
         return _transition(workload, desired=Workload.Desired.RUNNING, phase=Workload.Phase.RESUMING,
-                           reason="Resume", message=f"Resumed by {user.get_username()}.", task="workloads.tasks.workload_resume")
+                           reason="Resume", message=f"Resumed by {user.get_username()}.", task="workloads.tasks.workload_resume",
+                           actor=user)
 
 
 def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload:
@@ -258,6 +268,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)
         locked = Workload.objects.select_for_update().get(pk=workload.pk)
+        before = snapshot(locked)
         if gpus > locked.gpu_request:  # only the increase needs room in the quota
             _check_quota(project, locked.kind, gpus - locked.gpu_request)
         revision = locked.events.filter(reason="Updated").count() + 2  # the create was revision 1
@@ -268,6 +279,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         locked.save()
         _record(locked, "Updated", f"Revision {revision} by {user.get_username()}: "
                                    f"{', '.join(sorted(spec_changes)) or 'no fields'} changed.")
+        audit_record(actor=user, action=AuditEvent.Action.UPDATE, instance=locked, before=before)
         enqueue_on_commit("workloads.tasks.workload_roll", str(locked.pk))
     return locked
 
@@ -275,4 +287,5 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
 def workload_delete(*, workload: Workload, user) -> Workload:
     _require_role(user, workload)
     return _transition(workload, desired=Workload.Desired.DELETED, phase=Workload.Phase.DELETING,
-                       reason="Delete", message=f"Deleted by {user.get_username()}.", task="workloads.tasks.workload_remove")
+                       reason="Delete", message=f"Deleted by {user.get_username()}.", task="workloads.tasks.workload_remove",
+                       actor=user)

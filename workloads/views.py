@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException, ValidationError
 
+from studio.context import navigation
 from studio.errors import flatten_errors
 from studio.models import Level
 from studio.pages import paged, selected_filters
@@ -34,8 +35,13 @@ def _visible(request):
 @login_required
 def workload_list(request):
     """The list, filtered and sorted by the API's FilterSet; its rows re-read every 2 s while any may change."""
-    rows, errors, page = paged(request, WorkloadFilterSet, _visible(request))
+    # The project chosen in the top bar, unless the user asks for every project they see (?scope=all).
+    current = navigation(request).get("current_project")
+    every = request.GET.get("scope") == "all" or current is None
+    visible = _visible(request) if every else _visible(request).filter(project=current)
+    rows, errors, page = paged(request, WorkloadFilterSet, visible)
     context = {
+        "scope_project": None if every else current, "can_scope": current is not None,
         "workloads": rows, "filters": request.GET, "errors": errors, "page": page,
         "kinds": Workload.Kind.choices, "phases": Workload.Phase.choices,
         "chosen_kinds": selected_filters(request, "type"), "chosen_phases": selected_filters(request, "phase"),

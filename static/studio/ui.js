@@ -30,6 +30,17 @@
     }
   });
 
+  // <button data-copy="#id">: copy the text of #id (a secret shown once, an address), and say so on the button.
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-copy]");
+    if (!button) return;
+    const source = document.querySelector(button.dataset.copy);
+    if (!source) return;
+    const label = button.lastChild;
+    try { await navigator.clipboard.writeText(source.textContent.trim()); label.textContent = " Copied"; }
+    catch (e) { label.textContent = " Copy failed: select and copy it"; }
+  });
+
   // <select data-autosubmit>: choosing submits its form (the project switcher, page-size pickers).
   document.addEventListener("change", (event) => {
     if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();

@@ -346,9 +346,10 @@ def test_a_submission_makes_a_fixed_number_of_queries_whatever_the_history(membe
             assert member.post("/api/v1/workloads/trainings", body, format="json").status_code == 200
         return [q["sql"].split()[0] for q in queries.captured_queries]
 
-    # The token's user, the caller's access rules, the project, its policies; then the row and its event (in a
-    # savepoint here, as the test runs in a transaction). A GPU adds the project's lock and the quota sum.
-    without_gpu = ["SELECT", "SELECT", "SELECT", "SELECT", "SAVEPOINT", "INSERT", "INSERT", "RELEASE"]
+    # The token's user, the caller's access rules, the project, its policies; then the row, its event and its
+    # audit record (in a savepoint here, as the test runs in a transaction). A GPU adds the project's lock and
+    # the quota sum.
+    without_gpu = ["SELECT", "SELECT", "SELECT", "SELECT", "SAVEPOINT", "INSERT", "INSERT", "INSERT", "RELEASE"]
     with_gpu = without_gpu[:5] + ["SELECT", "SELECT"] + without_gpu[5:]
     assert statements(small(org, "a")) == without_gpu
     assert statements(small(org, "b", compute={"gpuDevicesRequest": 1})) == with_gpu
