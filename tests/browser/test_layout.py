@@ -58,9 +58,10 @@ def pages(org, make_profile, notebook_version):
              "/studio/environment-templates", f"/studio/environment-templates/{template}", "/org/clusters",
              "/org/departments", "/org/projects", "/org/audit", f"/org/projects/{org.a.pk}/members",
              "/studio/system-profiles", "/org/users", f"/org/users/{org.users.member.pk}", "/account/access-keys",
-             f"/org/projects/{org.a.pk}/edit", f"/org/clusters/{org.cluster.pk}/edit"]
+             f"/org/projects/{org.a.pk}/edit", f"/org/clusters/{org.cluster.pk}/edit", "/gpus", "/quota",
+             f"/quota/projects/{org.a.pk}"]
     member = ["/", "/catalog", f"/catalog/{profile.pk}/launch", "/workloads", f"/workloads/{workload.pk}",
-              "/kit/apps", "/kit/profiles", "/kit/sessions", "/account/access-keys"]
+              "/kit/apps", "/kit/profiles", "/kit/sessions", "/account/access-keys", "/gpus", "/quota"]
     return {"root": admin, "bob": member}
 
 
