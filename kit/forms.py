@@ -9,6 +9,7 @@ from django import forms
 
 from kit.models import ApplicationProfile
 from profiles.forms import NAME_HTML, SHARING_CHOICES, ApiForm
+from studio.ids import is_id, parse_id
 
 WILDCARD_HELP = ("One line per application: its id, then the versions it serves, e.g. \"usd-viewer 1.0.0 1.1.0\". "
                  "'*' as the id matches every application, '*' as a version every version: \"* *\" serves all.")
@@ -135,12 +136,12 @@ class ProfileForm(ApiForm):
             body["id"] = data["id"] or ""
         project = (data["projectId"] or "").strip()
         if project:
-            body["projectId"] = int(project) if project.isdigit() else project
+            body["projectId"] = parse_id(project) if is_id(project) else project
         elif self.editing:
             body["projectId"] = None  # "None" chosen: the profile no longer has an owner project
         mode = data["sharing_mode"] or ""
         ids = data["sharing_projectIds"] or []
-        body["sharing"] = {"mode": mode, "projectIds": [int(i) if str(i).isdigit() else i for i in ids]
+        body["sharing"] = {"mode": mode, "projectIds": [parse_id(str(i)) if is_id(str(i)) else i for i in ids]
                            if mode == "selected" else []}
         for field, empty in self.JSON.items():
             raw = (data[field] or "").strip()

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from policies import selectors, services
 from policies.models import Policy
+from studio.ids import is_id, parse_id
 from studio.models import Project, is_platform_admin
 
 WORKLOAD_TYPES = {"Training": "trainings", "Workspace": "workspaces", "Inference": "inferences"}
@@ -40,7 +41,7 @@ def _readable_unit(request) -> selectors.Unit:
         if params.get("scope") != "project":
             raise PermissionDenied(READERS_ONLY)
         project_id = params.get("projectId") or ""
-        if not (project_id.isdigit() and Project.objects.visible_to(request.user).filter(pk=project_id).exists()):
+        if not (is_id(project_id) and Project.objects.visible_to(request.user).filter(pk=parse_id(project_id)).exists()):
             raise Http404
     return services.unit_from(params, prefix="")
 
@@ -72,9 +73,9 @@ class PolicyListView(APIView):
             rows = rows.filter(scope=params["scope"])
         for name, column in (("departmentId", "department_id"), ("projectId", "project_id")):
             if params.get(name):
-                if not params[name].isdigit():
+                if not is_id(params[name]):
                     raise ValidationError({name: ["Must be an integer id."]})
-                rows = rows.filter(**{column: int(params[name])})
+                rows = rows.filter(**{column: parse_id(params[name])})
         if params.get("clusterId"):
             rows = rows.filter(project__cluster_id=services.cluster_id(params["clusterId"]))
         entries = selectors.list_entries(rows)

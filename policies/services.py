@@ -26,6 +26,7 @@ from policies.selectors import (
 )
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
+from studio.ids import is_id, parse_id
 from studio.models import AuditEvent, Department, Project, is_platform_admin
 from studio.queue import enqueue_on_commit
 
@@ -166,15 +167,15 @@ def unit_from(meta: Mapping, *, prefix: str = "meta.") -> Unit:
         return Unit(scope="tenant")
     if scope == "department":
         department_id = str(meta.get("departmentId") or "")
-        department = Department.objects.filter(pk=department_id).first() if department_id.isdigit() else None
+        department = Department.objects.filter(pk=parse_id(department_id)).first() if is_id(department_id) else None
         if department is None:
             raise ValidationError({f"{prefix}departmentId": ["Is required with scope department, and must name a "
                                                              "department."]})
         return Unit(scope="department", department=department)
     if scope == "project":
         project_id = str(meta.get("projectId") or "")
-        project = (Project.objects.select_related("department", "cluster").filter(pk=project_id).first()
-                   if project_id.isdigit() else None)
+        project = (Project.objects.select_related("department", "cluster").filter(pk=parse_id(project_id)).first()
+                   if is_id(project_id) else None)
         if project is None:
             raise ValidationError({f"{prefix}projectId": ["Is required with scope project, and must name a project."]})
         return Unit(scope="project", department=project.department, project=project)

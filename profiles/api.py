@@ -28,6 +28,7 @@ from profiles.serializers import (
 )
 from sharing.serializers import SharingSerializer
 from studio.concurrency import ETagMixin
+from studio.ids import is_id, parse_id
 from studio.models import Project
 from studio.permissions import IsPlatformAdminOrReadOnly, visible_project
 from workloads.preview_schema import DRY_RUN_PARAMETER, PreviewSerializer, dry_run_requested
@@ -229,9 +230,9 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         raw = self.request.query_params.get("projectId")
         if not raw:
             raise ValidationError({"projectId": ["This query parameter is required."]})
-        if not raw.isdigit():
+        if not is_id(raw):
             raise ValidationError({"projectId": ["Must be a project id."]})
-        project = visible_project(self.request.user, int(raw))
+        project = visible_project(self.request.user, parse_id(raw))
         if project is None:
             raise Http404
         return project

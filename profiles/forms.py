@@ -15,6 +15,7 @@ from profiles.models import KINDS, ServiceProfile, TemplateVersion
 from profiles.rendering import text
 from sharing.models import SharingMode
 from studio.errors import flatten_errors
+from studio.ids import is_id, parse_id
 
 # studio.names.NAME_PATTERN and workloads.quantities.QUANTITY_RE in the syntax of the HTML pattern attribute
 # (JavaScript's `v` mode, where a '-' in a class must be escaped).
@@ -128,7 +129,7 @@ class GeneralForm(ApiForm):
         body = {key: data[key] for key in ("displayName", "description", "environmentTemplate",
                                            "environmentTemplateVersion", "serviceType")}
         project = (data["projectId"] or "").strip()
-        body["projectId"] = int(project) if project.isdigit() else (project or None)
+        body["projectId"] = parse_id(project) if is_id(project) else (project or None)
         if not self.editing:
             body["name"] = data["name"]
         return body

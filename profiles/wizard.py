@@ -11,6 +11,7 @@ from profiles.forms import DetailsForm, GeneralForm, SharingForm, error_text, un
 from profiles.models import ServiceProfile
 from profiles.rendering import text
 from sharing.models import SharingMode
+from studio.ids import is_id, parse_id
 
 OVERRIDE_CHOICES = [("allowed", "Allowed"), ("not-allowed", "Not allowed"), ("restricted", "Restricted to values")]
 
@@ -218,7 +219,7 @@ class SharingStep:
     def payload(self) -> dict:
         self.form.is_valid()
         mode, ids = self.form.cleaned_data["mode"], self.form.cleaned_data["projectIds"] or []
-        project_ids = [int(i) if str(i).isdigit() else i for i in ids] if mode == SharingMode.SELECTED else []
+        project_ids = [parse_id(str(i)) if is_id(str(i)) else i for i in ids] if mode == SharingMode.SELECTED else []
         return {"sharing": {"mode": mode or "", "projectIds": project_ids}}
 
     def file(self, errors):

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from studio import api_schemas as schemas
 from studio import kube, services
 from studio.errors import ServiceUnavailable
+from studio.ids import is_id, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import AccessRule, Cluster, NodePool
 from studio.permissions import IsPlatformAdminOrReadOnly
@@ -93,7 +94,7 @@ class NodePoolDetailView(APIView):
     permission_classes = [IsPlatformAdminOrReadOnly]
 
     def _pool(self, request, nodepoolId: str):
-        return get_object_or_404(_pools(request.user), pk=int(nodepoolId) if nodepoolId.isdigit() else -1)
+        return get_object_or_404(_pools(request.user), pk=parse_id(nodepoolId) if is_id(nodepoolId) else -1)
 
     @extend_schema(tags=["NodePools"], operation_id="get_nodepool", responses={200: schemas.NODE_POOL})
     def get(self, request, nodepoolId: str):

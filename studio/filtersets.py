@@ -2,6 +2,7 @@ import django_filters
 from django.contrib.auth import get_user_model
 from django.db.models import Case, CharField, Q, Value, When
 
+from studio.ids import IdFilter
 from studio.listing import StudioFilterSet, split_list_param
 from studio.models import AccessRule, AuditEvent, Cluster, Department, Project
 from studio.selectors import gpu_allocated_expression
@@ -89,7 +90,7 @@ class AccessRuleFilterSet(StudioFilterSet):
     subjectIds = django_filters.CharFilter(method="_subject_ids")
     scopeType = django_filters.CharFilter(field_name="scope_type")
     scopeId = django_filters.CharFilter(field_name="scope_id")
-    roleId = django_filters.NumberFilter(field_name="role_id")
+    roleId = IdFilter(field_name="role_id")
     clusterId = django_filters.UUIDFilter(method="_cluster")
     lastUpdated = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
     includeDeleted = django_filters.BooleanFilter(method="_noop")  # rules are deleted for good: nothing to include

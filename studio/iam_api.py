@@ -25,6 +25,7 @@ from studio.iam_serializers import (
     role_data,
 )
 from studio.iam_serializers import user_data as _user_data
+from studio.ids import is_id, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import AccessRule, AuditEvent, Level, Role, is_platform_admin
 from studio.permissions import IsPlatformAdmin, has_project_role
@@ -69,8 +70,8 @@ def _may_grant(user, *, scope_type: str, scope_id: str) -> bool:
     """Platform admins grant anything; a project's admins grant roles on that project."""
     if is_platform_admin(user):
         return True
-    return scope_type == AccessRule.Scope.PROJECT and scope_id.isdigit() and has_project_role(
-        user, int(scope_id), Level.ADMIN)
+    return scope_type == AccessRule.Scope.PROJECT and is_id(scope_id) and has_project_role(
+        user, parse_id(scope_id), Level.ADMIN)
 
 
 class AccessRuleListView(APIView):
@@ -166,9 +167,9 @@ class UserCountView(APIView):
 
 
 def _user(user_id: str):
-    if not str(user_id).isdigit():
+    if not is_id(str(user_id)):
         raise Http404
-    return get_object_or_404(_users(), pk=int(user_id))
+    return get_object_or_404(_users(), pk=parse_id(str(user_id)))
 
 
 class UserDetailView(APIView):

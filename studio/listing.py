@@ -15,6 +15,7 @@ apply (AND). The spec gives no escape for a comma inside a value, so a comma bel
 after it does not start with `<field><operator>`: `name=@a,b` filters on "a,b", while `name=@a,projectId==1` is
 two filters (and `name=@a,secret==1` a 400 on the unknown field `secret`)."""
 
+import math
 import re
 from collections import OrderedDict
 from datetime import timedelta
@@ -26,6 +27,8 @@ from django.db.models import BooleanField, DurationField, Q
 from rest_framework import serializers
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
+
+from studio.ids import parse_int64
 
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
@@ -239,10 +242,41 @@ def _is_text(field) -> bool:
                                                                 "URLField")
 
 
+INTEGER_TYPES = {"AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField", "SmallIntegerField",
+                 "PositiveIntegerField", "PositiveBigIntegerField", "PositiveSmallIntegerField"}
+NUMBER_TYPES = {"DecimalField", "FloatField"}
+MAX_SECONDS = 86_399_999_999_999  # timedelta.max, in whole seconds
+
+
 def _coerce(field, value: str):
-    """"true"/"false" become booleans where the field is a boolean; durations are given in seconds."""
+    """The filter's text as the field's value; a ValueError (a 400 naming it) when it is not one. "true"/"false"
+    become booleans where the field is a boolean; durations are given in seconds; integers and keys are ASCII
+    digits within 64 bits (`²`, `٣` or 2^64 would reach the database as a 500 or as another number); numbers
+    are finite (`inf`, `nan`)."""
     if isinstance(field, BooleanField):
         return {"true": True, "false": False}.get(value.lower(), value)
+    kind = field.target_field.get_internal_type() if field is not None and field.is_relation else (
+        field.get_internal_type() if field is not None else "")
     if isinstance(field, DurationField):
-        return timedelta(seconds=float(value))
+        seconds = _finite(value)
+        if abs(seconds) > MAX_SECONDS:
+            raise ValueError(value)
+        return timedelta(seconds=seconds)
+    if kind in INTEGER_TYPES:
+        number = parse_int64(value.strip(), signed=True)
+        if number is None:
+            raise ValueError(value)
+        return number
+    if kind in NUMBER_TYPES:
+        return str(_finite(value))
     return value
+
+
+def _finite(value: str) -> float:
+    """A finite number written in ASCII (float() also takes "inf", "nan", "1_000" and Unicode digits)."""
+    if not re.fullmatch(r"\s*[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\s*", value):
+        raise ValueError(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number

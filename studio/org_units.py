@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from studio.ids import is_id, parse_id
 from studio.models import Cluster, Department, NodePool, Project
 from studio.quotas import gpu_totals, resources_from
 from studio.serializers import NameField, StrictSerializer
@@ -286,7 +287,7 @@ class ProjectSerializer(OrgUnitSerializer):
         errors = {}
         parent = attrs.pop("parentId", None)
         if parent is not None:
-            department = Department.objects.filter(pk=int(parent)).first() if parent.isdigit() else None
+            department = Department.objects.filter(pk=parse_id(parent)).first() if is_id(parent) else None
             if department is None:
                 errors["parentId"] = [f"No department {parent!r}."]
             elif attrs.get("department") not in (None, department):

@@ -2,12 +2,14 @@
 
 Lists read through the API's FilterSets (search, sort, paging); writes go through studio.services."""
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -22,6 +24,7 @@ from studio.filtersets import (
     ProjectFilterSet,
 )
 from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditForm, ProjectForm
+from studio.ids import is_id, parse_id
 from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
 from studio.pages import paged
 from studio.permissions import has_project_role
@@ -92,12 +95,25 @@ def org_list(request, kind):
     return render(request, "studio/org_list.html", context)
 
 
+def _key(kind: str, pk: str):
+    """The primary key an org page's URL names: a cluster's UUID, a department's or project's id; else a 404."""
+    if kind == "clusters":
+        try:
+            return uuid.UUID(pk)
+        except ValueError:
+            raise Http404(f"No such {SINGULAR[kind]}.") from None
+    if not is_id(pk):
+        raise Http404(f"No such {SINGULAR[kind]}.")
+    return parse_id(pk)
+
+
 @login_required
 def org_edit(request, kind, pk):
     """Edit a cluster (credentials are write-only: left blank, they are kept), a department or a project (its
     GPU quota; its name and cluster are fixed)."""
     _admin_only(request)
     model = PAGES[kind][0]
+    pk = _key(kind, pk)
     instance = get_object_or_404(model, pk=pk)
     form_class = {"clusters": ClusterForm, "departments": DepartmentForm, "projects": ProjectEditForm}[kind]
     form = form_class(request.POST or None, instance=instance)
@@ -138,7 +154,7 @@ def cluster_test(request, pk):
 def org_delete(request, kind, pk):
     _admin_only(request)
     model = PAGES[kind][0]
-    instance = get_object_or_404(model, pk=pk)
+    instance = get_object_or_404(model, pk=_key(kind, pk))
     try:
         services.model_delete(instance, actor=request.user)
         messages.success(request, f"Deleted {SINGULAR[kind]} {instance}.")

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from rest_framework.exceptions import ValidationError
 
 from studio.errors import flatten_errors
+from studio.ids import parse_id
+from studio.listing import MAX_OFFSET
 
 PAGE_SIZE = 25
 
@@ -40,10 +42,9 @@ class Page:
 
 
 def _offset(request) -> int:
-    try:
-        return max(int(request.GET.get("offset", 0)), 0)
-    except ValueError:
-        return 0
+    """The list's offset: 0 unless it is ASCII digits within the API's bound (a number beyond 64 bits was a 500)."""
+    offset = parse_id(request.GET.get("offset", "0"))
+    return offset if offset is not None and offset <= MAX_OFFSET else 0
 
 
 def paged(request, filterset_class, queryset, *, size: int = PAGE_SIZE) -> tuple[list, list[str], Page]:

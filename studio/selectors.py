@@ -19,6 +19,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from studio.ids import is_id, parse_id
 from studio.models import LEVEL_RANK, AccessRule, Department, NodePool, Project
 
 
@@ -26,8 +27,8 @@ def user_by_subject_id(subject_id: str):
     """A user named as Run:ai names subjects: by username or email (or by our numeric id)."""
     users = get_user_model().objects
     match = Q(username=subject_id) | Q(email__iexact=subject_id) if "@" in subject_id else Q(username=subject_id)
-    if subject_id.isdigit():
-        match |= Q(pk=int(subject_id))
+    if is_id(subject_id):
+        match |= Q(pk=parse_id(subject_id))
     return users.filter(match).order_by("pk").first()
 
 

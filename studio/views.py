@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
 from studio.iam.oidc import configured_provider
 from studio.iam.sso_views import PROBLEM as SSO_PROBLEM
+from studio.ids import is_id, parse_id
 from studio.models import Cluster, Department, Project, is_platform_admin
 from studio.throttling import login_wait
 
@@ -59,9 +60,9 @@ def home(request):
 @require_POST
 def switch_project(request):
     project_id = request.POST.get("project", "")
-    if not project_id.isdigit():
+    if not is_id(project_id):
         raise Http404("No such project.")
-    project = get_object_or_404(Project.objects.visible_to(request.user), pk=project_id)
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=parse_id(project_id))
     request.session["project_id"] = project.pk
     # Back to the page the switcher was on, never to another site.
     target = request.POST.get("next", "")

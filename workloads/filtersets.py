@@ -1,6 +1,7 @@
 import django_filters
 from django.db.models import CharField, DateTimeField, IntegerField
 
+from studio.ids import IdFilter
 from studio.listing import StudioFilterSet
 from workloads import runai_fields as derived
 from workloads.models import Workload
@@ -11,7 +12,7 @@ class WorkloadFilterSet(StudioFilterSet):
     `sortBy` for workloads (2.18 and latest), plus our own (desiredPhase, runningPods, launchedFrom)."""
 
     deleted = django_filters.BooleanFilter(method="filter_deleted", help_text="true lists deleted workloads.")
-    projectId = django_filters.NumberFilter(field_name="project_id")
+    projectId = IdFilter(field_name="project_id")
 
     class Meta:
         model = Workload
