@@ -13,6 +13,7 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
+import yaml
 from django.conf import settings
 
 # Keys of a kubeconfig's `users[].user`, `clusters[].cluster` and `contexts[].context` that may be given.
@@ -83,6 +84,32 @@ def check_url(field: str, url: str, *, resolve: bool = True) -> None:
         problem = address_problem(address.split("%", 1)[0])
         if problem:
             raise AccessRefused(field, f"{host} may not be used: {problem}.")
+
+
+def parse_kubeconfig(text: str) -> dict:
+    """The one reading of a kubeconfig given to this server (the API, the portal, each client built): YAML whose
+    every key is text, with `clusters`, holding inline credentials only. AccessRefused names what is wrong."""
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError:
+        parsed = None
+    if not isinstance(parsed, dict) or "clusters" not in parsed:
+        raise AccessRefused("kubeconfig", "Not a kubeconfig (YAML with `clusters`).")
+    _text_keys(parsed, "kubeconfig")
+    check_kubeconfig(parsed)
+    return parsed
+
+
+def _text_keys(node, where: str) -> None:
+    """YAML keys may be dates, numbers or null (`2024-01-01: x`); a kubeconfig's are all text."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                raise AccessRefused(where, f"Keys must be text; {key!r} is a {type(key).__name__}.")
+            _text_keys(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            _text_keys(item, f"{where}[{index}]")
 
 
 def check_kubeconfig(config: dict) -> None:

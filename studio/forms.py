@@ -30,23 +30,15 @@ class ClusterForm(forms.ModelForm):
             self.initial["token"] = self.initial["kubeconfig"] = ""
 
     # The API's own checks (studio.serializers.ClusterSerializer): a metadata, link-local or unlisted private
-    # address, or a kubeconfig with anything but inline credentials, is refused here as it is there.
+    # address, or a kubeconfig with anything but inline credentials (or keys that are not text), is refused here
+    # as it is there.
     FIELDS = {"apiServerUrl": "api_server_url", "prometheusUrl": "prometheus_url"}
 
     def clean(self):
         data = super().clean()
         try:
             if data.get("kubeconfig"):
-                import yaml
-
-                try:
-                    parsed = yaml.safe_load(data["kubeconfig"])
-                except yaml.YAMLError:
-                    parsed = None
-                if not isinstance(parsed, dict) or "clusters" not in parsed:
-                    self.add_error("kubeconfig", "Not a kubeconfig (YAML with `clusters`).")
-                    return data
-                cluster_access.check_kubeconfig(parsed)
+                cluster_access.parse_kubeconfig(data["kubeconfig"])
             for field, source in self.FIELDS.items():
                 if data.get(source):
                     cluster_access.check_url(field, data[source])

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import urllib3
-import yaml
 from django.conf import settings
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -238,11 +237,10 @@ def _api_client(cluster) -> client.ApiClient:
     if cluster.kubeconfig:
         configuration = client.Configuration()
         try:
-            kubeconfig = yaml.safe_load(cluster.kubeconfig)
             # Inline credentials only: an exec plugin or a file reference must never run or be read here.
-            cluster_access.check_kubeconfig(kubeconfig if isinstance(kubeconfig, dict) else {})
+            kubeconfig = cluster_access.parse_kubeconfig(cluster.kubeconfig)
             config.load_kube_config_from_dict(kubeconfig, client_configuration=configuration)
-        except (config.ConfigException, yaml.YAMLError, TypeError, ValueError) as exc:
+        except (config.ConfigException, TypeError, ValueError) as exc:
             raise PermanentClusterError(f"The cluster's kubeconfig cannot be used: {exc}") from exc
         configuration.retries = False
         return client.ApiClient(configuration)

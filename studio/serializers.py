@@ -60,15 +60,7 @@ class ClusterSerializer(StrictSerializer):
         if not url and not kubeconfig:
             raise serializers.ValidationError({"apiServerUrl": ["Give the API server URL or a kubeconfig."]})
         if attrs.get("kubeconfig"):
-            import yaml
-
-            try:
-                parsed = yaml.safe_load(attrs["kubeconfig"])
-            except yaml.YAMLError:
-                parsed = None
-            if not isinstance(parsed, dict) or "clusters" not in parsed:
-                raise serializers.ValidationError({"kubeconfig": ["Not a kubeconfig (YAML with `clusters`)."]})
-            _refuse(cluster_access.check_kubeconfig, parsed)
+            _refuse(cluster_access.parse_kubeconfig, attrs["kubeconfig"])
         for field, source in (("apiServerUrl", "api_server_url"), ("prometheusUrl", "prometheus_url")):
             if attrs.get(source):
                 _refuse(cluster_access.check_url, field, attrs[source])

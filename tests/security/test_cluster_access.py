@@ -178,3 +178,40 @@ def test_metrics_ask_for_the_bearer_token_when_one_is_set(client, settings):
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me")
     assert response.status_code == 200 and b"django_http_requests" in response.content
+
+
+# Security round 3, S14: YAML reads `2024-01-01` as a date and `1` as a number, keys included.
+ODD_KUBECONFIGS = {  # the text, and the field its 400 names
+    "a date": ("2024-01-01", "kubeconfig"),
+    "a date key": ("2024-01-01: x\nclusters: []\n", "kubeconfig"),
+    "a number key in a cluster": ("clusters:\n- name: k\n  cluster: {server: 'https://10.0.0.1:6443', 1: x}\n",
+                                  "kubeconfig.clusters[0].cluster"),
+    "a date key in a user": ("clusters: []\nusers:\n- name: u\n  user: {token: t, 2024-01-01: x}\n",
+                             "kubeconfig.users[0].user"),
+    "a null key": ("clusters: []\n~: x\n", "kubeconfig"),
+}
+
+
+@pytest.mark.parametrize(("text", "field"), ODD_KUBECONFIGS.values(), ids=ODD_KUBECONFIGS.keys())
+def test_a_kubeconfig_with_dates_or_numbers_for_keys_is_a_400(text, field, client_for, org):
+    response = client_for(org.users.platform_admin).post("/api/v1/clusters", {"name": "odd", "kubeconfig": text},
+                                                         format="json")
+    assert response.status_code == 400, response.content
+    assert [e["field"] for e in response.json()["errors"]] == [field]
+    assert not Cluster.objects.filter(name="odd").exists()
+
+
+@pytest.mark.parametrize("text", [t for t, _ in ODD_KUBECONFIGS.values()] + [kubeconfig(user=exec_user(Path("/x")))],
+                         ids=[*ODD_KUBECONFIGS.keys(), "exec"])
+def test_the_portal_holds_a_kubeconfig_to_the_same_rules(text, client, org):
+    client.force_login(org.users.platform_admin)
+    response = client.post("/org/clusters", {"name": "odd", "kubeconfig": text, "verify_tls": "on"})
+    assert response.status_code == 200 and b"kubeconfig" in response.content
+    assert not Cluster.objects.filter(name="odd").exists()
+
+
+def test_the_portal_refuses_a_metadata_address(client, org):
+    client.force_login(org.users.platform_admin)
+    response = client.post("/org/clusters", {"name": "meta", "api_server_url": "http://169.254.169.254"})
+    assert response.status_code == 200 and b"never allowed" in response.content
+    assert not Cluster.objects.filter(name="meta").exists()
