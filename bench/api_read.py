@@ -20,7 +20,7 @@ def run() -> dict:
     headers = {"Authorization": f"Bearer {seed.token(user)}"}
     from django.test import Client, override_settings
 
-    from workloads import list_rows
+    from workloads.api import list_rows
 
     with override_settings(ROOT_URLCONF="bench.urls"):
         client = Client(HTTP_HOST="127.0.0.1")

@@ -44,7 +44,7 @@ def run() -> dict:
          env.gunicorn(web_port), \
          env.process([env.PY, "-m", "celery", "-A", "studio", "worker", "-c", "2", "-l", "WARNING",
                       "--without-gossip", "--without-mingle", "--without-heartbeat"], env=worker_env, log="worker"):
-        from studio import kube
+        from studio.clusters import kube
 
         kube.namespace_ensure(kube.connect(cluster), project.namespace)
         time.sleep(3)  # the worker connects to the broker

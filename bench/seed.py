@@ -43,7 +43,7 @@ def workloads(projects, cluster, count: int, *, phase: str = "Running"):
 
 
 def token(user) -> str:
-    from studio.auth import issue_token
+    from studio.iam.auth import issue_token
 
     return issue_token(user=user)["accessToken"]
 

@@ -25,7 +25,7 @@ def _call(sim_url: str, method: str, path: str, body: dict | None = None) -> dic
 
 def _create_objects(sim_url: str, projects, rows) -> None:
     from workloads import manifests
-    from workloads.push import workload_ref
+    from workloads.cluster.push import workload_ref
 
     for project in projects:
         _call(sim_url, "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
@@ -55,8 +55,8 @@ def run() -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from workloads.cluster.sync import cluster_sync
     from workloads.models import Workload
-    from workloads.sync import cluster_sync
 
     with env.process([env.PY, "-m", "kubesim", "--port", str(sim_port), "--nodes", "120", "--quiet",
                       "--run-seconds", "36000", "--pull-seconds", "0"], wait_for_port=sim_port, log="kubesim"):

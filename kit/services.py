@@ -13,8 +13,8 @@ from kit.models import Application, ApplicationProfile, ApplicationVersion
 from kit.streams import DEFAULT_PORTS, SETTINGS, stream_spec
 from sharing.services import sharing_set
 from studio.errors import Conflict
+from studio.iam.permissions import has_project_role
 from studio.models import Level, Project
-from studio.permissions import has_project_role
 from studio.services import model_create, model_delete, model_update
 from workloads.models import Workload
 from workloads.services import workload_delete, workload_submit

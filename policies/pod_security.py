@@ -8,7 +8,7 @@ A namespace holds workloads of every type, so its level is what the loosest of i
 * `restricted` when every policy forces what "restricted" needs: no privilege escalation, non-root, a
   RuntimeDefault/Localhost seccomp profile, no added capability beyond NET_BIND_SERVICE, and no volume
   restricted refuses or root init container (hostPath, nfs, git). A non-root container's manifest
-  (workloads.manifest_parts.security) then has no privilege escalation and drops ALL capabilities;
+  (workloads.manifests.parts.security) then has no privilege escalation and drops ALL capabilities;
 * `baseline` otherwise — the secure default's level.
 """
 

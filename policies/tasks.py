@@ -6,7 +6,7 @@ import logging
 from celery import shared_task
 
 from policies.selectors import project_security_labels
-from studio import kube
+from studio.clusters import kube
 from studio.models import Project
 from studio.tasks import CLUSTER_WRITE
 

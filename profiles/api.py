@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from profiles import launch, selectors, services
+from profiles import selectors, services
 from profiles.filtersets import EnvironmentTemplateFilterSet, ServiceProfileFilterSet
 from profiles.models import EnvironmentTemplate, ServiceProfile, TemplateVersion
 from profiles.serializers import (
@@ -28,11 +28,12 @@ from profiles.serializers import (
 )
 from sharing.serializers import SharingSerializer
 from studio.concurrency import ETagMixin
+from studio.iam.permissions import IsPlatformAdminOrReadOnly, visible_project
 from studio.ids import is_id, parse_id
 from studio.models import Project
-from studio.permissions import IsPlatformAdminOrReadOnly, visible_project
-from workloads.preview_schema import DRY_RUN_PARAMETER, PreviewSerializer, dry_run_requested
-from workloads.serializers import WorkloadSerializer
+from workloads.api.preview_schema import DRY_RUN_PARAMETER, PreviewSerializer, dry_run_requested
+from workloads.api.serializers import WorkloadSerializer
+from workloads.launch import launch
 
 VERSION_REGEX = r"[0-9A-Za-z.-]+"
 

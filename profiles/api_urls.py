@@ -1,8 +1,8 @@
 from django.urls import path
 
 from profiles import api
-from profiles.upgrade_api import WorkloadUpgradeView
 from studio.urls_router import Router
+from workloads.launch.upgrade_api import WorkloadUpgradeView
 
 router = Router()
 router.register("environment-templates", api.EnvironmentTemplateViewSet, basename="environment-template")

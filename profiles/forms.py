@@ -17,7 +17,7 @@ from sharing.models import SharingMode
 from studio.errors import flatten_errors
 from studio.ids import is_id, parse_id
 
-# studio.names.NAME_PATTERN and workloads.quantities.QUANTITY_RE in the syntax of the HTML pattern attribute
+# studio.names.NAME_PATTERN and studio.clusters.quantities.QUANTITY_RE in the syntax of the HTML pattern attribute
 # (JavaScript's `v` mode, where a '-' in a class must be escaped).
 NAME_HTML = r"[a-z]([a-z0-9\-]{0,61}[a-z0-9])?"
 QUANTITY_HTML = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+\-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?"

@@ -8,8 +8,8 @@ from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from profiles.compose import MASK
 from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
 from profiles.rendering import evaluate
+from studio.iam.permissions import has_project_role
 from studio.models import Level, Project
-from studio.permissions import has_project_role
 
 
 def profiles_visible_to(user) -> QuerySet:
@@ -91,5 +91,5 @@ def launch_secret_manifest(workload_id, *, namespace: str, labels: dict[str, str
 
 def profile_revision_subquery():
     """The current revision of the profile a workload was launched from (null when none or deleted): one
-    correlated subquery, so that lists can say `outdated` without a query per row (profiles.upgrades)."""
+    correlated subquery, so that lists can say `outdated` without a query per row (workloads.launch.upgrades)."""
     return Subquery(ServiceProfile.objects.filter(pk=OuterRef("profile_id")).values("revision")[:1])

@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from profiles import upgrade_views, views
+from profiles import views
+from workloads.launch import upgrade_views
 
 urlpatterns = [
     path("studio/service-profiles", views.profile_list, name="profile-list"),

@@ -8,7 +8,7 @@ import math
 import re
 from decimal import Decimal
 
-from workloads.quantities import parse_quantity_strict
+from studio.clusters.quantities import parse_quantity_strict
 
 TYPES = ("string", "integer", "number", "boolean", "enum", "quantity", "secret")
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
-from profiles import forms, launch, selectors, services
+from profiles import forms, selectors, services
 from profiles.filtersets import EnvironmentTemplateFilterSet, ServiceProfileFilterSet
 from profiles.forms import api_errors
 from profiles.inputs import effective_inputs
@@ -37,9 +37,10 @@ from profiles.version_editor import VersionEditor
 from profiles.wizard import STEP_NAMES, STEPS
 from studio.context import navigation
 from studio.errors import Conflict
+from studio.iam.permissions import has_project_role
 from studio.models import Level, Project, is_platform_admin
 from studio.pages import paged
-from studio.permissions import has_project_role
+from workloads.launch import launch
 
 WRITE_ERRORS = (DjangoValidationError, APIException)
 

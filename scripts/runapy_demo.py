@@ -18,7 +18,7 @@ from runai.configuration import Configuration
 from runai.exceptions import ApiException
 from runai.runai_client import RunaiClient
 
-from workloads.seed_examples import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
+from workloads.api.seed_examples import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--url", default="http://127.0.0.1:8000")

@@ -8,7 +8,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio import api_schemas, auth, services
+from studio import api_schemas, services
 from studio.concurrency import ETagMixin
 from studio.errors import error_body
 from studio.filtersets import (
@@ -18,10 +18,12 @@ from studio.filtersets import (
     MemberFilterSet,
     ProjectFilterSet,
 )
+from studio.iam import auth
 from studio.iam import tokens as iam_tokens
+from studio.iam.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
+from studio.iam.throttling import LOGIN_THROTTLES
 from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Level, Project
-from studio.org_units import DepartmentSerializer, ProjectSerializer
-from studio.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
+from studio.org.units import DepartmentSerializer, ProjectSerializer
 from studio.selectors import attach_gpu_use, org_departments, org_projects, project_members
 from studio.serializers import (
     AccessKeySerializer,
@@ -32,7 +34,6 @@ from studio.serializers import (
     TokenRequestSerializer,
     TokenResponseSerializer,
 )
-from studio.throttling import LOGIN_THROTTLES
 
 # Path ids that are not of the key's form never reach the database (a 404, not a 500 on a failed cast).
 INTEGER_REGEX = r"[0-9]{1,18}"

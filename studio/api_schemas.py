@@ -1,4 +1,4 @@
-"""OpenAPI schemas of the answers that Run:ai shapes by hand (studio.iam_api, cluster_api, quota_api, clusters):
+"""OpenAPI schemas of the answers that Run:ai shapes by hand (studio.iam.api, cluster_api, quota_api, clusters):
 what `/api/schema/` documents for them, so that a generated client and the schema fuzz test read them right."""
 
 _S, _I, _B, _N = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {"type": "number"}

@@ -8,6 +8,6 @@ class StudioConfig(AppConfig):
 
     def ready(self):
         from studio import keys, schema  # noqa: F401  (register the key checks and the OpenAPI auth extension)
-        from studio.roles import roles_ensure
+        from studio.iam.roles import roles_ensure
 
         post_migrate.connect(roles_ensure, sender=self, dispatch_uid="studio-roles-ensure")

@@ -17,7 +17,7 @@ class ClusterFilterSet(StudioFilterSet):
 
 
 def _project_phase():
-    # studio.org_units.project_phase, as an expression (the phase follows the project's cluster).
+    # studio.org.units.project_phase, as an expression (the phase follows the project's cluster).
     return Case(When(cluster__status=Cluster.Status.CONNECTED, then=Value("Ready")),
                 When(cluster__status=Cluster.Status.DISCONNECTED, then=Value("NotReady")),
                 default=Value("Unknown"), output_field=CharField())

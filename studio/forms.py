@@ -3,7 +3,7 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from studio import cluster_access
+from studio.clusters import access as cluster_access
 from studio.models import Cluster, Department, Level, Project
 
 
@@ -64,7 +64,7 @@ class ProjectForm(forms.ModelForm):
                       "name": "Lowercase letters, digits and dashes; its namespace is studio-<name>."}
 
 
-# The project's scheduling rules (Run:ai's names, in seconds; workloads/reclaim.py enforces them), edited in
+# The project's scheduling rules (Run:ai's names, in seconds; workloads/cluster/reclaim.py enforces them), edited in
 # minutes: (form field, rule, label, help).
 RULE_FIELDS = (
     ("idle_workspace_minutes", "interactiveJobMaxIdleDurationSeconds", "Suspend idle workspaces after (minutes)",

@@ -196,7 +196,7 @@ class Project(models.Model):
     # project may use every pool of its cluster under its GPU totals above.
     node_pool_resources = models.JSONField(default=list, blank=True)
     # Run:ai's SchedulingRules (seconds, each optional): idle and time limits the reclaim round enforces
-    # (workloads/reclaim.py): interactiveJobMaxIdleDurationSeconds, interactiveJobTimeLimitSeconds,
+    # (workloads/cluster/reclaim.py): interactiveJobMaxIdleDurationSeconds, interactiveJobTimeLimitSeconds,
     # trainingJobMaxIdleDurationSeconds, trainingJobTimeLimitSeconds, interactiveJobPreemptIdleDurationSeconds.
     scheduling_rules = models.JSONField(default=dict, blank=True)
     description = models.TextField(blank=True, default="")

@@ -1,7 +1,7 @@
 """Operations endpoints: liveness, and readiness of this process's own dependencies (database, broker).
 
 Readiness never contacts a cluster: it is anonymous, and a cluster's address is whatever a platform admin
-registered. Clusters are reported as counts by the status the last sync left (workloads/sync.py). A failed
+registered. Clusters are reported as counts by the status the last sync left (workloads/cluster/sync.py). A failed
 check says which dependency, never the error's text (it can hold host names and ports)."""
 
 from django.db import connection

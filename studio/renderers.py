@@ -16,7 +16,7 @@ _drf_default = encoders.JSONEncoder().default
 
 
 class RawJSON:
-    """A value already encoded by `encode` (a list's kept row, workloads.list_rows): written as it is."""
+    """A value already encoded by `encode` (a list's kept row, workloads.api.list_rows): written as it is."""
 
     __slots__ = ("fragment", "raw")
 

@@ -13,7 +13,7 @@ IF_MATCH = OpenApiParameter(
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "studio.auth.BearerTokenAuthentication"
+    target_class = "studio.iam.auth.BearerTokenAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema):

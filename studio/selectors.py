@@ -74,7 +74,7 @@ def node_pool_errors(project: Project, pools) -> dict:
     return errors
 
 
-# Phases in which a workload's pods hold their GPUs: workloads.runai_fields.ALLOCATED_PHASES (an app to the
+# Phases in which a workload's pods hold their GPUs: workloads.api.runai_fields.ALLOCATED_PHASES (an app to the
 # right, named here by value; tests/studio/test_runai_org_units.py checks that they agree).
 ALLOCATED_PHASES = ("Initializing", "Running", "Degraded", "Updating", "Stopping", "Terminating")
 

@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from studio import cluster_access
+from studio.clusters import access as cluster_access
 from studio.models import AuditEvent, Level, Project, is_platform_admin
 from studio.names import NAME_PATTERN, NAME_RULE
 
@@ -49,7 +49,7 @@ class ClusterSerializer(StrictSerializer):
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
 
     def to_representation(self, cluster):
-        from studio.cluster_api import displayed_cluster
+        from studio.clusters.api import displayed_cluster
 
         # Run:ai's DisplayedCluster (uuid, tenantId, status object…) with our own fields beside it.
         return {**super().to_representation(cluster), **displayed_cluster(cluster)}
@@ -117,7 +117,7 @@ class MeSerializer(serializers.Serializer):
 
     def get_memberships(self, user) -> list[dict]:
         # The projects the user's access rules cover (its own, its department's, tenant-wide), with its level.
-        from studio.permissions import project_role
+        from studio.iam.permissions import project_role
 
         projects = Project.objects.visible_to(user).order_by("name").only("id", "name")
         return [{"projectId": p.pk, "projectName": p.name, "role": project_role(user, p)} for p in projects]

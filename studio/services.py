@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
 from django.utils import timezone
 
-from studio import kube
 from studio.audit import audit_record, snapshot
+from studio.clusters import kube
 from studio.errors import Conflict
 from studio.models import (
     DEFAULT_NODE_POOL,

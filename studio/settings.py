@@ -152,7 +152,7 @@ WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "studio.auth.BearerTokenAuthentication",
+        "studio.iam.auth.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -163,7 +163,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "studio.schema.StudioAutoSchema",
     "EXCEPTION_HANDLER": "studio.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    # Credential checks (studio/throttling.py): per client address and per account tried.
+    # Credential checks (studio/iam/throttling.py): per client address and per account tried.
     "DEFAULT_THROTTLE_RATES": {
         "login-client": env.str("LOGIN_RATE_PER_CLIENT", default="30/min"),
         "login-account": env.str("LOGIN_RATE_PER_ACCOUNT", default="10/min"),
@@ -250,7 +250,7 @@ CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 SYNC_INTERVAL_SECONDS = env.float("SYNC_INTERVAL_SECONDS", default=5.0)
 METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
-# Idle GPU reclaim and time limits (projects' schedulingRules, workloads/reclaim.py): how often the round runs,
+# Idle GPU reclaim and time limits (projects' schedulingRules, workloads/cluster/reclaim.py): how often the round runs,
 # and the GPU utilisation (percent) under which a workload counts as idle.
 RECLAIM_INTERVAL_SECONDS = env.float("RECLAIM_INTERVAL_SECONDS", default=30.0)
 GPU_IDLE_THRESHOLD_PERCENT = env.float("GPU_IDLE_THRESHOLD_PERCENT", default=5.0)
@@ -268,11 +268,11 @@ SYNC_REPAIR_GRACE_SECONDS = env.float("SYNC_REPAIR_GRACE_SECONDS", default=60.0)
 WORKLOAD_NAME_SEED = None
 SYNC_MAX_REPAIRS = env.int("SYNC_MAX_REPAIRS", default=200)  # orphan deletions per round
 GPU_SCHEDULER_NAME = env.str("GPU_SCHEDULER_NAME", default="runai-scheduler")
-# PromQL per metric type, overriding workloads.collect.PROMETHEUS_QUERIES: {"TYPE": [template, "sum"|"mean", scale]}.
+# PromQL per metric type, overriding workloads.cluster.collect.PROMETHEUS_QUERIES: {"TYPE": [template, "sum"|"mean", scale]}.
 PROMETHEUS_QUERIES = env.json("PROMETHEUS_QUERIES", default={})
 # Beat messages expire after two intervals: a worker that was down does not replay a backlog of rounds.
-# One beat at a time: the scheduler sends due tasks only while it holds the beat lease (workloads/beat_lease.py).
-CELERY_BEAT_SCHEDULER = "workloads.beat_lease:LeasedScheduler"
+# One beat at a time: the scheduler sends due tasks only while it holds the beat lease (workloads/cluster/beat_lease.py).
+CELERY_BEAT_SCHEDULER = "workloads.cluster.beat_lease:LeasedScheduler"
 BEAT_LEASE_CHECK_SECONDS = env.float("BEAT_LEASE_CHECK_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "clusters-sync": {
@@ -293,7 +293,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 # The simulated cluster that `make run` starts and registers as the demo cluster.
 KUBESIM_URL = env.str("KUBESIM_URL", default="")
 KUBESIM_TOKEN = env.str("KUBESIM_TOKEN", default="kubesim-token")
-# Networks besides public addresses where a cluster's API server or Prometheus may be (studio/cluster_access.py).
+# Networks besides public addresses where a cluster's API server or Prometheus may be (studio/clusters/access.py).
 # Link-local and metadata addresses are refused whatever this says. Production: private ranges, not loopback;
 # DEBUG (make run, with kubesim on 127.0.0.1): loopback too.
 PRIVATE_NETWORKS = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"]

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from studio import kube
+from studio.clusters import kube
 from studio.models import Project
 
 log = logging.getLogger(__name__)

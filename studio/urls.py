@@ -8,20 +8,13 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from studio import (
-    api,
-    cluster_api,
-    errors,
-    iam_api,
-    metrics,
-    ops,
-    org_views,
-    quota_api,
-    token_v2,
-    user_views,
-    views,
-)
-from studio.iam import idp_api, service_account_api, sso_views
+from studio import api, errors, metrics, ops, views
+from studio.clusters import api as cluster_api
+from studio.iam import api as iam_api
+from studio.iam import idp_api, service_account_api, sso_views, token_v2
+from studio.iam import views as user_views
+from studio.org import quota_api
+from studio.org import views as org_views
 from studio.urls_router import Router
 
 router = Router()
@@ -66,7 +59,7 @@ api_v1 = [
     path("service-accounts/<str:serviceAccountId>/secret", service_account_api.ServiceAccountSecretView.as_view(),
          name="service-account-secret"),
     *router.urls,
-    path("", include("workloads.api_urls")),
+    path("", include("workloads.api.urls")),
     path("", include("profiles.api_urls")),
 ]
 

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_POST
 from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
 from studio.iam.oidc import configured_provider
 from studio.iam.sso_views import PROBLEM as SSO_PROBLEM
+from studio.iam.throttling import login_wait
 from studio.ids import is_id, parse_id
 from studio.models import Cluster, Department, Project, is_platform_admin
-from studio.throttling import login_wait
 
 
 def _workload_counts(user) -> dict:
@@ -73,7 +73,7 @@ def switch_project(request):
 
 
 class LoginView(auth_views.LoginView):
-    """Django's login page, throttled as POST /api/v1/token is (studio/throttling.py): over a rate, the form
+    """Django's login page, throttled as POST /api/v1/token is (studio/iam/throttling.py): over a rate, the form
     comes back with a 429, Retry-After and a message saying how long to wait; the password is not checked.
 
     With an identity provider configured it offers "Log in with <provider>" (studio/iam/sso_views.py), and says

@@ -13,7 +13,7 @@ from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from profiles import services as profile_services
-from studio.auth import issue_token
+from studio.iam.auth import issue_token
 from studio.models import Level
 from tests.factories import ClusterFactory, DepartmentFactory, MembershipFactory, ProjectFactory, UserFactory
 

@@ -6,6 +6,6 @@ class WorkloadsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from workloads import prometheus
+        from workloads.telemetry import prometheus
 
         prometheus.register()

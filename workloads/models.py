@@ -9,9 +9,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from studio.iam.permissions import visible_project_ids
 from studio.models import Cluster, Department, Project, is_platform_admin
-from studio.permissions import visible_project_ids
-from workloads import pending
+from workloads.cluster import pending
 
 # Workloads that hold GPUs against their project's quota: live, meant to run, not finished, with GPUs. One
 # predicate for the quota sum and for its partial index, so that the sum reads only these rows (an index-only
@@ -109,12 +109,12 @@ class Workload(models.Model):
     profile_revision = models.PositiveIntegerField(null=True, blank=True)
     launch_inputs = models.JSONField(default=dict, blank=True)
     outputs = models.JSONField(default=list, blank=True)
-    # Where the running workload can be reached, as the sync last saw it (workloads.endpoints.endpoints_of):
+    # Where the running workload can be reached, as the sync last saw it (workloads.cluster.endpoints.endpoints_of):
     # {"url": "...", "serviceAddress": "host", "ports": [{"name", "port", "nodePort"}], "serviceType": "..."}
     endpoints = models.JSONField(default=dict, blank=True)
 
     # Why a waiting workload waits and its place in its node pool's queue, as the sync last derived them
-    # (workloads.pending); null once it no longer waits.
+    # (workloads.cluster.pending); null once it no longer waits.
     pending_reason = models.JSONField(null=True, blank=True)
     queue_position = models.PositiveIntegerField(null=True, blank=True)
 

@@ -1,12 +1,12 @@
-"""The GPU pool pages: every cluster the user sees at a glance, one node pool, one node (workloads.gpu_pool);
-the quota pages: a department roll-up and a project's per-pool quota and use (workloads.quota_use)."""
+"""The GPU pool pages: every cluster the user sees at a glance, one node pool, one node (workloads.telemetry.gpu_pool);
+the quota pages: a department roll-up and a project's per-pool quota and use (workloads.telemetry.quota_use)."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from studio.models import Cluster, Project
-from workloads import gpu_pool, quota_use
+from workloads.telemetry import gpu_pool, quota_use
 
 
 @login_required

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from kubernetes.utils import parse_quantity
 
 from studio.models import Department, Project
-from studio.org_units import MB_PER_UNIT
+from studio.org.units import MB_PER_UNIT
+from workloads.api.runai_fields import ALLOCATED_PHASES, node_pool_expression
 from workloads.models import Workload
-from workloads.runai_fields import ALLOCATED_PHASES, node_pool_expression
 
 EVERY_POOL = ""  # a project without per-pool quotas: its GPU totals hold over every pool
 

@@ -15,9 +15,9 @@ from rest_framework.exceptions import ValidationError
 from policies.services import policy_enforce
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
+from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
 from studio.iam.pod_identity import ids_from_provider
 from studio.models import AuditEvent, Level, Project
-from studio.permissions import ROLE_RANK, has_project_role, project_role
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
@@ -228,7 +228,7 @@ def workload_suspend(*, workload: Workload, user) -> Workload:
 
 
 def workload_suspend_by_system(*, workload: Workload, reason: str, message: str) -> Workload:
-    """A suspend the platform decides (idle GPU reclaim, a time limit: workloads/reclaim.py), with its reason
+    """A suspend the platform decides (idle GPU reclaim, a time limit: workloads/cluster/reclaim.py), with its reason
     as the event's; resumed like any other."""
     return _transition(workload, desired=Workload.Desired.STOPPED, phase=Workload.Phase.STOPPING,
                        reason=reason, message=message, task="workloads.tasks.workload_suspend")

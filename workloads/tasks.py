@@ -13,7 +13,7 @@ from prometheus_client import Counter
 
 from studio.models import Cluster
 from studio.tasks import CLUSTER_WRITE
-from workloads import collect, push, reclaim, sync
+from workloads.cluster import collect, push, reclaim, sync
 
 RETRIED = CLUSTER_WRITE
 TASK_RETRIES = Counter("studio_task_retries_total", "Celery task retries.", ["task"])

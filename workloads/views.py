@@ -14,15 +14,17 @@ from rest_framework.exceptions import APIException, ValidationError
 
 from studio.context import navigation
 from studio.errors import flatten_errors
+from studio.iam.permissions import has_project_role
 from studio.models import Level
 from studio.pages import paged, selected_filters
-from studio.permissions import has_project_role
-from workloads import pod_logs, reclaim, services
-from workloads.filtersets import WorkloadFilterSet
-from workloads.metrics import MetricsQuerySerializer, gpu_series
+from workloads import services
+from workloads.api import pod_logs
+from workloads.api.filtersets import WorkloadFilterSet
+from workloads.cluster import reclaim
+from workloads.cluster.replicas import replicas_by_role
 from workloads.models import Workload
-from workloads.replicas import replicas_by_role
 from workloads.services import SUSPENDABLE
+from workloads.telemetry.metrics import MetricsQuerySerializer, gpu_series
 
 # Phases after which nothing changes by itself: pages stop polling a workload there.
 SETTLED = set(Workload.FINISHED)
@@ -85,7 +87,7 @@ def workload_detail(request, workload_id):
         "events": workload.events.order_by("-at", "-id")[:100],
         "pods": pods,
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
-        # as the logs API decides (workloads.pod_logs): the submitter, the project's admins, platform admins
+        # as the logs API decides (workloads.api.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
         "live": workload.actual_phase not in SETTLED,
         "suspendable": workload.kind in SUSPENDABLE,

@@ -18,7 +18,7 @@ import requests
 
 from scripts.faults.load import CONVERGE_BOUND, RECOVERY_BOUND, Load, converge, is_error_body, recover, report
 from scripts.faults.stack import Stack, wait_until
-from workloads.round_locks import advisory_key, lock_name
+from workloads.cluster.round_locks import advisory_key, lock_name
 
 COUNT = 500
 DOWN_SECONDS = 10

@@ -18,8 +18,8 @@ from studio.errors import Conflict
 from studio.iam import sso_services
 from studio.iam.claims import MAPPER_NAMES, mappers_with_defaults
 from studio.iam.oidc import Provider, environment_provider, provider_of
+from studio.iam.permissions import IsPlatformAdmin
 from studio.iam.sso_models import IdentityProvider
-from studio.permissions import IsPlatformAdmin
 from studio.serializers import StrictSerializer
 
 TAGS = ["Idps"]

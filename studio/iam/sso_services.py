@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from studio.audit import audit_record, snapshot
-from studio.cluster_access import AccessRefused, check_url
+from studio.clusters.access import AccessRefused, check_url
 from studio.errors import Conflict
 from studio.iam.claims import ClaimProblem, identity_from_claims, mandatory_claim_problem
 from studio.iam.oidc import Provider, ProviderError, discovery

@@ -20,7 +20,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import aware_utcnow, datetime_from_epoch, get_md5_hash_password
 
-from studio.auth import StudioAccessToken, issue_token
+from studio.iam.auth import StudioAccessToken, issue_token
 from studio.iam.claims import ClaimProblem
 from studio.iam.oidc import ProviderBackend, ProviderError
 from studio.iam.sso_models import ExternalIdentity

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.urls import URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from studio.auth import issue_token
+from studio.iam.auth import issue_token
 from tests.api.world import IDP_BODY, make_world, path_values
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")

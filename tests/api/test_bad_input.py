@@ -19,7 +19,7 @@ from studio.filtersets import (
 )
 from studio.listing import _is_text, _model_field
 from tests.api.world import path_values
-from workloads.filtersets import WorkloadFilterSet
+from workloads.api.filtersets import WorkloadFilterSet
 
 ON_POSTGRESQL = connection.vendor == "postgresql"
 

@@ -28,7 +28,7 @@ import json
 import django
 django.setup()
 from django.test import Client
-from studio.auth import StudioAccessToken
+from studio.iam.auth import StudioAccessToken
 
 token = StudioAccessToken()  # signed here: checking it needs the database (the blacklist, the user)
 token["user_id"] = "1"

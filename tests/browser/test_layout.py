@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from kit import services as kit_services
-from profiles import launch
+from workloads.launch import launch
 from workloads.models import Workload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -11,7 +11,8 @@ from kubernetes import client
 from studio.iam.oidc import Provider
 from studio.iam.sso_services import external_login
 from tests.workloads.cluster_support import training_body
-from workloads import manifests, push
+from workloads import manifests
+from workloads.cluster import push
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,4 +1,4 @@
-"""A streaming session end to end: `/streaming/stream` -> a real Celery worker -> studio.kube -> kubesim (or, in
+"""A streaming session end to end: `/streaming/stream` -> a real Celery worker -> studio.clusters.kube -> kubesim (or, in
 make e2e-real, the real API server) over HTTP, and back through sync rounds; the cluster is inspected with the official client, as kubectl would."""
 
 import pytest

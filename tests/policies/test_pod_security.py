@@ -35,7 +35,7 @@ def test_a_new_namespace_is_baseline_and_follows_the_policy(sim_org):
 
 
 def test_a_workload_push_creates_the_namespace_with_the_labels(sim_org):
-    from workloads import push
+    from workloads.cluster import push
 
     response = sim_org.api.post("/api/v1/workloads/trainings", training_body(sim_org.project, "t"), format="json")
     assert response.status_code == 200, response.json()

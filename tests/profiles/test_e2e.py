@@ -1,5 +1,5 @@
 """Each system profile launched from the API reaches Running and answers its outputs, on kubesim and (make
-e2e-real) the real API server: the launch -> a real Celery worker -> studio.kube -> the cluster over HTTP, and
+e2e-real) the real API server: the launch -> a real Celery worker -> studio.clusters.kube -> the cluster over HTTP, and
 back through sync rounds run in the test process (which fill the endpoints the outputs read)."""
 
 import base64

@@ -1,4 +1,4 @@
-"""Upgrades of catalog workloads (profiles.upgrades): launch from a profile, change the profile (a new
+"""Upgrades of catalog workloads (workloads.launch.upgrades): launch from a profile, change the profile (a new
 revision on a new template version), the workload reads outdated with the diff, a dry run changes nothing,
 the upgrade rolls it on kubesim (inference: the Knative Service's new generation; workspace: a new pod on the
 same claim) keeping its inputs; viewers get 403, other projects 404, bad input 400 JSON."""

@@ -1,4 +1,4 @@
-"""studio.kube's paths that only a real API server exercises: continue tokens that expire after etcd's
+"""studio.clusters.kube's paths that only a real API server exercises: continue tokens that expire after etcd's
 compaction (410 + restart), watch BOOKMARK events, and what v1.20 lacks (Job suspend), said out loud."""
 
 import time
@@ -6,9 +6,10 @@ import time
 import pytest
 from kubernetes import client
 
-from studio import kube
+from studio.clusters import kube
 from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
-from workloads import manifests, push, sync
+from workloads import manifests
+from workloads.cluster import push, sync
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

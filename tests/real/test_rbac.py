@@ -5,11 +5,11 @@ can do its work there — and nothing of the kind anywhere else."""
 import pytest
 from kubernetes import client
 
-from studio import kube
+from studio.clusters import kube
 from studio.models import Cluster
 from tests.conftest import real_official_client
 from tests.workloads.cluster_support import make_workload
-from workloads import push, sync
+from workloads.cluster import push, sync
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

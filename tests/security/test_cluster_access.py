@@ -13,7 +13,7 @@ import yaml
 
 from studio.models import Cluster
 from tests.factories import ClusterFactory
-from workloads.sync import cluster_sync
+from workloads.cluster.sync import cluster_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 

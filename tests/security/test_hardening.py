@@ -10,7 +10,7 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from studio.models import AuditEvent, Cluster
-from workloads.sync import cluster_sync
+from workloads.cluster.sync import cluster_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from studio.iam.permissions import project_role
 from studio.models import AccessRule, Role, is_platform_admin
-from studio.permissions import project_role
 from tests.factories import AccessRuleFactory, DepartmentFactory, ProjectFactory, UserFactory
 
 

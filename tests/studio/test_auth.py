@@ -121,7 +121,7 @@ def test_a_bearer_token_is_checked_in_one_query_and_refused_once_the_user_change
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from studio.auth import BearerTokenAuthentication
+    from studio.iam.auth import BearerTokenAuthentication
 
     token = anon.post(
         "/api/v1/token", {"grantType": "password", "username": "bob", "password": "pw-for-tests-1"}, format="json"

@@ -102,7 +102,7 @@ def test_metrics_include_counters_of_other_processes_in_multiprocess_mode(tmp_pa
     """A worker's cluster-call counter shows on the web's /metrics when both share PROMETHEUS_MULTIPROC_DIR."""
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "studio.settings"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    worker = "import django;django.setup();from studio import kube;kube.API_CALLS.labels('c1','list','jobs').inc(7)"
+    worker = "import django;django.setup();from studio.clusters import kube;kube.API_CALLS.labels('c1','list','jobs').inc(7)"
     subprocess.run([sys.executable, "-c", worker], cwd=ROOT, env=env, check=True, timeout=120)
     web = ("import django;django.setup();from django.test import Client;"
            "print(Client().get('/metrics').content.decode())")

@@ -30,7 +30,7 @@ def test_platform_admin_crud_of_everything(client_for, org):
     assert project.status_code == 201, project.json()
     body = project.json()
     assert body["namespace"] == "studio-cv-team"
-    # Run:ai's per-pool array; CONTRACT's totals as its one pool-less entry (studio.org_units)
+    # Run:ai's per-pool array; CONTRACT's totals as its one pool-less entry (studio.org.units)
     assert body["resources"] == [{"nodePool": None, "gpu": {"deserved": 2.0, "limit": 4.0, "overQuotaWeight": None}}]
     assert str(body["departmentId"]) == dept["id"] == body["parentId"]  # CONTRACT's integer, Run:ai's string
     pid = body["id"]

@@ -130,7 +130,7 @@ def test_workload_live_part_offers_only_what_applies(client, org):
 
 
 def test_the_logs_panel_follows_the_logs_rule(client, org):
-    """As the logs API decides (workloads.pod_logs): not for viewers; for platform admins."""
+    """As the logs API decides (workloads.api.pod_logs): not for viewers; for platform admins."""
     workload = make_workload(org, "train-a")
     client.force_login(org.users.viewer)
     assert b'id="logs"' not in client.get(f"/workloads/{workload.pk}").content

@@ -17,7 +17,7 @@ def main() -> int:
     django.setup()
     from django.db import connection
 
-    from workloads.round_locks import cluster_round
+    from workloads.cluster.round_locks import cluster_round
 
     cluster_id, purpose = sys.argv[1], sys.argv[2]
     with cluster_round(cluster_id, purpose) as held:

@@ -6,7 +6,7 @@ import pytest
 
 from tests.runai_spec import assert_matches_spec
 from workloads import manifests
-from workloads.manifest_distributed import REPLICA_TYPE_LABEL, build
+from workloads.manifests.distributed import REPLICA_TYPE_LABEL, build
 from workloads.models import Workload
 from workloads.specs import validate_workload_request, workload_gpus
 

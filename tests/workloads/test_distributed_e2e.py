@@ -1,4 +1,4 @@
-"""Distributed trainings end to end: the Run:ai API -> a real Celery worker -> studio.kube -> the Kubeflow Training
+"""Distributed trainings end to end: the Run:ai API -> a real Celery worker -> studio.clusters.kube -> the Kubeflow Training
 Operator's jobs over HTTP, and back through sync rounds; the cluster seen with the official client. `cluster_org`
 runs a test on kubesim (its own Training Operator) and, in `make e2e-real`, on the real API server v1.20.2 with the
 Training Operator's CRDs installed and kubesim's node side playing them (kubesim/node/remote.py). Gang scheduling
@@ -13,7 +13,7 @@ from tests.conftest import official_client
 from tests.runai_spec import assert_matches_spec
 from tests.workloads.cluster_support import run_seconds, wait_for
 from tests.workloads.test_e2e import object_name, phase_events, pods_of, submit, sync, wait_phase
-from workloads.push import NO_KUBEFLOW
+from workloads.cluster.push import NO_KUBEFLOW
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

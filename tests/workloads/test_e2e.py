@@ -1,4 +1,4 @@
-"""The cluster path end to end: the workloads API -> a real Celery worker -> studio.kube -> kubesim over HTTP,
+"""The cluster path end to end: the workloads API -> a real Celery worker -> studio.clusters.kube -> kubesim over HTTP,
 and back through sync rounds. The cluster is inspected with the official client, as kubectl would see it.
 Sync rounds run in the test process (the beat task, applied), so each wait makes steady progress."""
 
@@ -9,7 +9,8 @@ from django.utils import timezone
 from kubernetes import client
 
 from tests.workloads.cluster_support import run_seconds, training_body, wait_for
-from workloads import manifests, phases, tasks
+from workloads import manifests, tasks
+from workloads.cluster import phases
 from workloads.models import MetricSample, Workload
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

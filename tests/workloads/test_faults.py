@@ -8,7 +8,8 @@ from django.conf import settings
 from kubernetes import client
 
 from tests.workloads.cluster_support import make_workload, run_seconds, training_body, wait_for
-from workloads import manifests, push, sync, tasks
+from workloads import manifests, tasks
+from workloads.cluster import push, sync
 from workloads.models import Workload, WorkloadEvent
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

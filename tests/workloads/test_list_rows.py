@@ -1,4 +1,4 @@
-"""The workload list builds its rows from `values()` (workloads.list_rows) and formats dates itself: its JSON must
+"""The workload list builds its rows from `values()` (workloads.api.list_rows) and formats dates itself: its JSON must
 be the serializer's over model instances, field for field and byte for byte, and name every declared field."""
 
 import json
@@ -13,8 +13,8 @@ from django.utils import timezone
 from profiles.models import ServiceProfile
 from studio.models import Department, Project
 from tests.factories import ServiceProfileFactory
+from workloads.api.serializers import WorkloadSerializer
 from workloads.models import Workload
-from workloads.serializers import WorkloadSerializer
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def test_dates_are_drfs_iso_8601_with_z(client_for, org, workloads):
     assert row["startedAt"] == started.isoformat().replace("+00:00", "Z")  # no fraction when there is none
 
 
-# On PostgreSQL a process keeps the rows it rendered (workloads.list_rows.RenderedRows), keyed by each row's
+# On PostgreSQL a process keeps the rows it rendered (workloads.api.list_rows.RenderedRows), keyed by each row's
 # version: a page read again must be the same bytes, and must follow every change, however it was made. (On SQLite
 # nothing is kept, and the same answers are rendered each time.)
 

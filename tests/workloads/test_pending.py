@@ -1,10 +1,10 @@
-"""workloads.pending: why a waiting workload waits and its place in its node pool's queue (pure)."""
+"""workloads.cluster.pending: why a waiting workload waits and its place in its node pool's queue (pure)."""
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from workloads import pending
+from workloads.cluster import pending
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 UNSCHEDULABLE = {"status": {"phase": "Pending", "conditions": [{

@@ -1,4 +1,4 @@
-"""workloads.phases: observed objects -> (actualPhase, phaseMessage). Objects are shaped as the API server,
+"""workloads.cluster.phases: observed objects -> (actualPhase, phaseMessage). Objects are shaped as the API server,
 the Job/Deployment controllers, the kubelet and Knative write them."""
 
 from datetime import UTC, datetime
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workloads.phases import DELETED, MISSING, PHASES, Observed, derive_phase, pod_summary
+from workloads.cluster.phases import DELETED, MISSING, PHASES, Observed, derive_phase, pod_summary
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 LONG_AGO = "2024-05-01T11:50:00Z"  # past the image pull grace

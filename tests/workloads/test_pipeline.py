@@ -1,4 +1,4 @@
-"""studio.kube and the cluster-side services (workloads.push) against kubesim over HTTP, in-process: create or
+"""studio.clusters.kube and the cluster-side services (workloads.cluster.push) against kubesim over HTTP, in-process: create or
 adopt, conflicts, paging, watch with relist, error sorting, and what a push / suspend / remove does."""
 
 import base64
@@ -9,9 +9,10 @@ import pytest
 from kubernetes import client
 
 from profiles.models import LaunchSecret
-from studio import kube
+from studio.clusters import kube
 from tests.workloads.cluster_support import make_workload
-from workloads import manifests, push, sync
+from workloads import manifests
+from workloads.cluster import push, sync
 from workloads.models import Workload, WorkloadEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)

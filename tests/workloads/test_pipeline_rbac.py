@@ -8,9 +8,10 @@ from pathlib import Path
 import kubernetes_validate
 import yaml
 
-from studio import kube
-from workloads import manifests, push, sync
-from workloads.manifest_distributed import FRAMEWORKS
+from studio.clusters import kube
+from workloads import manifests
+from workloads.cluster import push, sync
+from workloads.manifests.distributed import FRAMEWORKS
 
 ALL_GROUPS = push.OPTIONAL_GROUPS  # a cluster with Knative, the training operator and gang schedulers
 

@@ -1,4 +1,4 @@
-"""Pod logs through the workloads API: the API -> studio.kube -> the cluster's pods/log over HTTP (kubesim's
+"""Pod logs through the workloads API: the API -> studio.clusters.kube -> the cluster's pods/log over HTTP (kubesim's
 kubelet here; the real API server in tests/real). Who may read, the query, and every refusal as JSON."""
 
 import pytest

@@ -7,7 +7,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from kubernetes.utils import parse_quantity
 
-from workloads.quantities import MAX_QUANTITY
+from studio.clusters.quantities import MAX_QUANTITY
 from workloads.specs import parse_quantity_strict
 
 digits = st.text("0123456789", min_size=1, max_size=12)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.workloads.cluster_support import run_seconds, training_body, wait_for
-from workloads import push, sync
+from workloads.cluster import push, sync
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,9 +13,10 @@ from tests.conftest import bearer_client
 from tests.factories import UserFactory
 from tests.workloads.cluster_support import run_seconds, wait_for
 from tests.workloads.test_e2e import object_name, submit, sync, wait_phase, workload
-from workloads import collect, tasks
+from workloads import tasks
+from workloads.cluster import collect
+from workloads.cluster.reclaim import Usage, reclaim_reason
 from workloads.models import Workload
-from workloads.reclaim import Usage, reclaim_reason
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 IDLE = {"interactiveJobMaxIdleDurationSeconds": 600}

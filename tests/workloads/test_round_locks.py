@@ -14,8 +14,8 @@ import pytest
 from django.conf import settings
 
 from tests.workloads.cluster_support import ROOT, database_url, wait_for
-from workloads import collect, sync
-from workloads.round_locks import cluster_round
+from workloads.cluster import collect, sync
+from workloads.cluster.round_locks import cluster_round
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

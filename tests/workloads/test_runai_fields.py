@@ -9,8 +9,8 @@ import pytest
 from tests.factories import allow_host_paths, seed_node_pools
 from tests.runai_spec import request_errors
 from workloads import manifests
+from workloads.cluster.push import workload_ref
 from workloads.models import Workload
-from workloads.push import workload_ref
 
 pytestmark = pytest.mark.django_db
 

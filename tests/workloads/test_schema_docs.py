@@ -6,7 +6,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from tests.runai_spec import operation
-from workloads.seed_examples import INFERENCE_REQUEST, TRAINING_REQUEST
+from workloads.api.seed_examples import INFERENCE_REQUEST, TRAINING_REQUEST
 
 pytestmark = pytest.mark.django_db
 

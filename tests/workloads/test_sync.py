@@ -12,11 +12,12 @@ from django.test.utils import CaptureQueriesContext
 from kubernetes import client
 from prometheus_client import REGISTRY
 
-from studio import kube
+from studio.clusters import kube
 from studio.models import Cluster
 from tests.conftest import official_client
 from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
-from workloads import manifests, push, sync, tasks
+from workloads import manifests, tasks
+from workloads.cluster import push, sync
 from workloads.models import MetricSample, Pod, Workload
 from workloads.specs import validate_spec
 

@@ -1,9 +1,9 @@
-"""workloads.endpoints: where a workload can be reached, from the objects a sync round saw (table tests)."""
+"""workloads.cluster.endpoints: where a workload can be reached, from the objects a sync round saw (table tests)."""
 
 import pytest
 
 from workloads import manifests
-from workloads.endpoints import endpoints_of
+from workloads.cluster.endpoints import endpoints_of
 
 REF = manifests.WorkloadRef(id="1234abcd-0000-0000-0000-000000000000", name="app", kind="workspace",
                             project="alpha", namespace="studio-alpha")

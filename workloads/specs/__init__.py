@@ -15,7 +15,7 @@ from decimal import Decimal
 from rest_framework.exceptions import ValidationError
 from rest_framework.settings import api_settings
 
-from workloads.quantities import parse_quantity_strict
+from studio.clusters.quantities import parse_quantity_strict
 from workloads.specs.distributed import DistributedCreation, DistributedSpec, master_spec_of, worker_count
 from workloads.specs.kinds import SPECS, WorkloadRequest
 from workloads.specs.rules import KINDS, MIG_SLICES_RE, NAME_RULE_MESSAGE, is_valid_name

@@ -9,7 +9,7 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.fields import SkipField
 from rest_framework.settings import api_settings
 
-from workloads.quantities import parse_quantity_strict
+from studio.clusters.quantities import parse_quantity_strict
 from workloads.specs.rules import INT32_MAX
 
 

@@ -5,7 +5,7 @@ from decimal import Decimal
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
-from workloads.quantities import parse_quantity_strict
+from studio.clusters.quantities import parse_quantity_strict
 from workloads.specs.fields import (
     Boolean,
     Choice,
@@ -141,7 +141,7 @@ class ServicePort(StrictSerializer):
 
 class ExposedUrl(StrictSerializer):
     container = Port()
-    url = Text(required=False, validators=[NO_SPACES])  # the Ingress host and path (manifests._ingress)
+    url = Text(required=False, validators=[NO_SPACES])  # the Ingress host and path (manifests.objects.ingress)
     authorizationType = Choice(["authenticatedUsers", "authorizedUsers", "authorizedGroups"], required=False)
     authorizedUsers = texts(required=False)
     authorizedGroups = texts(required=False)

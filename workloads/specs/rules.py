@@ -50,7 +50,7 @@ def is_qualified_name(text: str) -> bool:
 
 # --- fields that reach a pod and that only the product may set (security round 3) ---------------------------
 
-# The label of a node's pool (studio.models.NODE_POOL_LABEL, workloads.manifest_parts.NODE_POOL_LABEL): a workload's
+# The label of a node's pool (studio.models.NODE_POOL_LABEL, workloads.manifests.parts.NODE_POOL_LABEL): a workload's
 # pools are its `nodePools`, which the project's per-pool quotas govern, never a node affinity of its own.
 NODE_POOL_LABEL = "run.ai/node-pool"
 # Resources the quota counts (GPUs, whole or sliced, of any vendor) or that have fields of their own (cpu, memory,

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand
 
 from policies.selectors import project_security_labels
 from policies.tasks import project_namespace_security
-from studio import kube
+from studio.clusters import kube
 from studio.models import Project
 
 

@@ -1,0 +1,159 @@
+"""Run:ai's NodePools and Nodes tags, and the Clusters shapes its spec gives (DisplayedCluster).
+
+Node pools: `GET/POST /api/v1/node-pools`, `GET/DELETE /api/v1/node-pools/{nodepoolId}`, `/count` (latest's
+paths; deletes answer 204 as 2.18 does elsewhere). Nodes: `GET /api/v1/clusters/{clusterUuid}/nodes`, read live
+from the cluster (one LIST) and placed in pools by the pools' labels."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from studio import api_schemas as schemas
+from studio import services
+from studio.clusters import kube
+from studio.errors import ServiceUnavailable
+from studio.iam.permissions import IsPlatformAdminOrReadOnly
+from studio.ids import is_id, parse_id
+from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
+from studio.models import AccessRule, Cluster, NodePool
+from studio.serializers import StrictSerializer
+
+_time = serializers.DateTimeField().to_representation
+
+
+def node_pool_data(pool: NodePool) -> dict:
+    """Nodepool (latest)."""
+    return {
+        "id": str(pool.pk), "name": pool.name, "labelKey": pool.label_key, "labelValue": pool.label_value,
+        "clusterId": str(pool.cluster_id), "clusterName": pool.cluster.name, "isDefault": pool.is_default,
+        "tenantId": AccessRule.TENANT_ID, "phase": "Ready", "phaseMessage": "",
+        "overProvisioningRatio": pool.over_provisioning_ratio,
+        "gpuNetworkAccelerationDetection": pool.gpu_network_acceleration_detection,
+        "placementStrategy": {"cpu": "spread", "gpu": "binpack"},
+        "createdBy": pool.created_by, "createdAt": _time(pool.created_at),
+        "updatedBy": pool.updated_by or pool.created_by, "updatedAt": _time(pool.updated_at),
+    }
+
+
+class NodePoolCreateSerializer(StrictSerializer):
+    """NodepoolCreateFields. `overProvisioningRatio` and `gpuNetworkAccelerationDetection` (runapy sends both)
+    are stored and answered: they tune Run:ai's own scheduler, which a PaaS Studio cluster does not run. The
+    other scheduling knobs (placementStrategy, schedulingConfiguration, …) are not supported: a 400."""
+
+    name = serializers.RegexField(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    labelKey = serializers.CharField(max_length=253)
+    labelValue = serializers.CharField(max_length=63)
+    clusterId = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all(),
+                                                   error_messages={"does_not_exist": "No cluster {pk_value}."})
+    overProvisioningRatio = serializers.IntegerField(min_value=1, max_value=5, required=False, allow_null=True)
+    gpuNetworkAccelerationDetection = serializers.ChoiceField(choices=["Use", "DontUse", "Auto"], required=False,
+                                                              allow_null=True)
+
+
+def _pools(user):
+    return NodePool.objects.visible_to(user).select_related("cluster")
+
+
+def _page(request, queryset):
+    offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
+    limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    return list(queryset[offset : offset + limit])
+
+
+class NodePoolListView(APIView):
+    permission_classes = [IsPlatformAdminOrReadOnly]
+
+    @extend_schema(tags=["NodePools"], operation_id="get_nodepools", responses={200: schemas.NODE_POOLS})
+    def get(self, request):
+        pools = _pools(request.user)
+        if request.query_params.get("clusterId"):
+            pools = pools.filter(cluster_id=request.query_params["clusterId"])
+        return Response({"nodepools": [node_pool_data(p) for p in _page(request, pools)]})
+
+    @extend_schema(tags=["NodePools"], operation_id="create_nodepool", request=NodePoolCreateSerializer,
+                   responses={201: schemas.NODE_POOL})
+    def post(self, request):
+        serializer = NodePoolCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        pool = services.node_pool_create(
+            actor=request.user, cluster=data["clusterId"], name=data["name"], label_key=data["labelKey"],
+            label_value=data["labelValue"], over_provisioning_ratio=data.get("overProvisioningRatio") or 1,
+            gpu_network_acceleration_detection=data.get("gpuNetworkAccelerationDetection") or "Auto")
+        return Response(node_pool_data(pool), status=status.HTTP_201_CREATED)
+
+
+class NodePoolCountView(APIView):
+    @extend_schema(tags=["NodePools"], operation_id="count_nodepools", responses={200: schemas.COUNT})
+    def get(self, request):
+        return Response({"count": _pools(request.user).count()})
+
+
+class NodePoolDetailView(APIView):
+    permission_classes = [IsPlatformAdminOrReadOnly]
+
+    def _pool(self, request, nodepoolId: str):
+        return get_object_or_404(_pools(request.user), pk=parse_id(nodepoolId) if is_id(nodepoolId) else -1)
+
+    @extend_schema(tags=["NodePools"], operation_id="get_nodepool", responses={200: schemas.NODE_POOL})
+    def get(self, request, nodepoolId: str):
+        return Response(node_pool_data(self._pool(request, nodepoolId)))
+
+    @extend_schema(tags=["NodePools"], operation_id="delete_nodepool",
+                   responses={204: OpenApiResponse(description="Deleted.")})
+    def delete(self, request, nodepoolId: str):
+        services.node_pool_delete(self._pool(request, nodepoolId), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def node_data(node: dict, cluster: Cluster, pools: list[NodePool]) -> dict:
+    """Node (NodeInfo + name + clusterUuid): its pool is the first non-default pool whose label it carries."""
+    meta, node_status = node.get("metadata") or {}, node.get("status") or {}
+    labels = meta.get("labels") or {}
+    pool = next((p.name for p in pools if not p.is_default and labels.get(p.label_key) == p.label_value), "default")
+    ready = next((c for c in node_status.get("conditions") or () if c.get("type") == "Ready"), {})
+    gpus = int((node_status.get("allocatable") or {}).get("nvidia.com/gpu", 0) or 0)
+    data = {
+        "id": meta.get("uid") or meta.get("name"), "name": meta.get("name"), "clusterUuid": str(cluster.pk),
+        "nodePool": pool, "status": "Ready" if ready.get("status") == "True" else "NotReady",
+        "conditions": [{"type": c.get("type"), "status": c.get("status"), "reason": c.get("reason"),
+                        "message": c.get("message")} for c in node_status.get("conditions") or ()],
+        "taints": [{"key": t.get("key"), "value": t.get("value"), "effect": t.get("effect")}
+                   for t in (node.get("spec") or {}).get("taints") or ()],
+        "createdAt": meta.get("creationTimestamp"), "updatedAt": ready.get("lastHeartbeatTime") or meta.get(
+            "creationTimestamp"),
+    }
+    if gpus:
+        data["gpuInfo"] = {"gpuType": labels.get("nvidia.com/gpu.product", ""), "gpuCount": gpus}
+    return data
+
+
+class ClusterNodesView(APIView):
+    @extend_schema(tags=["Nodes"], operation_id="get_nodes",
+                   responses={200: schemas.NODES, 503: OpenApiResponse(description="The cluster did not answer.")})
+    def get(self, request, clusterUuid: str):
+        cluster = get_object_or_404(Cluster.objects.visible_to(request.user), pk=clusterUuid)
+        pools = list(cluster.node_pools.all())
+        try:
+            nodes = kube.list_objects(kube.connect(cluster), "v1", "Node")
+        except kube.ClusterError as exc:  # the cluster is down or refuses: say so, as a 503
+            raise ServiceUnavailable(f"Cluster {cluster.name} did not answer the list of its nodes: {exc}") from exc
+        wanted = request.query_params.get("nodeName")
+        return Response({"nodes": [node_data(n, cluster, pools) for n in nodes
+                                   if not wanted or n["metadata"]["name"] == wanted]})
+
+
+def displayed_cluster(cluster: Cluster) -> dict:
+    """DisplayedCluster: `uuid` and a `status` object; our own fields (clusterId, apiServerUrl…) stay beside."""
+    state = {"Connected": "Connected", "Disconnected": "Disconnected"}.get(cluster.status, "WaitingToConnect")
+    return {
+        "uuid": str(cluster.pk), "tenantId": AccessRule.TENANT_ID, "name": cluster.name,
+        "createdAt": _time(cluster.created_at), "updatedAt": _time(cluster.updated_at), "deletedAt": None,
+        "domain": cluster.api_server_url or None, "version": None,
+        "lastLiveness": _time(cluster.last_seen_at) if cluster.last_seen_at else None,
+        "status": {"state": state, "conditions": []},
+    }
+
+

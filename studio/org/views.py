@@ -1,0 +1,222 @@
+"""Organisation pages for platform admins (clusters, departments, projects, audit) and project admins (members).
+
+Lists read through the API's FilterSets (search, sort, paging); writes go through studio.services."""
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Q
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import APIException
+
+from studio import selectors, services
+from studio.filtersets import (
+    AuditEventFilterSet,
+    ClusterFilterSet,
+    DepartmentFilterSet,
+    MemberFilterSet,
+    ProjectFilterSet,
+)
+from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditForm, ProjectForm
+from studio.iam.permissions import has_project_role
+from studio.ids import is_id, parse_id
+from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
+from studio.pages import paged
+
+# kind → (model, form, FilterSet, columns as (label, attribute, API sort field))
+PAGES = {
+    "clusters": (Cluster, ClusterForm, ClusterFilterSet, [
+        ("Name", "name", "name"), ("API server URL", "api_server_url", ""), ("Status", "status", "status"),
+        ("Last seen", "last_seen_at", "lastSeenAt")]),
+    "departments": (Department, DepartmentForm, DepartmentFilterSet, [
+        ("Name", "name", "name"), ("Description", "description", ""), ("Created", "created_at", "createdAt")]),
+    "projects": (Project, ProjectForm, ProjectFilterSet, [
+        ("Name", "name", "name"), ("Department", "department", ""), ("Cluster", "cluster", ""),
+        ("Namespace", "namespace", ""), ("GPUs deserved", "gpu_deserved", ""), ("GPU limit", "gpu_limit", "")]),
+}
+SINGULAR = {"clusters": "cluster", "departments": "department", "projects": "project"}
+
+
+def _admin_only(request):
+    if not is_platform_admin(request.user):
+        raise PermissionDenied
+
+
+def _apply_errors(form, exc: ValidationError):
+    for field, errors in (exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}).items():
+        form.add_error(field if field in form.fields else None, errors)
+
+
+def _save(form, save) -> bool:
+    """Run one service with the form's data; its refusals land on the form. True when saved."""
+    try:
+        save(form.cleaned_data)
+        return True
+    except ValidationError as exc:
+        _apply_errors(form, exc)
+    except APIException as exc:
+        form.add_error(None, str(exc.detail))
+    return False
+
+
+@login_required
+def org_list(request, kind):
+    _admin_only(request)
+    model, form_class, filterset_class, columns = PAGES[kind]
+    form = form_class(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if kind == "projects":
+            saved = _save(form, lambda data: services.project_create(actor=request.user, **data))
+        elif kind == "clusters":  # with its default node pool
+            saved = _save(form, lambda data: services.cluster_create(actor=request.user, **data))
+        else:
+            saved = _save(form, lambda data: services.model_create(model, actor=request.user, **data))
+        if saved:
+            messages.success(request, f"Created {SINGULAR[kind]} {form.cleaned_data['name']}.")
+            return HttpResponseRedirect(request.path)
+    queryset = model.objects.all()
+    if kind == "projects":
+        queryset = queryset.select_related("department", "cluster")
+    rows, errors, page = paged(request, filterset_class, queryset)
+    live = kind == "clusters"  # a cluster's status changes with every sync round
+    context = {
+        "kind": kind, "singular": SINGULAR[kind], "form": form, "columns": columns, "errors": errors, "page": page,
+        "rows": [(row, [getattr(row, attribute) for _, attribute, _ in columns]) for row in rows],
+        "search": request.GET.get("search", ""), "live": live,
+    }
+    if request.htmx and live:
+        return render(request, "studio/_org_rows.html", context)
+    return render(request, "studio/org_list.html", context)
+
+
+def _key(kind: str, pk: str):
+    """The primary key an org page's URL names: a cluster's UUID, a department's or project's id; else a 404."""
+    if kind == "clusters":
+        try:
+            return uuid.UUID(pk)
+        except ValueError:
+            raise Http404(f"No such {SINGULAR[kind]}.") from None
+    if not is_id(pk):
+        raise Http404(f"No such {SINGULAR[kind]}.")
+    return parse_id(pk)
+
+
+@login_required
+def org_edit(request, kind, pk):
+    """Edit a cluster (credentials are write-only: left blank, they are kept), a department or a project (its
+    GPU quota; its name and cluster are fixed)."""
+    _admin_only(request)
+    model = PAGES[kind][0]
+    pk = _key(kind, pk)
+    instance = get_object_or_404(model, pk=pk)
+    form_class = {"clusters": ClusterForm, "departments": DepartmentForm, "projects": ProjectEditForm}[kind]
+    form = form_class(request.POST or None, instance=instance)
+    if request.method == "POST" and form.is_valid():
+        data = {name: form.cleaned_data[name] for name in form.changed_data}
+        if kind == "clusters":
+            data = {name: value for name, value in data.items() if name not in ("token", "kubeconfig") or value}
+        fresh = model.objects.get(pk=pk)  # the form wrote its values onto `instance`; the service compares
+        if kind == "projects":
+            data = {name: value for name, value in data.items() if name in form.Meta.fields}
+            rules = form.scheduling_rules()
+            if rules != (fresh.scheduling_rules or {}):
+                data["scheduling_rules"] = rules
+            saved = _save(form, lambda _: services.project_update(fresh, actor=request.user, **data))
+        else:
+            saved = _save(form, lambda _: services.model_update(fresh, actor=request.user, **data))
+        if saved:
+            messages.success(request, f"Saved {SINGULAR[kind]} {fresh}.")
+            return HttpResponseRedirect(reverse("org-list", args=[kind]))
+    return render(request, "studio/org_edit.html", {
+        "kind": kind, "singular": SINGULAR[kind], "instance": model.objects.get(pk=pk), "form": form,
+    })
+
+
+@login_required
+@require_POST
+def cluster_test(request, pk):
+    """Reach the cluster's API server now and say what answered (its Kubernetes version) or why not."""
+    _admin_only(request)
+    cluster = get_object_or_404(Cluster, pk=pk)
+    ok, message = services.cluster_test_connection(cluster=cluster, actor=request.user)
+    (messages.success if ok else messages.error)(request, f"{cluster.name}: {message}")
+    return HttpResponseRedirect(request.POST.get("next") or reverse("org-list", args=["clusters"]))
+
+
+@login_required
+@require_POST
+def org_delete(request, kind, pk):
+    _admin_only(request)
+    model = PAGES[kind][0]
+    instance = get_object_or_404(model, pk=_key(kind, pk))
+    try:
+        services.model_delete(instance, actor=request.user)
+        messages.success(request, f"Deleted {SINGULAR[kind]} {instance}.")
+    except APIException as exc:
+        messages.error(request, str(exc.detail))
+    return HttpResponseRedirect(reverse("org-list", args=[kind]))
+
+
+@login_required
+def project_members(request, pk):
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+    can_manage = has_project_role(request.user, project, Level.ADMIN)
+    form = MemberForm(request.POST or None, suggest_url=reverse("member-suggestions", args=[pk]))
+    if request.method == "POST":
+        if not can_manage:
+            raise PermissionDenied
+        if form.is_valid():
+            services.membership_set(actor=request.user, project=project, user=form.cleaned_data["username"],
+                                    role=form.cleaned_data["role"])
+            messages.success(request, f"{form.cleaned_data['username']} is now {form.cleaned_data['role']}.")
+            return HttpResponseRedirect(request.path)
+    members, errors, page = paged(request, MemberFilterSet, selectors.project_members(project))
+    return render(request, "studio/members.html", {"project": project, "members": members, "form": form,
+                                                   "can_manage": can_manage, "errors": errors, "page": page})
+
+
+SUGGESTIONS = 10
+
+
+@login_required
+def member_suggestions(request, pk):
+    """The active users whose username or email contains what was typed (two characters at least), as the
+    <option>s of the member form's datalist; for those who manage the project's members only."""
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+    if not has_project_role(request.user, project, Level.ADMIN):
+        raise PermissionDenied
+    typed = request.GET.get("username", "").strip()
+    users = []
+    if len(typed) >= 2:
+        users = (get_user_model().objects.filter(is_active=True, service_account__isnull=True)
+                 .filter(Q(username__icontains=typed) | Q(email__icontains=typed))
+                 .order_by("username").only("username", "email")[:SUGGESTIONS])
+    return render(request, "studio/_member_suggestions.html", {"users": users})
+
+
+@login_required
+@require_POST
+def member_remove(request, pk, user_id):
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+    if not has_project_role(request.user, project, Level.ADMIN):
+        raise PermissionDenied
+    member = get_object_or_404(selectors.project_members(project), user_id=user_id)
+    services.membership_remove(actor=request.user, project=project, user=member.user)
+    messages.success(request, f"Removed {member.user.username} from {project.name}.")
+    return HttpResponseRedirect(reverse("project-members", args=[pk]))
+
+
+@login_required
+def audit_trail(request):
+    """Every recorded change, newest first, paged like the API's /audit-events (never cut off)."""
+    _admin_only(request)
+    events, errors, page = paged(request, AuditEventFilterSet, AuditEvent.objects.all(), size=50)
+    return render(request, "studio/audit.html", {"events": events, "errors": errors, "page": page,
+                                                 "search": request.GET.get("search", ""),
+                                                 "actions": AuditEvent.Action.choices})

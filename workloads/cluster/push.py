@@ -1,0 +1,206 @@
+"""Cluster-side writes of one workload: push (create or adopt its objects), suspend / resume, remove.
+
+Each reads the workload's intent (`desired_phase`) when it runs, not when it was enqueued, so a task that
+runs late or twice does the right thing: a push of a workload since deleted does nothing, a suspend
+overtaken by a resume resumes. Transient cluster errors propagate (the task retries); a permanent one
+fails the workload with the cluster's own message.
+"""
+
+import logging
+
+from django.conf import settings
+from django.utils import timezone
+
+from policies.selectors import project_security_labels
+from profiles.selectors import launch_secret_manifest
+from studio.clusters import kube
+from studio.models import Cluster
+from workloads import manifests
+from workloads.cluster import applied
+from workloads.manifests import distributed as manifest_distributed
+from workloads.models import Workload, WorkloadEvent
+from workloads.specs.distributed import master_spec_of
+
+log = logging.getLogger(__name__)
+SECRET = ("v1", "Secret")
+SUSPENDABLE = (Workload.Kind.TRAINING, Workload.Kind.WORKSPACE, Workload.Kind.DISTRIBUTED)
+# API groups a cluster may lack: their kinds are listed and deleted only where discovery shows them.
+OPTIONAL_GROUPS = {"serving.knative.dev", manifest_distributed.KUBEFLOW_GROUP, *manifest_distributed.GANG}
+NO_KUBEFLOW = ("The cluster does not serve kubeflow.org/v1: install the Kubeflow Training Operator to run "
+               "distributed trainings.")
+
+
+def workload_ref(workload: Workload) -> manifests.WorkloadRef:
+    return manifests.WorkloadRef(
+        id=str(workload.pk), name=workload.name, kind=workload.kind, project=workload.project.name,
+        namespace=workload.project.namespace, suspended=workload.desired_phase == Workload.Desired.STOPPED,
+    )
+
+
+def cluster_knative(cluster: Cluster, conn: kube.Connection) -> bool:
+    """Whether the cluster serves Knative, from discovery, cached on the row (the sync refreshes it)."""
+    if cluster.has_knative is None:
+        cluster.has_knative = kube.has_api_group(conn, "serving.knative.dev")
+        Cluster.objects.filter(pk=cluster.pk).update(has_knative=cluster.has_knative)
+    return cluster.has_knative
+
+
+def record_event(workload_id, reason: str, message: str, *, phase: str = "",
+                 type: str = WorkloadEvent.Type.NORMAL) -> None:
+    WorkloadEvent.objects.create(workload_id=workload_id, at=timezone.now(), reason=reason, message=message,
+                                 phase=phase, type=type)
+
+
+def workload_fail(workload_id, message: str) -> None:
+    """The cluster refused the workload for good: Failed, with the cluster's message, and an event."""
+    now = timezone.now()
+    failed = Workload.objects.filter(pk=workload_id, deleted_at__isnull=True).exclude(
+        actual_phase=Workload.Phase.FAILED).update(
+        actual_phase=Workload.Phase.FAILED, phase_message=message, phase_updated_at=now, completed_at=now
+    )
+    if failed:
+        record_event(workload_id, "Failed", message, phase=Workload.Phase.FAILED, type=WorkloadEvent.Type.WARNING)
+
+
+def _load(workload_id) -> Workload | None:
+    return Workload.objects.select_related("project", "cluster").filter(pk=workload_id).first()
+
+
+def _namespace_ensure(conn: kube.Connection, workload: Workload, ref: manifests.WorkloadRef) -> None:
+    # Its labels (the project's Pod Security levels, three policy reads) matter only when it is created.
+    kube.namespace_ensure(conn, ref.namespace, labels={manifests.PROJECT_LABEL: ref.project,
+                                                       **project_security_labels(workload.project)})
+
+
+def workload_push(workload_id) -> None:
+    """Create every object of the workload (its project's namespace first), adopting any that exist."""
+    workload = _load(workload_id)
+    if workload is None or workload.desired_phase == Workload.Desired.DELETED or workload.is_finished:
+        return
+    ref = workload_ref(workload)
+    try:
+        conn = kube.connect(workload.cluster)
+        knative = cluster_knative(workload.cluster, conn)
+        master, gang = None, None
+        if workload.kind == Workload.Kind.DISTRIBUTED:
+            groups = kube.api_groups(conn)
+            if manifest_distributed.KUBEFLOW_GROUP not in groups:
+                workload_fail(workload.pk, NO_KUBEFLOW)
+                return
+            master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
+        objects = manifests.build_manifests(ref, workload.spec, knative=knative, master=master, gang=gang,
+                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+        secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+        objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
+        if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
+            primary = manifests.primary_kind(ref, knative=knative)
+            objects = [applied.annotate(o) if (o["apiVersion"], o["kind"]) == primary else o for o in objects]
+        if not kube.namespace_recently_ensured(conn, ref.namespace):
+            _namespace_ensure(conn, workload, ref)
+        try:
+            created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
+        except kube.NotFound:  # the namespace was deleted since this process ensured it: again, once
+            kube.namespace_forget(conn, ref.namespace)
+            _namespace_ensure(conn, workload, ref)
+            created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
+    except kube.PermanentClusterError as exc:
+        workload_fail(workload.pk, exc.message)
+        return
+    Workload.objects.filter(pk=workload.pk, submitted_at__isnull=True).update(submitted_at=timezone.now())
+    if created:
+        names = ", ".join(f"{obj['kind']} {obj['metadata']['name']}" for obj in created)
+        record_event(workload.pk, "Created", f"Created {names} in namespace {ref.namespace}.",
+                     phase=workload.actual_phase)
+
+
+def workload_roll(workload_id) -> None:
+    """After an update: the primary object takes the new spec by a merge patch (its pod template changes, so
+    Knative makes a new Revision and a Deployment a new ReplicaSet); objects the new spec adds are created."""
+    workload = _load(workload_id)
+    if workload is None or workload.desired_phase == Workload.Desired.DELETED:
+        return
+    ref = workload_ref(workload)
+    try:
+        conn = kube.connect(workload.cluster)
+        knative = cluster_knative(workload.cluster, conn)
+        objects = manifests.build_manifests(ref, workload.spec, knative=knative,
+                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+        primary = manifests.primary_kind(ref, knative=knative)
+        secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+        if secret and not kube.create_or_adopt(conn, secret)[1]:  # an upgrade may have added a key
+            kube.patch(conn, *SECRET, ref.namespace, secret["metadata"]["name"], {"data": secret["data"]})
+        for obj in objects:
+            is_primary = (obj["apiVersion"], obj["kind"]) == primary
+            live, created = kube.create_or_adopt(conn, applied.annotate(obj) if is_primary else obj)
+            if not created and is_primary:
+                meta = obj["metadata"]
+                # Exactly the new spec: what the last one had and this one has not is taken away.
+                kube.patch(conn, obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"],
+                           applied.roll_patch(live, obj))
+    except kube.PermanentClusterError as exc:
+        workload_fail(workload.pk, exc.message)
+        return
+    record_event(workload.pk, "Rolled", f"{primary[1]} {manifests.object_name(ref)} takes the new spec.",
+                 phase=workload.actual_phase)
+
+
+def workload_apply_suspension(workload_id) -> None:
+    """Suspend or resume the primary object to match the desired phase (Stopped or Running), whichever task
+    asked: suspend and resume in quick succession leave the workload as the later one wants."""
+    workload = _load(workload_id)
+    if workload is None or workload.kind not in SUSPENDABLE or workload.is_finished:
+        return
+    if workload.desired_phase not in (Workload.Desired.STOPPED, Workload.Desired.RUNNING):
+        return
+    ref = workload_ref(workload)
+    api_version, kind, body = manifests.suspend_patch(ref, suspended=ref.suspended, spec=workload.spec)
+    try:
+        kube.patch(kube.connect(workload.cluster), api_version, kind, ref.namespace, manifests.object_name(ref),
+                   body)
+    except kube.NotFound:
+        # Not created yet (or removed): a push creates it as the desired phase wants it.
+        if not ref.suspended:
+            workload_push(workload.pk)
+    except kube.PermanentClusterError as exc:
+        workload_fail(workload.pk, exc.message)
+
+
+def workload_object_kinds(kind: str) -> list[tuple[str, str]]:
+    """Every kind a workload may own on any cluster, Knative or not (nothing is left behind when the cluster's
+    Knative came or went after the push), and the Secret of a catalog launch's secret inputs."""
+    kinds = [SECRET, *manifests.object_kinds(kind, knative=True), *manifests.object_kinds(kind, knative=False)]
+    return list(dict.fromkeys(kinds))
+
+
+def workload_remove(workload_id) -> int:
+    """Delete every object of a deleted workload (found by its label, one list per kind); the pods go with
+    their owners. The sync marks the workload Deleted once nothing is left. Returns how many it deleted."""
+    workload = _load(workload_id)
+    if workload is None or workload.desired_phase != Workload.Desired.DELETED:
+        return 0
+    selector = f"{manifests.WORKLOAD_ID_LABEL}={workload.pk}"
+    deleted = 0
+    try:
+        conn = kube.connect(workload.cluster)
+        if workload.kind == Workload.Kind.DISTRIBUTED:
+            served = kube.api_groups(conn)
+        else:  # the cached answer: a delete of the other kinds asks no discovery
+            served = {"serving.knative.dev"} if cluster_knative(workload.cluster, conn) else set()
+        for api_version, kind in workload_object_kinds(workload.kind):
+            if api_version.partition("/")[0] in OPTIONAL_GROUPS - served:
+                continue
+            for obj in kube.list_objects(conn, api_version, kind, namespace=workload.project.namespace,
+                                         label_selector=selector):
+                if owned_by_controller(obj) or obj["metadata"].get("deletionTimestamp"):
+                    continue
+                deleted += kube.delete(conn, api_version, kind, workload.project.namespace,
+                                       obj["metadata"]["name"])
+    except kube.PermanentClusterError as exc:
+        record_event(workload.pk, "DeleteFailed", exc.message, phase=workload.actual_phase,
+                     type=WorkloadEvent.Type.WARNING)
+    return deleted
+
+
+def owned_by_controller(obj: dict) -> bool:
+    """Objects a controller made (a Knative revision's Deployment) go with their owner, never on their own."""
+    return any(ref.get("controller") for ref in obj["metadata"].get("ownerReferences") or [])
