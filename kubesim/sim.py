@@ -68,7 +68,7 @@ class KubeSim:
         if tls_cert:
             with open(tls_cert) as cert:
                 self.api.root_ca_pem = cert.read()
-        node_objects = [_node(i, gpus_per_node, cpu_per_node, memory_per_node, mig_per_node or {})
+        node_objects = [node_object(i, gpus_per_node, cpu_per_node, memory_per_node, mig_per_node or {})
                         for i in range(max(nodes, sum((node_pools or {}).values())))]
         _label_nodes(node_objects, node_pools or {}, node_labels or {}, node_resources or {})
         self.controller = Controller(self, [(obj, gpus_per_node, mig_per_node or {}) for obj in node_objects])
@@ -189,7 +189,7 @@ def _label_nodes(nodes: list[dict], pools: dict[str, int], labels: dict[str, str
             node["metadata"]["labels"][NODE_POOL_LABEL] = names[index]
 
 
-def _node(index: int, gpus: int, cpu: str, memory: str, mig: dict) -> dict:
+def node_object(index: int, gpus: int, cpu: str, memory: str, mig: dict) -> dict:
     name = f"sim-node-{index}"
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
               "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",

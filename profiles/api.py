@@ -1,10 +1,9 @@
-"""Environment templates, service profiles, the catalog and the launch (CONTRACT §4). Thin views: parse,
-authorize, call one service, render.
+"""Environment templates, service profiles and the catalog (CONTRACT §4). Thin views: parse, authorize, call
+one service, render. The launch (`POST /api/v1/service-profiles/{id}/launch`) is workloads' (workloads.launch.api).
 
 Visibility is the queryset (a platform admin sees all; anyone else what their projects own or are shared):
 outside it, a 404, for writes too. Writes are for platform admins (403 for others), and system rows refuse
-them with a 403 that says why. The launch answers 201 with the created workload in the body of
-`GET /api/v1/workloads/{workloadId}`."""
+them with a 403 that says why."""
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -22,7 +21,6 @@ from profiles.serializers import (
     CatalogEntrySerializer,
     CloneSerializer,
     EnvironmentTemplateSerializer,
-    LaunchSerializer,
     ServiceProfileSerializer,
     TemplateVersionSerializer,
 )
@@ -31,9 +29,6 @@ from studio.concurrency import ETagMixin
 from studio.iam.permissions import IsPlatformAdminOrReadOnly, visible_project
 from studio.ids import is_id, parse_id
 from studio.models import Project
-from workloads.api.preview_schema import DRY_RUN_PARAMETER, PreviewSerializer, dry_run_requested
-from workloads.api.serializers import WorkloadSerializer
-from workloads.launch import launch
 
 VERSION_REGEX = r"[0-9A-Za-z.-]+"
 
@@ -193,25 +188,6 @@ class ServiceProfileViewSet(AdminWritesViewSet):
         copy = services.profile_clone(actor=request.user, profile=source, name=data["name"], owner_project=owner,
                                       display_name=data.get("displayName"))
         return self._body(copy, status.HTTP_201_CREATED)
-
-    @extend_schema(request=LaunchSerializer, responses={201: WorkloadSerializer, 200: PreviewSerializer},
-                   parameters=[DRY_RUN_PARAMETER])
-    @action(detail=True, methods=["post"], filterset_class=None, permission_classes=[permissions.IsAuthenticated])
-    def launch(self, request, pk=None):
-        profile = self.get_object()
-        data = self._validated(LaunchSerializer).validated_data
-        project = (Project.objects.visible_to(request.user).select_related("cluster", "department")
-                   .filter(pk=data["projectId"]).first())
-        # Not shared with that project (or a project the caller is not in): as if the profile did not exist.
-        if project is None or not ServiceProfile.objects.for_project(project).filter(pk=profile.pk).exists():
-            raise Http404
-        if dry_run_requested(request):
-            return Response(launch.profile_launch_preview(profile=profile, project=project, user=request.user,
-                                                          name=data["name"], inputs=dict(data["inputs"])))
-        workload = launch.profile_launch(profile=profile, project=project, user=request.user, name=data["name"],
-                                         inputs=dict(data["inputs"]))
-        workload.profile_current_revision = profile.revision  # as GET's annotation reads it: not outdated
-        return Response(WorkloadSerializer(workload).data, status=status.HTTP_201_CREATED)
 
 
 PROJECT_PARAMETER = OpenApiParameter("projectId", OpenApiTypes.INT, required=True,

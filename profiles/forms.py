@@ -14,7 +14,7 @@ from rest_framework.exceptions import ValidationError
 from profiles.models import KINDS, ServiceProfile, TemplateVersion
 from profiles.rendering import text
 from sharing.models import SharingMode
-from studio.errors import flatten_errors
+from studio.errors import Conflict, flatten_errors
 from studio.ids import is_id, parse_id
 
 # studio.names.NAME_PATTERN and studio.clusters.quantities.QUANTITY_RE in the syntax of the HTML pattern attribute
@@ -33,6 +33,13 @@ def api_errors(exc) -> list[dict]:
     if isinstance(exc, ValidationError):
         return flatten_errors(exc.detail)
     return [{"field": "", "message": str(getattr(exc, "detail", exc))}]
+
+
+def write_errors(exc, *, conflict_field: str) -> list[dict]:
+    """The API's errors of a write; a 409 (a taken name) belongs to the field that holds the name."""
+    if isinstance(exc, Conflict):
+        return [{"field": conflict_field, "message": str(exc.detail)}]
+    return api_errors(exc)
 
 
 def error_text(error: dict) -> str:

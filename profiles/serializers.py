@@ -12,9 +12,9 @@ from profiles.inputs import OVERRIDES, effective_inputs
 from profiles.models import KINDS, EnvironmentTemplate, ServiceProfile, TemplateVersion
 from profiles.variables import TYPES
 from sharing.serializers import SharingSerializer
+from studio.fields import Text
 from studio.models import Project
 from studio.serializers import NameField, StrictSerializer
-from workloads.specs.fields import Text
 
 VERSION_PATTERN = r"^[0-9]+(\.[0-9]+){1,2}(-[0-9A-Za-z.-]+)?$"
 VERSION_RULE = "Use a version such as 1.0.0 (MAJOR.MINOR[.PATCH][-label])."

@@ -3,7 +3,6 @@
 from django.urls import path
 
 from profiles import views
-from workloads.launch import upgrade_views
 
 urlpatterns = [
     path("studio/service-profiles", views.profile_list, name="profile-list"),
@@ -15,13 +14,10 @@ urlpatterns = [
     path("studio/service-profiles/<int:pk>/edit/<slug:step>", views.profile_step, name="profile-step"),
     path("studio/service-profiles/<int:pk>/delete", views.profile_delete, name="profile-delete"),
     path("studio/service-profiles/<int:pk>/clone", views.profile_clone, name="profile-clone"),
-    path("studio/service-profiles/<int:pk>/try", views.profile_try, name="profile-try"),
     path("studio/environment-templates", views.template_list, name="template-list"),
     path("studio/environment-templates/<int:pk>", views.template_detail, name="template-detail"),
     path("studio/environment-templates/<int:pk>/delete", views.template_delete, name="template-delete"),
     path("studio/environment-templates/<int:pk>/versions/<str:version>/state", views.version_state,
          name="version-state"),
     path("catalog", views.catalog, name="catalog"),
-    path("workloads/<uuid:workload_id>/upgrade", upgrade_views.upgrade_panel, name="workload-upgrade-panel"),
-    path("catalog/<int:pk>/launch", views.catalog_launch, name="catalog-launch"),
 ]

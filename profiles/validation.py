@@ -1,23 +1,38 @@
 """Save-time rules of template versions and profiles, beyond the shape the serializers check. Every problem
 is collected and raised at once as a ValidationError of dotted fields (`variables[1].default`,
 `specTemplate.compute.gpuPortionRequest`, `inputs.gpus`). A version or profile that passes renders, with its
-defaults (or a sample of each type where there is none), to a spec that `workloads.specs` accepts."""
+defaults (or a sample of each type where there is none), to a spec that the workload spec check accepts.
+
+profiles defines templates and profiles; it does not know workload specs. The app that runs workloads registers
+its check (`register_spec_check`, in its AppConfig.ready), so that imports point one way: workloads -> profiles."""
 
 import re
+from collections.abc import Callable
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from profiles.compose import GENERATED, OUTPUT_CONTEXT, SPEC_CONTEXT, blame, compose
 from profiles.inputs import effective_inputs, preview_values, secret_names
 from profiles.rendering import RenderError, join, misplaced_secrets, names_in, placeholders
 from profiles.variables import BOUNDED, NAME_RE, PATTERNED, InputError, check, coerce, measure
-from workloads.specs import validate_spec
-from workloads.specs.rules import is_label_value, is_qualified_name
+from studio.clusters.names import is_label_value, is_qualified_name
 
 ENV_NAME_RE = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 RESERVED_PREFIXES = ("paas-studio/", "app.kubernetes.io/managed-by")
 PREVIEW_CONTEXT = {"workload.name": "preview", "project.name": "preview"}
+_spec_check: list[Callable[[str, dict], dict]] = []
+
+
+def register_spec_check(check: Callable[[str, dict], dict]) -> None:
+    """`check(kind, spec)` answers the cleaned spec or raises DRF's ValidationError (workloads.specs.validate_spec)."""
+    _spec_check[:] = [check]
+
+
+def validate_rendered_spec(kind: str, spec: dict) -> dict:
+    if not _spec_check:
+        raise ImproperlyConfigured("No workload spec check is registered (workloads.apps registers it).")
+    return _spec_check[0](kind, spec)
 
 
 def _raise(errors: dict) -> None:
@@ -124,7 +139,7 @@ def _render_check(kind, spec_template, inputs, *, blame_inputs: set[str], prefix
     except RenderError as exc:
         return {join(prefix, exc.path): [str(exc)]}
     try:
-        validate_spec(kind, spec)
+        validate_rendered_spec(kind, spec)
     except DRFValidationError as exc:
         return blame(exc.detail, sources, inputs=blame_inputs, prefix=prefix)
     return {}

@@ -1,6 +1,8 @@
 """Pages of PaaS Studio (service profiles and their wizard, environment templates and versions) and of the
-catalog (cards, launch). Thin views: reads go through the API's selectors and FilterSets, writes through the
+catalog (cards). Thin views: reads go through the API's selectors and FilterSets, writes through the
 API's serializers and services, so a page answers with the API's errors, shown next to the fields they name.
+
+The launch pages (the wizard's "Try it", the catalog's launch form) are workloads' (workloads.launch.views).
 
 The wizard saves every step: step 1 creates the profile as a draft (`draft_step`, the step to resume at), each
 later step is an update of the profile, and the last one clears the draft, which puts it in the catalogs of the
@@ -8,7 +10,6 @@ projects it is shared with. Editing a profile goes through the same steps."""
 
 import json
 
-import yaml
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -21,26 +22,22 @@ from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from profiles import forms, selectors, services
 from profiles.filtersets import EnvironmentTemplateFilterSet, ServiceProfileFilterSet
-from profiles.forms import api_errors
+from profiles.forms import api_errors, write_errors
 from profiles.inputs import effective_inputs
 from profiles.models import ServiceProfile, TemplateVersion
 from profiles.rendering import readme_html
 from profiles.serializers import (
-    CatalogEntrySerializer,
     CloneSerializer,
     EnvironmentTemplateSerializer,
-    LaunchSerializer,
     ServiceProfileSerializer,
     TemplateVersionSerializer,
 )
 from profiles.version_editor import VersionEditor
 from profiles.wizard import STEP_NAMES, STEPS
 from studio.context import navigation
-from studio.errors import Conflict
 from studio.iam.permissions import has_project_role
 from studio.models import Level, Project, is_platform_admin
 from studio.pages import paged
-from workloads.launch import launch
 
 WRITE_ERRORS = (DjangoValidationError, APIException)
 
@@ -48,13 +45,6 @@ WRITE_ERRORS = (DjangoValidationError, APIException)
 def _admin_only(request):
     if not is_platform_admin(request.user):
         raise PermissionDenied
-
-
-def _errors(exc, *, conflict_field: str) -> list[dict]:
-    """The API's errors of a write; a 409 (a taken name) belongs to the field that holds the name."""
-    if isinstance(exc, Conflict):
-        return [{"field": conflict_field, "message": str(exc.detail)}]
-    return api_errors(exc)
 
 
 def _message(exc) -> str:
@@ -188,7 +178,7 @@ def profile_step(request, pk=None, step="general"):
             try:
                 return _after_step(request, _save_step(request.user, profile, step, body), step)
             except WRITE_ERRORS as exc:
-                page.file(_errors(exc, conflict_field="name"))
+                page.file(write_errors(exc, conflict_field="name"))
     reached = STEP_NAMES.index(profile.draft_step) if profile is not None and profile.is_draft else (
         len(STEP_NAMES) if profile is not None else 0)
     return render(request, "profiles/wizard.html", {
@@ -234,7 +224,7 @@ def profile_clone(request, pk):
         copy = services.profile_clone(actor=request.user, profile=source, name=data["name"], owner_project=owner,
                                       display_name=data.get("displayName"))
     except WRITE_ERRORS as exc:
-        form.file_all(_errors(exc, conflict_field="name"))
+        form.file_all(write_errors(exc, conflict_field="name"))
         return render(request, "profiles/profile_detail.html", _detail_context(request, source, form))
     messages.success(request, f"Cloned {source.name} as {copy.name} in project {owner.name}: it is in that "
                               "project's catalog, and shared with no other yet.")
@@ -255,7 +245,7 @@ def template_list(request):
             messages.success(request, f"Created {template.name}; add a version to it.")
             return redirect("template-detail", template.pk)
         except WRITE_ERRORS as exc:
-            form.file_all(_errors(exc, conflict_field="name"))
+            form.file_all(write_errors(exc, conflict_field="name"))
     rows, errors, page = paged(request, EnvironmentTemplateFilterSet, selectors.templates_visible_to(request.user))
     return render(request, "profiles/template_list.html", {
         "templates": rows, "errors": errors, "page": page, "form": form, "search": request.GET.get("search", "")})
@@ -287,7 +277,7 @@ def template_detail(request, pk):
                 messages.success(request, f"Added version {version.version} ({version.state}).")
                 return redirect("template-detail", template.pk)
             except WRITE_ERRORS as exc:
-                editor.file(_errors(exc, conflict_field="version"))
+                editor.file(write_errors(exc, conflict_field="version"))
     profiles = list(ServiceProfile.objects.filter(template_version__template=template).order_by("name"))
     versions = list(template.versions.order_by("-created_at", "-id"))
     for version in versions:
@@ -349,77 +339,4 @@ def catalog(request):
         "errors": errors, "page": page,
         "service_type": request.GET.get("serviceType", ""), "service_types": forms.SERVICE_TYPES,
         "may_launch": project is not None and has_project_role(request.user, project, Level.MEMBER),
-    })
-
-
-def _preview_shown(preview: dict) -> dict:
-    """A launch preview for the page: each manifest as YAML, and how many objects the cluster would take."""
-    objects = [{**obj, "yaml": yaml.safe_dump(obj["manifest"], sort_keys=False)} for obj in preview["objects"]]
-    refused = sum(1 for obj in objects if obj["verdict"]["allowed"] is False)
-    return {**preview, "objects": objects, "refused": refused,
-            "ready": not refused and preview["quota"]["allowed"] and preview["policy"]["allowed"]}
-
-
-@login_required
-def profile_try(request, pk):
-    """The wizard's "Try it": a platform admin previews a launch of the profile (a draft too) in a project of
-    their choice, with the launch preview of the catalog (`?dryRun=true`): nothing is created."""
-    _admin_only(request)
-    profile = _profile(request, pk)
-    entry = CatalogEntrySerializer(profile).data
-    projects = list(Project.objects.select_related("cluster").order_by("name"))
-    form = forms.TryForm(request.POST or None, inputs=entry["inputs"],
-                         projects=[(str(p.pk), f"{p.name} (cluster {p.cluster.name})") for p in projects],
-                         initial_project=str(profile.owner_project_id or (projects[0].pk if projects else "")))
-    preview = None
-    if request.method == "POST":
-        project = next((p for p in projects if str(p.pk) == request.POST.get("projectId")), None)
-        try:
-            if project is None:
-                raise DjangoValidationError({"projectId": "Choose a project."})
-            serializer = LaunchSerializer(data=form.payload(project.pk))
-            serializer.is_valid(raise_exception=True)
-            data = serializer.validated_data
-            preview = _preview_shown(launch.profile_launch_preview(
-                profile=profile, project=project, user=request.user, name=data["name"],
-                inputs=dict(data["inputs"]), allow_draft=True))
-        except WRITE_ERRORS as exc:
-            form.file_all(_errors(exc, conflict_field="name"))
-    return render(request, "profiles/try.html", {"profile": profile, "entry": entry, "form": form,
-                                                 "preview": preview})
-
-
-@login_required
-def catalog_launch(request, pk):
-    """The launch form of a catalog entry, built from its input settings; the launch is the API's."""
-    project = _current_project(request)
-    if project is None:
-        raise Http404
-    profile = get_object_or_404(selectors.catalog_for(project), pk=pk)
-    entry = CatalogEntrySerializer(profile).data
-    form = forms.LaunchForm(request.POST or None, inputs=entry["inputs"])
-    may_launch = has_project_role(request.user, project, Level.MEMBER)
-    if request.method == "POST":
-        try:
-            if not may_launch:
-                raise PermissionDenied("Viewers may not launch workloads.")
-            serializer = LaunchSerializer(data=form.payload(project.pk))
-            serializer.is_valid(raise_exception=True)
-            data = serializer.validated_data
-            if request.POST.get("action") == "preview":  # the launch's dry run: nothing created
-                preview = launch.profile_launch_preview(profile=profile, project=project, user=request.user,
-                                                        name=data["name"], inputs=dict(data["inputs"]))
-                return render(request, "profiles/launch.html", {
-                    "profile": profile, "entry": entry, "project": project, "form": form,
-                    "may_launch": may_launch, "preview": _preview_shown(preview)})
-            workload = launch.profile_launch(profile=profile, project=project, user=request.user,
-                                             name=data["name"], inputs=dict(data["inputs"]))
-            messages.success(request, f"Launched {workload.name} from {profile.display_name}.")
-            return redirect("workload-detail", workload.pk)
-        except PermissionDenied as exc:
-            form.add_error(None, str(exc) or "You may not launch workloads in this project.")
-        except WRITE_ERRORS as exc:
-            form.file_all(_errors(exc, conflict_field="name"))
-    return render(request, "profiles/launch.html", {
-        "profile": profile, "entry": entry, "project": project, "form": form, "may_launch": may_launch,
     })

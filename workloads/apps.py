@@ -6,6 +6,9 @@ class WorkloadsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from profiles.validation import register_spec_check
+        from workloads.specs import validate_spec
         from workloads.telemetry import prometheus
 
         prometheus.register()
+        register_spec_check(validate_spec)  # templates and profiles must render to a spec this accepts

@@ -47,7 +47,7 @@ def _names(requested: str, as_prefix: bool):
         yield f"{requested[: 63 - 6]}-{''.join(source.choices(string.ascii_lowercase, k=5))}"
 
 
-def _unique_name(requested: str, as_prefix: bool) -> str:
+def unique_name(requested: str, as_prefix: bool) -> str:
     """One name as a submission would try it first (a launch preview shows it; nothing is reserved)."""
     return next(_names(requested, as_prefix))
 
@@ -78,13 +78,13 @@ def quota_decision(project: Project, kind: str, gpus: Decimal) -> dict:
             "used": float(used), "message": message or "Within the project's GPU quota."}
 
 
-def _check_quota(project: Project, kind: str, gpus: Decimal) -> None:
+def check_quota(project: Project, kind: str, gpus: Decimal) -> None:
     decision = quota_decision(project, kind, gpus)
     if not decision["allowed"]:
         raise ValidationError({"spec.compute": [decision["message"]]})
 
 
-def _project_for_submit(user, request: dict) -> Project:
+def project_for_submit(user, request: dict) -> Project:
     # The caller's role in the project decides both: no role, not visible (as Project.objects.visible_to: the same
     # rules, already read for the request); below member, not allowed. Then the row, by its key.
     role = project_role(user, int(request["projectId"]))
@@ -132,7 +132,7 @@ def _held_to_project(*, kind: str, project: Project, spec: dict, field: str) -> 
 def workload_submit(*, kind: str, request: dict, user, source: str = Workload.Source.API,
                     provenance: dict | None = None) -> Workload:
     """Create a workload from a validated create body (workloads.specs) and enqueue its push to the cluster."""
-    project = _project_for_submit(user, request)
+    project = project_for_submit(user, request)
     # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
     spec = _held_to_project(kind=kind, project=project, spec=request["spec"], field="spec")
     # uidGidSource fromIdpToken (asked for, or the policy's default): the ids of the user's identity provider.
@@ -159,13 +159,13 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
         with transaction.atomic():
             if gpus > 0:  # serialise the quota checks of the project; without GPUs there is nothing to count
                 Project.objects.select_for_update().filter(pk=project.pk).first()
-                _check_quota(project, kind, gpus)
+                check_quota(project, kind, gpus)
             # A taken name is the unique constraint's refusal (one_live_workload_per_name): no query before it.
             workload = Workload.objects.create(
                 kind=kind, name=name, requested_name=request["name"], project=project,
                 department=project.department, cluster=project.cluster, created_by=user,
                 created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
-                gpu_request=gpus, source=source, requested_pods=_requested_pods(kind, request),
+                gpu_request=gpus, source=source, requested_pods=requested_pods(kind, request),
                 phase_updated_at=timezone.now(), **(provenance or {}),
             )
             _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
@@ -178,7 +178,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
     return workload
 
 
-def _requested_pods(kind: str, request: dict) -> int:
+def requested_pods(kind: str, request: dict) -> int:
     spec = request["spec"]
     if kind == Workload.Kind.DISTRIBUTED:
         return replica_total(request)
@@ -244,7 +244,7 @@ def workload_resume(*, workload: Workload, user) -> Workload:
         return workload
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)
-        _check_quota(project, workload.kind, workload.gpu_request)
+        check_quota(project, workload.kind, workload.gpu_request)
         return _transition(workload, desired=Workload.Desired.RUNNING, phase=Workload.Phase.RESUMING,
                            reason="Resume", message=f"Resumed by {user.get_username()}.", task="workloads.tasks.workload_resume",
                            actor=user)
@@ -270,10 +270,10 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         locked = Workload.objects.select_for_update().get(pk=workload.pk)
         before = snapshot(locked)
         if gpus > locked.gpu_request:  # only the increase needs room in the quota
-            _check_quota(project, locked.kind, gpus - locked.gpu_request)
+            check_quota(project, locked.kind, gpus - locked.gpu_request)
         revision = locked.events.filter(reason="Updated").count() + 2  # the create was revision 1
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
-        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, {"spec": spec})
+        locked.gpu_request, locked.requested_pods = gpus, requested_pods(locked.kind, {"spec": spec})
         if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING):
             locked.actual_phase, locked.phase_updated_at = Workload.Phase.UPDATING, timezone.now()
         locked.save()

@@ -1,6 +1,8 @@
 from django.urls import path
 
 from workloads import pool_views, views
+from workloads.launch import upgrade_views
+from workloads.launch import views as launch_views
 
 urlpatterns = [
     path("quota", pool_views.quota_overview, name="quota-overview"),
@@ -15,4 +17,8 @@ urlpatterns = [
     path("workloads/<uuid:workload_id>/suspend", views.workload_suspend, name="workload-suspend"),
     path("workloads/<uuid:workload_id>/resume", views.workload_resume, name="workload-resume"),
     path("workloads/<uuid:workload_id>/delete", views.workload_delete, name="workload-delete"),
+    # A workload from a service profile (workloads.launch): the wizard's try, the catalog's launch, the upgrade.
+    path("studio/service-profiles/<int:pk>/try", launch_views.profile_try, name="profile-try"),
+    path("catalog/<int:pk>/launch", launch_views.catalog_launch, name="catalog-launch"),
+    path("workloads/<uuid:workload_id>/upgrade", upgrade_views.upgrade_panel, name="workload-upgrade-panel"),
 ]

@@ -356,7 +356,7 @@ class RemoteNodes:
                  mig_per_node: dict | None = None, node_labels: dict | None = None, taints: list | None = None,
                  pull_seconds: float = 0.3, run_seconds: float = 1.0, schedule_seconds: float = 0.0,
                  tick: float = 0.05, serve_logs: bool = True, serve_metrics: bool = True):
-        from ..sim import _node  # the same node objects as kubesim's own cluster
+        from ..sim import node_object  # the same node objects as kubesim's own cluster
 
         self.pull_seconds, self.run_seconds, self.schedule_seconds, self.tick = (pull_seconds, run_seconds,
                                                                                  schedule_seconds, tick)
@@ -364,7 +364,7 @@ class RemoteNodes:
         self.serve_logs = serve_logs
         self.node_objects = []
         for i in range(nodes):
-            obj = _node(i, gpus_per_node, cpu_per_node, memory_per_node, mig_per_node or {})
+            obj = node_object(i, gpus_per_node, cpu_per_node, memory_per_node, mig_per_node or {})
             obj["metadata"]["labels"].update(node_labels or {})
             if taints:
                 obj["spec"]["taints"] = taints

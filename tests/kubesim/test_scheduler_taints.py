@@ -4,13 +4,13 @@ scheduler's TaintToleration filter decides: a table of taints, tolerations and t
 import pytest
 
 from kubesim.node.scheduler import Scheduler
-from kubesim.sim import _node
+from kubesim.sim import node_object
 
 POOL_TAINT = {"key": "pool", "value": "a100", "effect": "NoSchedule"}
 
 
 def place(taints: list, tolerations: list):
-    node = _node(0, 8, "64", "512Gi", {})
+    node = node_object(0, 8, "64", "512Gi", {})
     node["spec"]["taints"] = taints
     pod = {"metadata": {"uid": "u", "namespace": "n", "name": "p"},
            "spec": {"containers": [{"name": "c", "image": "i"}], "tolerations": tolerations}}

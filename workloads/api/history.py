@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import generics, serializers
 
-from workloads.api.serializers import WorkloadEventSerializer, _iso
+from workloads.api.serializers import WorkloadEventSerializer, iso_time
 from workloads.models import Workload
 
 PHASES = set(Workload.Phase.values)
@@ -17,7 +17,7 @@ PHASES = set(Workload.Phase.values)
 
 def history_record(event, workload) -> dict:
     if event.source == "studio" and event.reason == event.phase and event.phase in PHASES:
-        return {"meta": {"creationTimestamp": _iso(event.at), "type": "PhaseUpdate"},
+        return {"meta": {"creationTimestamp": iso_time(event.at), "type": "PhaseUpdate"},
                 "spec": {"phaseUpdate": {"phase": event.phase, "phaseMessage": event.message}}}
     item = WorkloadEventSerializer(event, context={"workload": workload}).data
     return {"meta": {"creationTimestamp": item["createdAt"], "type": "Event"},

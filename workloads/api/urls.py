@@ -2,13 +2,14 @@ from django.urls import path
 
 from studio.urls_router import Router
 from workloads import api
-from workloads.api import history as workload_history
-from workloads.api import pods as api_pods
+from workloads.api import history, pods
+from workloads.launch.api import launch_urls
+from workloads.launch.upgrade_api import WorkloadUpgradeView
 from workloads.telemetry import org_metrics, org_telemetry, workload_telemetry
 
 router = Router()
 # Kinds first: "workloads/trainings" must not be read as a workload id.
-router.register("workloads/pods", api_pods.PodViewSet, basename="all-pods")
+router.register("workloads/pods", pods.PodViewSet, basename="all-pods")
 router.register("workloads/trainings", api.TrainingViewSet, basename="training")
 router.register("workloads/workspaces", api.WorkspaceViewSet, basename="workspace")
 router.register("workloads/inferences", api.InferenceViewSet, basename="inference")
@@ -16,8 +17,8 @@ router.register("workloads/distributed", api.DistributedViewSet, basename="distr
 router.register("workloads", api.WorkloadViewSet, basename="workload")
 
 urlpatterns = [
-    path("workloads/<uuid:workloadId>/history", workload_history.WorkloadHistoryView.as_view(),
-         name="workload-history"),
+    path("workloads/<uuid:workloadId>/history", history.WorkloadHistoryView.as_view(), name="workload-history"),
+    path("workloads/<uuid:workloadId>/upgrade", WorkloadUpgradeView.as_view(), name="workload-upgrade"),
     path("workloads/telemetry", workload_telemetry.WorkloadsTelemetryView.as_view(), name="workloads-telemetry"),
     path("org-unit/projects/telemetry", org_telemetry.ProjectsTelemetryView.as_view(), name="projects-telemetry"),
     path("org-unit/departments/telemetry", org_telemetry.DepartmentsTelemetryView.as_view(),
@@ -26,4 +27,5 @@ urlpatterns = [
     path("org-unit/departments/<int:departmentId>/metrics", org_metrics.DepartmentMetricsView.as_view(),
          name="department-metrics"),
     *router.urls,
+    *launch_urls(),  # POST service-profiles/{id}/launch: a workload from a profile (workloads.launch)
 ]

@@ -63,7 +63,7 @@ def _request_errors(detail, sources, given: set[str]) -> dict:
     return errors
 
 
-def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict,
+def prepared_launch(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict,
               allow_draft: bool = False, kept_secret: LaunchSecret | None = None) -> dict:
     """Everything a launch submits, checked as the launch checks it: 403 for viewers, 400 naming each faulty
     input (`inputs.<name>`). `allow_draft`: an admin trying a profile the wizard has not finished (a preview).
@@ -113,7 +113,7 @@ def _prepared(*, profile: ServiceProfile, project: Project, user, name: str, inp
 
 def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> Workload:
     """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`)."""
-    launch = _prepared(profile=profile, project=project, user=user, name=name, inputs=inputs)
+    launch = prepared_launch(profile=profile, project=project, user=user, name=name, inputs=inputs)
     secret_data = launch["secret_data"]
     try:
         with transaction.atomic():  # the push is enqueued on commit, so it finds the LaunchSecret row
@@ -131,7 +131,7 @@ def profile_launch_preview(*, profile: ServiceProfile, project: Project, user, n
                            allow_draft: bool = False) -> dict:
     """What `profile_launch` would create and decide (workloads.launch.preview), nothing created; secret inputs and
     generated values read as the mask. `allow_draft` for the wizard's "Try it" (platform admins)."""
-    launch = _prepared(profile=profile, project=project, user=user, name=name, inputs=inputs,
+    launch = prepared_launch(profile=profile, project=project, user=user, name=name, inputs=inputs,
                        allow_draft=allow_draft)
     secret = (launch["secret_name"], list(launch["secret_data"])) if launch["secret_data"] else None
     try:

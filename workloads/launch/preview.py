@@ -30,10 +30,10 @@ from workloads import manifests
 from workloads.manifests import distributed as manifest_distributed
 from workloads.models import Workload
 from workloads.services import (
-    _project_for_submit,
-    _unique_name,
+    project_for_submit,
     project_spec_errors,
     quota_decision,
+    unique_name,
     with_node_pools,
 )
 from workloads.specs import workload_gpus
@@ -54,13 +54,13 @@ def secret_manifest(*, name: str, keys, ref: manifests.WorkloadRef) -> dict:
 def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[str]] | None = None) -> dict:
     """The preview of submitting `request` (a validated create body) as `user`; `secret` is a catalog
     launch's (Secret name, keys). 400/403/409 exactly where a submit would answer them."""
-    project = _project_for_submit(user, request)
+    project = project_for_submit(user, request)
     spec, policy = policy_decision(kind=kind, project=project, spec=request["spec"])
     spec = with_node_pools(project, spec)
     errors = project_spec_errors(project=project, spec=spec)
     if errors:
         raise ValidationError(errors)
-    name = _unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
+    name = unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
     if Workload.objects.live().filter(project=project, name=name).exists():
         raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")
     gpus = workload_gpus(kind, {**request, "spec": spec})  # a distributed training's master and workers

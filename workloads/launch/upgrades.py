@@ -37,7 +37,7 @@ from workloads.cluster import applied
 from workloads.cluster.push import workload_ref
 from workloads.launch import launch
 from workloads.models import Workload, WorkloadEvent
-from workloads.services import _check_quota, _requested_pods
+from workloads.services import check_quota, requested_pods
 from workloads.specs import gpu_request_of
 
 UPGRADABLE = (Workload.Kind.INFERENCE, Workload.Kind.WORKSPACE)
@@ -119,7 +119,7 @@ def _plan(*, workload: Workload, user, overrides) -> dict:
     secret = LaunchSecret.objects.filter(workload_id=workload.pk).first()
     inputs = {**stored_inputs(workload, profile, secret), **overrides}
     try:
-        prepared = launch._prepared(profile=profile, project=project, user=user, name=workload.name,
+        prepared = launch.prepared_launch(profile=profile, project=project, user=user, name=workload.name,
                                     inputs=inputs, kept_secret=secret)
     except DjangoValidationError as exc:  # the launch's 400 (inputs.<name>), as the API's
         raise ValidationError(exc.message_dict) from exc
@@ -193,11 +193,11 @@ def workload_upgrade(*, workload: Workload, user, overrides=None) -> dict:
         if locked.profile_revision != workload.profile_revision:
             raise ValidationError({"workloadId": ["The workload was upgraded meanwhile; look again."]})
         if gpus > locked.gpu_request:  # only the increase needs room in the quota
-            _check_quota(project, locked.kind, gpus - locked.gpu_request)
+            check_quota(project, locked.kind, gpus - locked.gpu_request)
         before = snapshot(locked)
         provenance = prepared["provenance"]
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
-        locked.gpu_request, locked.requested_pods = gpus, _requested_pods(locked.kind, locked.request)
+        locked.gpu_request, locked.requested_pods = gpus, requested_pods(locked.kind, locked.request)
         locked.profile_name, locked.profile_revision = provenance["profile_name"], provenance["profile_revision"]
         locked.launch_inputs, locked.outputs = provenance["launch_inputs"], provenance["outputs"]
         if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING, Workload.Phase.STOPPED):

@@ -10,6 +10,7 @@ from rest_framework.fields import SkipField
 from rest_framework.settings import api_settings
 
 from studio.clusters.quantities import parse_quantity_strict
+from studio.fields import Text
 from workloads.specs.rules import INT32_MAX
 
 
@@ -61,21 +62,6 @@ class Boolean(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid")
         return data
-
-
-class Text(serializers.CharField):
-    """A JSON string, untrimmed (DRF's CharField turns 5 into "5" and strips spaces)."""
-
-    default_error_messages = {"invalid": "Must be a string."}
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("trim_whitespace", False)
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class Choice(serializers.ChoiceField):

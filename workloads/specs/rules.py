@@ -1,8 +1,11 @@
-"""Name and format rules of Kubernetes and the CONTRACT, as predicates and as DRF validators."""
+"""Name and format rules of Kubernetes and the CONTRACT, as predicates and as DRF validators (Kubernetes' own
+name rules are studio.clusters.names', re-exported here)."""
 
 import re
 
 from rest_framework.exceptions import ValidationError
+
+from studio.clusters.names import is_dns_subdomain, is_label_value, is_qualified_name
 
 KINDS = ("training", "workspace", "inference")
 NAME_MAX = 63
@@ -18,8 +21,6 @@ CAPABILITIES = tuple(  # Linux capabilities as Kubernetes spells them, without C
 INT32_MAX = 2**31 - 1
 
 _NAME_RE = re.compile(r"[a-z](?:[-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
-_LABEL_VALUE_RE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 _ENV_NAME_RE = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 _CONFIG_KEY_RE = re.compile(r"[-._a-zA-Z0-9]+")
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -30,22 +31,6 @@ MIG_SLICES_RE = re.compile(r"([0-9]+)g\.")
 def is_valid_name(name) -> bool:
     """CONTRACT name rule for workloads, projects and profiles (a DNS-1123 label that starts with a letter)."""
     return isinstance(name, str) and len(name) <= NAME_MAX and _NAME_RE.fullmatch(name) is not None
-
-
-def is_dns_subdomain(text: str) -> bool:
-    return len(text) <= 253 and _DNS_SUBDOMAIN_RE.fullmatch(text) is not None
-
-
-def is_label_value(text: str) -> bool:
-    return len(text) <= 63 and _LABEL_VALUE_RE.fullmatch(text) is not None
-
-
-def is_qualified_name(text: str) -> bool:
-    """Label, annotation and resource keys: an optional DNS subdomain prefix and '/', then a 1-63 char name."""
-    prefix, slash, name = text.rpartition("/")
-    if slash and not is_dns_subdomain(prefix):
-        return False
-    return name != "" and is_label_value(name)
 
 
 # --- fields that reach a pod and that only the product may set (security round 3) ---------------------------

@@ -34,7 +34,7 @@ class MetricsQuerySerializer(serializers.Serializer):
         return attrs
 
 
-def _reduce(points: list[tuple[datetime, float]], start: datetime, end: datetime, samples: int) -> list[dict]:
+def reduce_samples(points: list[tuple[datetime, float]], start: datetime, end: datetime, samples: int) -> list[dict]:
     """Average the points into `samples` equal time buckets over [start, end]; 0 keeps every point."""
     if samples == 0:
         return [{"value": _fmt(v), "timestamp": t.isoformat()} for t, v in points]
@@ -82,7 +82,7 @@ def measurements(workload: Workload, *, types: list[str], start, end, samples: i
             out.append({"type": requested, "labels": {}, "values": []})
         for item in found:
             out.append({"type": requested, "labels": item["labels"],
-                        "values": _reduce(item["points"], start, end, samples)})
+                        "values": reduce_samples(item["points"], start, end, samples)})
     return out, partial
 
 

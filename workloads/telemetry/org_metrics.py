@@ -19,7 +19,7 @@ from workloads.api.runai_fields import node_pool_expression
 from workloads.api.serializers import MeasurementsSerializer
 from workloads.models import MetricSample, Workload
 from workloads.telemetry.metric_types import ALIASES
-from workloads.telemetry.metrics import MetricsQuerySerializer, _reduce
+from workloads.telemetry.metrics import MetricsQuerySerializer, reduce_samples
 
 ORG_UNIT_TYPES = ("GPU_QUOTA", "CPU_QUOTA_MILLICORES", "CPU_MEMORY_QUOTA_MB", "GPU_ALLOCATION",
                   "CPU_ALLOCATION_MILLICORES", "CPU_MEMORY_ALLOCATION_MB", "GPU_MEMORY_UTILIZATION")
@@ -57,7 +57,7 @@ def org_unit_measurements(workloads, *, types, start, end, samples, nodepool=Non
             continue
         source, factor = FROM_SAMPLES[ALIASES.get(requested, requested)]
         scaled = [(t, v * factor) for t, v in points.get(source, [])]
-        out.append({"type": requested, "labels": {}, "values": _reduce(scaled, start, end, samples)})
+        out.append({"type": requested, "labels": {}, "values": reduce_samples(scaled, start, end, samples)})
     return out, partial
 
 
