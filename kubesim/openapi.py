@@ -20,8 +20,7 @@ import functools
 import json
 import struct
 
-from .resources import KUBE_VERSION
-from .validation import SCHEMA_VERSION
+from .resources import KUBE_VERSION, SCHEMA_VERSION
 
 PROTOBUF_MIME = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 _DEFS = "#/$defs/"

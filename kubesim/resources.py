@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 RO = ("get", "list")
+SCHEMA_VERSION = "1.35.0"  # the Kubernetes version whose schemas validate built-in kinds (client v35)
 KUBE_VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.0-kubesim", "gitCommit": "kubesim",
                 "gitTreeState": "clean", "buildDate": "2025-12-17T00:00:00Z", "goVersion": "go1.25.5",
                 "compiler": "gc", "platform": "linux/amd64"}

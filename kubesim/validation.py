@@ -11,8 +11,7 @@ import re
 
 from . import quantity
 from .errors import bad_request
-
-SCHEMA_VERSION = "1.35.0"  # the Kubernetes version whose schemas validate built-in kinds (client v35)
+from .resources import SCHEMA_VERSION
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

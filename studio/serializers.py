@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from studio.clusters import access as cluster_access
-from studio.models import AuditEvent, Level, Project, is_platform_admin
+from studio.models import AccessRule, AuditEvent, Cluster, Level, Project, is_platform_admin
 from studio.names import NAME_PATTERN, NAME_RULE
 
 
@@ -33,6 +33,21 @@ class NameField(serializers.RegexField):
         super().__init__(NAME_PATTERN, max_length=63, error_messages={"invalid": NAME_RULE}, **kwargs)
 
 
+run_ai_time = serializers.DateTimeField().to_representation  # Run:ai's times, as DRF writes them
+
+
+def displayed_cluster(cluster: Cluster) -> dict:
+    """DisplayedCluster: `uuid` and a `status` object; our own fields (clusterId, apiServerUrl…) stay beside."""
+    state = {"Connected": "Connected", "Disconnected": "Disconnected"}.get(cluster.status, "WaitingToConnect")
+    return {
+        "uuid": str(cluster.pk), "tenantId": AccessRule.TENANT_ID, "name": cluster.name,
+        "createdAt": run_ai_time(cluster.created_at), "updatedAt": run_ai_time(cluster.updated_at), "deletedAt": None,
+        "domain": cluster.api_server_url or None, "version": None,
+        "lastLiveness": run_ai_time(cluster.last_seen_at) if cluster.last_seen_at else None,
+        "status": {"state": state, "conditions": []},
+    }
+
+
 class ClusterSerializer(StrictSerializer):
     clusterId = serializers.UUIDField(source="id", read_only=True)
     name = NameField()
@@ -49,8 +64,6 @@ class ClusterSerializer(StrictSerializer):
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
 
     def to_representation(self, cluster):
-        from studio.clusters.api import displayed_cluster
-
         # Run:ai's DisplayedCluster (uuid, tenantId, status object…) with our own fields beside it.
         return {**super().to_representation(cluster), **displayed_cluster(cluster)}
 

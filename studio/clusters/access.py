@@ -1,5 +1,5 @@
 """What a cluster registration may carry and point at. Used by the API when a cluster is registered and by
-studio/clusters/kube.py each time it builds a client, so a row stored before these rules cannot slip past them.
+studio/clusters/kube/ each time it builds a client, so a row stored before these rules cannot slip past them.
 
 * A kubeconfig holds inline credentials only: a bearer `token`, `client-certificate-data` +
   `client-key-data`, `certificate-authority-data`. `exec` and `auth-provider` would run a command of the

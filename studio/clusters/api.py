@@ -18,9 +18,7 @@ from studio.iam.permissions import IsPlatformAdminOrReadOnly
 from studio.ids import is_id, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import AccessRule, Cluster, NodePool
-from studio.serializers import StrictSerializer
-
-_time = serializers.DateTimeField().to_representation
+from studio.serializers import StrictSerializer, run_ai_time
 
 
 def node_pool_data(pool: NodePool) -> dict:
@@ -32,8 +30,8 @@ def node_pool_data(pool: NodePool) -> dict:
         "overProvisioningRatio": pool.over_provisioning_ratio,
         "gpuNetworkAccelerationDetection": pool.gpu_network_acceleration_detection,
         "placementStrategy": {"cpu": "spread", "gpu": "binpack"},
-        "createdBy": pool.created_by, "createdAt": _time(pool.created_at),
-        "updatedBy": pool.updated_by or pool.created_by, "updatedAt": _time(pool.updated_at),
+        "createdBy": pool.created_by, "createdAt": run_ai_time(pool.created_at),
+        "updatedBy": pool.updated_by or pool.created_by, "updatedAt": run_ai_time(pool.updated_at),
     }
 
 
@@ -143,17 +141,3 @@ class ClusterNodesView(APIView):
         wanted = request.query_params.get("nodeName")
         return Response({"nodes": [node_data(n, cluster, pools) for n in nodes
                                    if not wanted or n["metadata"]["name"] == wanted]})
-
-
-def displayed_cluster(cluster: Cluster) -> dict:
-    """DisplayedCluster: `uuid` and a `status` object; our own fields (clusterId, apiServerUrl…) stay beside."""
-    state = {"Connected": "Connected", "Disconnected": "Disconnected"}.get(cluster.status, "WaitingToConnect")
-    return {
-        "uuid": str(cluster.pk), "tenantId": AccessRule.TENANT_ID, "name": cluster.name,
-        "createdAt": _time(cluster.created_at), "updatedAt": _time(cluster.updated_at), "deletedAt": None,
-        "domain": cluster.api_server_url or None, "version": None,
-        "lastLiveness": _time(cluster.last_seen_at) if cluster.last_seen_at else None,
-        "status": {"state": state, "conditions": []},
-    }
-
-

@@ -71,7 +71,7 @@ def test_a_watch_receives_bookmarks_and_follows_them_to_the_changes(real_org):
                             query={"watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": 4,
                                    "resourceVersion": listed["metadata"]["resourceVersion"]})
     try:
-        kinds = [event["type"] for event in kube._watch_events(response)]
+        kinds = [event["type"] for event in kube.watch_events(response)]
     finally:
         response.release_conn()
     assert "BOOKMARK" in kinds  # v1.20 sends one before a watch's timeout: the version to resume from

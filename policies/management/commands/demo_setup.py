@@ -2,7 +2,8 @@
 
 Idempotent: a second run changes nothing. The admin password comes from DEMO_ADMIN_PASSWORD, or is generated
 once and kept in var/demo-admin-password (mode 0600), so that a set-up run again (even on a new database) never
-makes a second password; `make run`'s banner shows it (`manage.py demo_login`)."""
+makes a second password; `make run`'s banner shows it (`manage.py demo_login`). A command of policies, the
+lowest app that knows everything the demo sets up (the organisation, and the demo project's policy)."""
 
 import os
 import secrets
@@ -13,6 +14,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from policies.models import Policy
+from policies.services import policy_overwrite
 from studio import services
 from studio.models import PLATFORM_ADMIN_ROLE, AccessRule, Cluster, Department, Level, NodePool, Project, Role
 
@@ -103,8 +106,6 @@ class Command(BaseCommand):
     def _allow_host_path(self, project, admin) -> None:
         """Seed 003's training mounts a hostPath, which the fallback policy refuses; the demo project allows it
         (as a platform admin would, docs/policies.md), so the seeds' bodies run as published."""
-        from policies.models import Policy  # the demo ties the apps together; the product's apps do not
-        from policies.services import policy_overwrite
 
         if not Policy.objects.filter(policy_type="trainings", scope="project", project=project).exists():
             policy_overwrite(actor=admin, policy_type="trainings", body={

@@ -1,0 +1,259 @@
+"""Discovery and objects: get, create (or adopt), dry runs, patch, delete, list in pages, watch. Plain dicts."""
+
+
+import json
+import time
+from collections.abc import Iterator
+
+from studio.clusters.kube.client import (
+    LIST_PAGE_SIZE,
+    MANAGED_BY_SELECTOR,
+    OLDER_VERSIONS,
+    WORKLOAD_ID_LABEL,
+    AlreadyExists,
+    Connection,
+    Expired,
+    NotFound,
+    PermanentClusterError,
+    TransientClusterError,
+    resource_label,
+    resource_path,
+)
+
+# --- discovery -----------------------------------------------------------------------------------------
+
+def version(conn: Connection) -> dict:
+    info = conn.request("GET", "/version", verb="get", resource="version", timeout=3)
+    return {"gitVersion": info.get("gitVersion", ""), "platform": info.get("platform", "")}
+
+
+def has_api_group(conn: Connection, group: str) -> bool:
+    """Whether the server serves an API group (e.g. `serving.knative.dev` when Knative is installed)."""
+    return group in api_groups(conn)
+
+
+def api_groups(conn: Connection) -> set[str]:
+    """The API groups the server serves, from one discovery request."""
+    groups = conn.request("GET", "/apis", verb="get", resource="discovery") or {}
+    return {g.get("name") for g in groups.get("groups") or []}
+
+
+def served_version(conn: Connection, api_version: str) -> str:
+    """`api_version`, or the older one the cluster serves instead (OLDER_VERSIONS); asked once per connection."""
+    older = OLDER_VERSIONS.get(api_version)
+    if older is None:
+        return api_version
+    if api_version not in conn.served_versions:
+        group, _, version = api_version.partition("/")
+        try:
+            served = conn.request("GET", f"/apis/{group}", verb="get", resource="discovery") or {}
+        except NotFound:
+            served = {}
+        versions = {v.get("version") for v in served.get("versions") or []}
+        conn.served_versions[api_version] = api_version if version in versions or not versions else older
+    return conn.served_versions[api_version]
+
+
+# --- objects -------------------------------------------------------------------------------------------
+
+def get(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str) -> dict:
+    api_version = served_version(conn, api_version)
+    path = resource_path(api_version, kind, namespace=namespace, name=name)
+    return conn.request("GET", path, verb="get", resource=resource_label(api_version, kind))
+
+
+def create(conn: Connection, obj: dict) -> dict:
+    namespace = obj["metadata"].get("namespace")
+    obj = {**obj, "apiVersion": served_version(conn, obj["apiVersion"])}
+    path = resource_path(obj["apiVersion"], obj["kind"], namespace=namespace)
+    return conn.request("POST", path, verb="create", resource=resource_label(obj["apiVersion"], obj["kind"]), body=obj)
+
+
+def dry_run_create(conn: Connection, obj: dict) -> dict:
+    """The server's own verdict on creating `obj` (`dryRun=All`: admission, validation and defaulting, nothing
+    stored): `{"allowed", "code", "reason", "message"}`. `allowed` is None when the cluster gave no verdict
+    (unreachable, overloaded): the message is then our classification, never the remote body."""
+    namespace = obj["metadata"].get("namespace")
+    try:
+        obj = {**obj, "apiVersion": served_version(conn, obj["apiVersion"])}
+        path = resource_path(obj["apiVersion"], obj["kind"], namespace=namespace)
+        conn.request("POST", path, verb="create", resource=resource_label(obj["apiVersion"], obj["kind"]), body=obj,
+                     query={"dryRun": "All"})
+    except TransientClusterError as exc:
+        return {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
+    except PermanentClusterError as exc:
+        return {"allowed": False, "code": exc.status, "reason": exc.reason, "message": exc.message}
+    return {"allowed": True, "code": 201, "reason": "", "message": "The cluster would accept it."}
+
+
+def dry_run_patch(conn: Connection, obj: dict, body: dict) -> dict:
+    """`dry_run_create`'s verdict for a JSON merge patch of the existing `obj` (an upgrade's preview)."""
+    meta = obj["metadata"]
+    try:
+        api_version = served_version(conn, obj["apiVersion"])
+        path = resource_path(api_version, obj["kind"], namespace=meta.get("namespace"), name=meta["name"])
+        conn.request("PATCH", path, verb="patch", resource=resource_label(api_version, obj["kind"]), body=body,
+                     content_type="application/merge-patch+json", query={"dryRun": "All"})
+    except TransientClusterError as exc:
+        return {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
+    except PermanentClusterError as exc:
+        return {"allowed": False, "code": exc.status, "reason": exc.reason, "message": exc.message}
+    return {"allowed": True, "code": 200, "reason": "", "message": "The cluster would accept the change."}
+
+
+def exists(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str) -> bool:
+    try:
+        get(conn, api_version, kind, namespace, name)
+    except NotFound:
+        return False
+    return True
+
+
+def create_or_adopt(conn: Connection, obj: dict, *, owner_label: str = WORKLOAD_ID_LABEL) -> tuple[dict, bool]:
+    """(object, created). Names are deterministic, so 409 AlreadyExists usually means "done before": the
+    existing object is adopted when it carries the same `owner_label` value, else it is a permanent conflict."""
+    try:
+        return create(conn, obj), True
+    except AlreadyExists:
+        meta = obj["metadata"]
+        existing = get(conn, obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
+        ours = (meta.get("labels") or {}).get(owner_label)
+        theirs = ((existing.get("metadata") or {}).get("labels") or {}).get(owner_label)
+        if ours != theirs:
+            raise PermanentClusterError(
+                f'{obj["kind"]} "{meta["name"]}" already exists in namespace {meta.get("namespace")} and belongs '
+                f"to {'another workload' if theirs else 'someone else'}.", status=409, reason="AlreadyExists",
+            ) from None
+        return existing, False
+
+
+def patch(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str, body: dict) -> dict:
+    """A JSON merge patch (RFC 7386): works for custom resources too, unlike a strategic merge."""
+    api_version = served_version(conn, api_version)
+    path = resource_path(api_version, kind, namespace=namespace, name=name)
+    return conn.request("PATCH", path, verb="patch", resource=resource_label(api_version, kind), body=body,
+                        content_type="application/merge-patch+json")
+
+
+def delete(conn: Connection, api_version: str, kind: str, namespace: str | None, name: str, *,
+           propagation: str = "Background") -> bool:
+    """Delete with dependents (pods of a Job, ReplicaSets of a Deployment); False when already gone."""
+    api_version = served_version(conn, api_version)
+    path = resource_path(api_version, kind, namespace=namespace, name=name)
+    try:
+        conn.request("DELETE", path, verb="delete", resource=resource_label(api_version, kind),
+                     body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation})
+    except NotFound:
+        return False
+    return True
+
+
+
+def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: str | None = None,
+                 label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE) -> list[dict]:
+    """Every object of a kind matching the selectors, read `limit` at a time (`continue` tokens). A token that
+    expired (410) starts the list over, as client-go's pager does."""
+    served = served_version(conn, api_version)
+    path = resource_path(served, kind, namespace=namespace)
+    resource = resource_label(api_version, kind)
+    items: list[dict] = []
+    token = ""
+    while True:
+        query = {"labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
+                 "continue": token}
+        try:
+            page = conn.request("GET", path, verb="list", resource=resource, query=query) or {}
+        except Expired:
+            if not token:
+                raise
+            items, token = [], ""
+            continue
+        items.extend(_with_kind(page.get("items") or [], api_version, kind))
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return items
+
+
+def list_managed(conn: Connection, api_version: str, kind: str, *, label_selector: str = MANAGED_BY_SELECTOR,
+                 field_selector: str = "") -> list[dict]:
+    """Every object of a kind in the namespaces this product manages: one list across all namespaces where
+    the account may, else (deploy/rbac.yaml: rights only inside project namespaces) one list in each namespace
+    labelled managed-by=paas-studio. Which one is learned from the first 403 and kept for the connection."""
+    if not conn.namespaced_reads:
+        try:
+            return list_objects(conn, api_version, kind, label_selector=label_selector,
+                                field_selector=field_selector)
+        except PermanentClusterError as exc:
+            if exc.status != 403:
+                raise
+            conn.namespaced_reads = True
+    items: list[dict] = []
+    for namespace in list_objects(conn, "v1", "Namespace", label_selector=MANAGED_BY_SELECTOR):
+        try:
+            items.extend(list_objects(conn, api_version, kind, namespace=namespace["metadata"]["name"],
+                                      label_selector=label_selector, field_selector=field_selector))
+        except PermanentClusterError as exc:
+            # A namespace without our RoleBinding: being deleted (its bindings go first), or one the operator
+            # has not bound yet. Nothing of ours can be read or repaired there; the others still sync.
+            if exc.status != 403:
+                raise
+    return items
+
+
+def _with_kind(items: list[dict], api_version: str, kind: str) -> list[dict]:
+    """Items of a typed list carry no apiVersion/kind; put them back so each object stands alone."""
+    for item in items:
+        item.setdefault("apiVersion", api_version)
+        item.setdefault("kind", kind)
+    return items
+
+
+def watch(conn: Connection, api_version: str, kind: str, *, namespace: str | None = None,
+          label_selector: str = "", timeout_seconds: int = 60) -> Iterator[tuple[str, dict]]:
+    """("SYNCED", {"items": [...]}) with the full list first, then ("ADDED"|"MODIFIED"|"DELETED", object)
+    as they happen, for `timeout_seconds`. When the server says the resourceVersion is too old (410), it
+    lists again and yields a fresh "SYNCED" before watching on, as client-go's reflector does."""
+    path = resource_path(api_version, kind, namespace=namespace)
+    resource = resource_label(api_version, kind)
+    deadline = time.monotonic() + timeout_seconds
+    version_seen = None
+    while time.monotonic() < deadline:
+        if version_seen is None:
+            listed = conn.request("GET", path, verb="list", resource=resource,
+                                  query={"labelSelector": label_selector}) or {}
+            version_seen = (listed.get("metadata") or {}).get("resourceVersion") or ""
+            yield "SYNCED", {"items": _with_kind(listed.get("items") or [], api_version, kind)}
+        remaining = max(1, int(deadline - time.monotonic()))
+        query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": version_seen,
+                 "timeoutSeconds": remaining, "allowWatchBookmarks": "true"}
+        try:
+            response = conn.request("GET", path, verb="watch", resource=resource, query=query, stream=True,
+                                    timeout=(conn.timeout, remaining + conn.timeout))
+        except Expired:
+            version_seen = None
+            continue
+        try:
+            for event in watch_events(response):
+                if event.get("type") == "ERROR":
+                    if (event.get("object") or {}).get("code") == 410:
+                        version_seen = None  # relist
+                        break
+                    raise TransientClusterError(str((event.get("object") or {}).get("message")))
+                obj = event.get("object") or {}
+                version_seen = (obj.get("metadata") or {}).get("resourceVersion") or version_seen
+                if event.get("type") != "BOOKMARK":
+                    yield event["type"], _with_kind([obj], api_version, kind)[0]
+        finally:
+            response.release_conn()
+
+
+def watch_events(response) -> Iterator[dict]:
+    buffer = b""
+    for chunk in response.stream(4096, decode_content=True):
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                yield json.loads(line)
+    if buffer.strip():
+        yield json.loads(buffer)
