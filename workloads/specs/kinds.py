@@ -62,7 +62,7 @@ class InferenceSpec(StrictSerializer):
     servingPort = ServingPort(required=False)
     servingConfiguration = ServingConfiguration(required=False)
     autoscaling = Autoscaling(required=False)
-    # Run:ai latest's fields of every kind (workloads/manifests.py says what each becomes).
+    # Run:ai latest's fields of every kind (workloads/manifests/ says what each becomes).
     priorityClass = Text(required=False, validators=[DNS_SUBDOMAIN])
     preemptibility = Choice(["preemptible", "non-preemptible"], required=False)
     category = Text(required=False, validators=[LABEL_VALUE])
