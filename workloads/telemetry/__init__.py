@@ -1,0 +1,2 @@
+"""Metric reads and Run:ai telemetry: stored samples reduced to points, workload and org-unit telemetry and
+metrics, the /metrics gauge of workloads by phase."""
