@@ -96,4 +96,4 @@ def gpu_series(workload: Workload, *, start, end, samples: int) -> list[dict]:
     for pod, labels, timestamp, value in rows:
         series[(pod, str((labels or {}).get("gpu", "")))].append((timestamp, value))
     return [{"type": "GPU_UTILIZATION_PER_GPU", "labels": {"pod": pod, "gpu": gpu},
-             "values": _reduce(points, start, end, samples)} for (pod, gpu), points in sorted(series.items())]
+             "values": reduce_samples(points, start, end, samples)} for (pod, gpu), points in sorted(series.items())]
