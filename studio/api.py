@@ -305,7 +305,7 @@ class TokenView(APIView):
         data = serializer.validated_data
         grant = data["grantType"]
         if grant == "password":
-            return Response(auth.grant_password(username=data["username"], password=data["password"]))
+            return Response(iam_tokens.grant_password(username=data["username"], password=data["password"]))
         if grant in ("client_credentials", "app_token"):  # an access key's or a service account's id and secret
             return Response(auth.grant_client_credentials(client_id=data["clientId"],
                                                           client_secret=data["clientSecret"]))

@@ -119,7 +119,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # and access keys (studio/iam/backends.py).
 LOCAL_LOGIN_ENABLED = env.bool("LOCAL_LOGIN_ENABLED", default=True)
 AUTHENTICATION_BACKENDS = ["studio.iam.backends.LocalPasswordBackend", "studio.iam.oidc.ProviderBackend"]
-# Single sign-on (studio/iam/oidc.py): an OpenID Connect provider from the environment, or the one set through
+# Single sign-on (studio/iam/oidc.py, studio/iam/providers.py): an OpenID Connect provider from the environment, or the one set through
 # Run:ai's POST /api/v1/idps (the environment's wins). README "Single sign-on" has examples per provider.
 OIDC_DISCOVERY_URL = env.str("OIDC_DISCOVERY_URL", default="")  # the discovery document's URL, or the issuer's
 OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")

@@ -11,7 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
-from studio.iam.oidc import configured_provider
+from studio.iam.providers import configured_provider
 from studio.iam.sso_views import PROBLEM as SSO_PROBLEM
 from studio.iam.throttling import login_wait
 from studio.ids import is_id, parse_id

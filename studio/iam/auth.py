@@ -1,13 +1,12 @@
 """Bearer tokens (signed, expiring, revocable JWTs from djangorestframework-simplejwt) and access keys.
 
-`POST /api/v1/token` grants: `password` (username + password) and `client_credentials` (an access key's or a
-service account's clientId + clientSecret); single sign-on's and `refresh_token` are studio/iam/tokens.py's. A
+`POST /api/v1/token` grants: `client_credentials` (an access key's or a service account's clientId +
+clientSecret); `password` (with a refresh token), single sign-on's and `refresh_token` are studio/iam/tokens.py's. A
 token names its access key (`akid`), so deleting the key revokes its tokens; `POST /api/v1/token/revoke`
 blacklists the presented token."""
 
 from functools import cache
 
-from django.contrib.auth import authenticate
 from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.db import connection
@@ -105,19 +104,6 @@ def issue_token(*, user, access_key: AccessKey | None = None) -> dict:
         "tokenType": "Bearer",
         "expiresIn": int(token.lifetime.total_seconds()),
     }
-
-
-def grant_password(*, username: str, password: str) -> dict:
-    """A local user's token, and a refresh token (`refresh_token` grant). Local login off: a ValidationError."""
-    from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
-    from studio.iam.tokens import issue_tokens
-
-    if not local_login_enabled():
-        raise exceptions.ValidationError({"grantType": [LOCAL_LOGIN_OFF]})
-    user = authenticate(username=username, password=password)
-    if user is None or not user.is_active:
-        raise exceptions.AuthenticationFailed("Invalid username or password.")
-    return issue_tokens(user=user)
 
 
 def grant_client_credentials(*, client_id: str, client_secret: str) -> dict:

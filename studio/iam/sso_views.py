@@ -13,7 +13,7 @@ from django.urls import reverse
 from mozilla_django_oidc.utils import import_from_settings
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from studio.iam.oidc import ProviderError, configured_provider, discovery
+from studio.iam.providers import ProviderError, configured_provider, discovery
 
 logger = logging.getLogger(__name__)
 PROBLEM = "sso_problem"  # the session key the login page reads

@@ -96,7 +96,7 @@ class TokenV2View(APIView):
             if grant == "password":
                 if not local_login_enabled():
                     return _oauth_error(400, "unsupported_grant_type", {"grant_type": [LOCAL_LOGIN_OFF]})
-                token = auth.grant_password(username=data["username"], password=data["password"])
+                token = iam_tokens.grant_password(username=data["username"], password=data["password"])
             elif grant == "client_credentials":
                 token = auth.grant_client_credentials(client_id=data["client_id"],
                                                       client_secret=data["client_secret"])

@@ -10,10 +10,11 @@
 
 The last two log the user in as the portal's login does (created at the first, groups applied at each)."""
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import authenticate, get_user_model
 from django.core.exceptions import SuspiciousOperation
 from django.db import IntegrityError, transaction
 from requests import RequestException
+from rest_framework import exceptions
 from rest_framework_simplejwt.exceptions import TokenError
 from rest_framework_simplejwt.settings import api_settings
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
@@ -21,8 +22,10 @@ from rest_framework_simplejwt.tokens import RefreshToken
 from rest_framework_simplejwt.utils import aware_utcnow, datetime_from_epoch, get_md5_hash_password
 
 from studio.iam.auth import StudioAccessToken, issue_token
+from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
 from studio.iam.claims import ClaimProblem
-from studio.iam.oidc import ProviderBackend, ProviderError
+from studio.iam.oidc import ProviderBackend
+from studio.iam.providers import ProviderError
 from studio.iam.sso_models import ExternalIdentity
 from studio.iam.sso_services import external_login, identity_forget_session
 
@@ -45,6 +48,16 @@ def issue_tokens(*, user, refresh: bool = True) -> dict:
     if refresh:
         tokens["refreshToken"] = str(StudioRefreshToken.for_user(user))
     return tokens
+
+
+def grant_password(*, username: str, password: str) -> dict:
+    """A local user's token, and a refresh token (`refresh_token` grant). Local login off: a ValidationError."""
+    if not local_login_enabled():
+        raise exceptions.ValidationError({"grantType": [LOCAL_LOGIN_OFF]})
+    user = authenticate(username=username, password=password)
+    if user is None or not user.is_active:
+        raise exceptions.AuthenticationFailed("Invalid username or password.")
+    return issue_tokens(user=user)
 
 
 def _backend() -> ProviderBackend:

@@ -57,7 +57,7 @@ def test_access_keys_keep_working(org, local_login_off):
 
 
 def test_a_provider_users_session_survives_local_login_off_and_ends_when_she_is_deactivated(org, local_login_off):
-    from studio.iam.oidc import Provider
+    from studio.iam.providers import Provider
     from studio.iam.sso_services import external_login
 
     provider = Provider(alias="oidc", discovery_url="https://idp.example.com", client_id="c", client_secret="s")

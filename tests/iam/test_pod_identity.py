@@ -8,7 +8,7 @@ one) sends; the path from the claims to the pod is the product's own, through th
 import pytest
 from kubernetes import client
 
-from studio.iam.oidc import Provider
+from studio.iam.providers import Provider
 from studio.iam.sso_services import external_login
 from tests.workloads.cluster_support import training_body
 from workloads import manifests
