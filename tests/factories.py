@@ -191,11 +191,11 @@ class ServiceProfileFactory(factory.django.DjangoModelFactory):
 
 
 def allow_host_paths(project):
-    """A project policy (trainings and workspaces) that lets the project mount hostPath volumes, as seed 003's
+    """A project policy (trainings, workspaces and inferences) that lets the project mount hostPath volumes, as seed 003's
     example does: the secure tenant default refuses them (policies.fallback)."""
     from policies.models import Policy
 
-    for policy_type in ("trainings", "workspaces"):
+    for policy_type in ("trainings", "workspaces", "inferences"):
         Policy.objects.update_or_create(
             policy_type=policy_type, scope_key=Policy.key_for("project", project_id=project.pk),
             defaults={"scope": "project", "project": project, "name": f"{project.name}-host-paths",

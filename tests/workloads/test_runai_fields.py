@@ -52,7 +52,7 @@ TRAINING = {
 INFERENCE = {
     "name": "full-inference",
     "spec": {
-        "image": "example/serve:1", "priorityClass": "inference", "category": "Deploy",
+        "image": "example/serve:1", "priorityClass": "build", "category": "Deploy",
         "servingPort": {"container": 8000, "protocol": "http", "authorizationType": "authorizedGroups",
                         "authorizedGroups": ["ml"], "clusterLocalAccessOnly": True},
         "servingConfiguration": {"initializationTimeoutSeconds": 600, "requestTimeoutSeconds": 120},
@@ -132,7 +132,7 @@ def test_inference_fields_reach_the_knative_service(member, org):
         "scale-down-delay": "30s"}
     assert annotations["serving.knative.dev/progress-deadline"] == "600s"
     assert template["spec"]["timeoutSeconds"] == 120 and template["spec"]["containerConcurrency"] == 20
-    assert template["spec"]["priorityClassName"] == "inference"
+    assert template["spec"]["priorityClassName"] == "build"  # Run:ai's non-preemptible class; the policy lists no "inference"
     assert service["metadata"]["labels"]["networking.knative.dev/visibility"] == "cluster-local"
     access = json.loads(service["metadata"]["annotations"]["paas-studio/exposed-url-access"])
     assert access == {"8000": {"users": [], "groups": ["ml"], "type": "authorizedGroups"}}
