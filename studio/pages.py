@@ -41,7 +41,7 @@ class Page:
         return max(self.offset - self.size, 0) or None  # None drops `offset` from the link: the first page
 
 
-def _offset(request) -> int:
+def page_offset(request) -> int:
     """The list's offset: 0 unless it is ASCII digits within the API's bound (a number beyond 64 bits was a 500)."""
     offset = parse_id(request.GET.get("offset", "0"))
     return offset if offset is not None and offset <= MAX_OFFSET else 0
@@ -49,7 +49,7 @@ def _offset(request) -> int:
 
 def paged(request, filterset_class, queryset, *, size: int = PAGE_SIZE) -> tuple[list, list[str], Page]:
     """(rows of this page, problems with the filters, the page) for a list page."""
-    offset = _offset(request)
+    offset = page_offset(request)
     filterset = filterset_class(request.GET, queryset=queryset, request=request)
     try:
         if not filterset.is_valid():
@@ -63,7 +63,7 @@ def paged(request, filterset_class, queryset, *, size: int = PAGE_SIZE) -> tuple
 
 def offset_paged(request, queryset, *, size: int = PAGE_SIZE) -> tuple[list, Page]:
     """(rows of this page, the page) for a list page without filters, in the queryset's own order."""
-    offset = _offset(request)
+    offset = page_offset(request)
     rows = list(queryset[offset : offset + size + 1])
     return rows[:size], Page(offset, size, min(len(rows), size), len(rows) > size)
 

@@ -72,6 +72,7 @@ urlpatterns = [
     path("switch-project", views.switch_project, name="switch-project"),
     path("org/audit", org_views.audit_trail, name="audit-trail"),
     path("org/users", user_views.user_list, name="portal-users"),
+    path("org/users/export.csv", user_views.user_export, name="portal-users-export"),
     path("org/users/<int:pk>", user_views.user_detail, name="portal-user"),
     path("account/access-keys", user_views.access_key_list, name="portal-access-keys"),
     path("account/access-keys/<uuid:pk>/delete", user_views.access_key_delete, name="portal-access-key-delete"),

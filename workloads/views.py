@@ -1,6 +1,7 @@
 """Workload pages: the list with live phase badges, the detail page, and suspend / resume / delete."""
 
 import json
+import uuid
 from urllib.parse import urlsplit
 
 from django.contrib import messages
@@ -8,7 +9,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException, ValidationError
 
@@ -16,14 +19,14 @@ from studio.context import navigation
 from studio.errors import flatten_errors
 from studio.iam.permissions import has_project_role
 from studio.models import Level
-from studio.pages import paged, selected_filters
+from studio.pages import selected_filters
 from workloads import services
 from workloads.api import pod_logs
-from workloads.api.filtersets import WorkloadFilterSet
 from workloads.cluster import reclaim
 from workloads.cluster.replicas import replicas_by_role
 from workloads.models import Workload
 from workloads.services import SUSPENDABLE
+from workloads.tables import WorkloadTable
 from workloads.telemetry.metrics import MetricsQuerySerializer, gpu_series
 
 # Phases after which nothing changes by itself: pages stop polling a workload there.
@@ -34,23 +37,85 @@ def _visible(request):
     return Workload.objects.visible_to(request.user).select_related("project")
 
 
-@login_required
-def workload_list(request):
-    """The list, filtered and sorted by the API's FilterSet; its rows re-read every 2 s while any may change."""
-    # The project chosen in the top bar, unless the user asks for every project they see (?scope=all).
+def _listed(request):
+    """The workloads the list shows: the project chosen in the top bar, unless the user asks for every project
+    they see (?scope=all); (queryset, that project or None, whether a project is chosen)."""
     current = navigation(request).get("current_project")
     every = request.GET.get("scope") == "all" or current is None
-    visible = _visible(request) if every else _visible(request).filter(project=current)
-    rows, errors, page = paged(request, WorkloadFilterSet, visible)
+    visible = _visible(request).select_related("cluster", "department")
+    return (visible if every else visible.filter(project=current)), (None if every else current), current is not None
+
+
+@login_required
+def workload_list(request):
+    """The list as the table component (workloads.tables), filtered and sorted by the API's FilterSet; its rows
+    re-read every 2 s."""
+    queryset, scope_project, can_scope = _listed(request)
+    table = WorkloadTable(request, queryset)
     context = {
-        "scope_project": None if every else current, "can_scope": current is not None,
-        "workloads": rows, "filters": request.GET, "errors": errors, "page": page,
+        **table.context(), "scope_project": scope_project, "can_scope": can_scope, "filters": request.GET,
         "kinds": Workload.Kind.choices, "phases": Workload.Phase.choices,
         "chosen_kinds": selected_filters(request, "type"), "chosen_phases": selected_filters(request, "phase"),
-        "live": any(w.actual_phase not in SETTLED for w in rows),
     }
     template = "workloads/_rows.html" if request.htmx else "workloads/list.html"
     return render(request, template, context)
+
+
+@login_required
+def workload_export(request):
+    """The filtered list (every page, the columns chosen) as CSV: the same FilterSet and visible workloads."""
+    queryset, _, _ = _listed(request)
+    try:
+        return WorkloadTable(request, queryset).export()
+    except ValidationError as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+BULK = {"suspend": (services.workload_suspend, "Suspending"), "resume": (services.workload_resume, "Resuming"),
+        "delete": (services.workload_delete, "Deleting")}
+
+
+@login_required
+@require_POST
+def workload_bulk(request):
+    """Suspend, resume or delete the selected workloads, each through the same service (and its permission and
+    state checks) as the single action; what was refused is reported row by row."""
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}) or not target.startswith("/"):
+        target = reverse("workload-list")
+    action = BULK.get(request.POST.get("action", ""))
+    ids = request.POST.getlist("ids")
+    if action is None or not ids:
+        messages.error(request, "Choose workloads and an action (suspend, resume or delete).")
+        return HttpResponseRedirect(target)
+    service, doing = action
+    found = {str(w.pk): w for w in _visible(request).live().filter(pk__in=[i for i in ids if _is_uuid(i)])}
+    done, refused = [], []
+    for workload_id in dict.fromkeys(ids):
+        workload = found.get(workload_id)
+        if workload is None:
+            refused.append(f"{workload_id}: not found (deleted, or not yours to see).")
+            continue
+        try:
+            service(workload=workload, user=request.user)
+            done.append(workload.name)
+        except ValidationError as exc:
+            refused.append(f"{workload.name}: " + " ".join(e["message"] for e in flatten_errors(exc.detail)))
+        except PermissionDenied as exc:
+            refused.append(f"{workload.name}: {exc or 'You may not change this workload.'}")
+    if done:
+        messages.success(request, f"{doing} {len(done)} workload{pluralize(len(done))}: {', '.join(done)}.")
+    for problem in refused:
+        messages.error(request, f"Refused — {problem}")
+    return HttpResponseRedirect(target)
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _workload(request, workload_id) -> Workload:

@@ -6,17 +6,17 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException
+from rest_framework.exceptions import ValidationError as InvalidQuery
 
 from studio import services
-from studio.filtersets import UserFilterSet
 from studio.forms import AccessKeyForm, UserCreateForm, UserProjectRoleForm
+from studio.iam.tables import UserTable
 from studio.models import AccessKey, AccessRule, Level, Project, is_platform_admin
-from studio.pages import paged
 
 
 def _admin_only(request):
@@ -43,13 +43,29 @@ def user_list(request):
             form = UserCreateForm()
         except (ValidationError, APIException) as exc:
             form.add_error("email", _problem(exc))
-    users, errors, page = paged(request, UserFilterSet, get_user_model().objects.filter(service_account__isnull=True))
-    admins = set(AccessRule.objects.filter(scope_type__in=AccessRule.TENANT_WIDE, role__level=Level.ADMIN,
-                                           subject_type=AccessRule.Subject.USER).values_list("user_id", flat=True))
+    table = UserTable(request, _people(), admins=_platform_admins())
     return render(request, "studio/users.html", {
-        "users": users, "errors": errors, "page": page, "form": form, "created": created, "admins": admins,
-        "search": request.GET.get("search", ""),
+        **table.context(), "form": form, "created": created, "search": request.GET.get("search", ""),
     })
+
+
+def _people():
+    return get_user_model().objects.filter(service_account__isnull=True)
+
+
+def _platform_admins() -> set:
+    return set(AccessRule.objects.filter(scope_type__in=AccessRule.TENANT_WIDE, role__level=Level.ADMIN,
+                                         subject_type=AccessRule.Subject.USER).values_list("user_id", flat=True))
+
+
+@login_required
+def user_export(request):
+    """The filtered users list as CSV (platform admins only, as the page)."""
+    _admin_only(request)
+    try:
+        return UserTable(request, _people(), admins=_platform_admins()).export()
+    except InvalidQuery as exc:
+        return JsonResponse(exc.detail, status=400)
 
 
 @login_required

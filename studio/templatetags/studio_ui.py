@@ -42,7 +42,7 @@ def query_with(context, **changes) -> str:
 
 
 @register.inclusion_tag("studio/_sort_th.html", takes_context=True)
-def sort_th(context, label: str, field: str = ""):
+def sort_th(context, label: str, field: str = "", col: str = "", hidden: bool = False):
     """A column header that sorts the list by an API field (the FilterSet's sortBy); clicking again reverses."""
     request = context["request"]
     current = request.GET.get("sortBy")
@@ -56,4 +56,5 @@ def sort_th(context, label: str, field: str = ""):
     if field:
         params["sortBy"] = field
         params["sortOrder"] = "asc" if state == "descending" else ("desc" if state == "ascending" else "asc")
-    return {"label": label, "field": field, "state": state, "href": f"?{params.urlencode()}"}
+    return {"label": label, "field": field, "state": state, "href": f"?{params.urlencode()}", "col": col,
+            "hidden": hidden}

@@ -38,6 +38,6 @@ def test_the_page_shows_replicas_by_role(open_session, org):
     session.screenshot("workload-distributed")
 
     page.goto("/workloads")
-    page.get_by_label("Type").select_option("type==distributed")
+    page.get_by_label("Type", exact=True).select_option("type==distributed")
     page.get_by_role("button", name="Filter").click()
     expect(page.get_by_role("link", name="mnist-ddp")).to_be_visible()

@@ -54,10 +54,10 @@ def test_the_workloads_list_follows_the_project_switcher(open_session, org):
     make_workload(org, name="in-beta", project=org.b)
     page = open_session("root").page
     page.goto("/workloads")
-    page.get_by_label("Project").select_option(label="alpha")
+    page.get_by_label("Project", exact=True).select_option(label="alpha")
     expect(page.get_by_role("link", name="in-alpha")).to_be_visible()
     expect(page.get_by_role("link", name="in-beta")).to_have_count(0)
-    page.get_by_label("Project").select_option(label="beta")
+    page.get_by_label("Project", exact=True).select_option(label="beta")
     expect(page.get_by_role("link", name="in-beta")).to_be_visible()
     expect(page.get_by_role("link", name="in-alpha")).to_have_count(0)
     page.get_by_role("link", name="Show every project").click()

@@ -24,7 +24,7 @@ def test_workloads_list_and_detail_with_suspend_and_resume(open_session, org):
     expect(page.locator("[data-phase=Pending]")).to_have_text("Pending")
     session.screenshot("workloads")
 
-    page.get_by_label("Type").select_option("type==inference")
+    page.get_by_label("Type", exact=True).select_option("type==inference")
     page.get_by_role("button", name="Filter").click()
     expect(page.get_by_role("link", name="serve-b")).to_be_visible()
     expect(page.get_by_role("link", name="train-a")).to_have_count(0)

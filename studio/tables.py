@@ -1,0 +1,193 @@
+"""One table component for every list page (as NetBox's tables): a `Table` subclass names its columns once, and
+`templates/studio/_table.html` with `static/studio/table.js` give each list the same column chooser (kept per
+browser), totals over the whole filtered list, natural sort of names, row selection with bulk actions, and a CSV
+export of the filtered list.
+
+Rows come from the list's own FilterSet over the queryset the user may see (the authorization queryset), so the
+page, its totals and its export always agree with the API list."""
+
+import csv
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from django.utils.html import conditional_escape
+from rest_framework.exceptions import ValidationError
+
+from studio.errors import flatten_errors
+from studio.pages import PAGE_SIZE, Page, page_offset
+
+_DIGITS = re.compile(r"(\d+)")
+# A cell starting with one of these is a formula to a spreadsheet: the export writes it as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def natural_key(text: str) -> list:
+    """`train-2` before `train-10`: digit runs compare as numbers, the rest without case. re.split with a group
+    alternates text and digits from a text piece on, so two keys compare piece by piece of the same type."""
+    return [int(piece) if index % 2 else piece.casefold() for index, piece in enumerate(_DIGITS.split(text or ""))]
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # its name in the chooser, the export and the page (data-col)
+    label: str
+    value: Callable[[Any], Any]  # a row -> the plain value (the export, and the cell unless `html` is given)
+    html: Callable[[Any], str] | None = None  # a row -> safe HTML of the cell
+    sort: str = ""  # the FilterSet's sortBy field, if the column sorts
+    natural: bool = False  # sorted by natural_key of `value` instead of the database's order
+    default: bool = True  # shown until the user chooses otherwise
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class BulkAction:
+    value: str
+    label: str
+    icon: str
+    danger: bool = False
+
+
+class Table:
+    """Subclasses set name, noun (plural), filterset_class, columns; optionally bulk_actions, bulk_url_name,
+    export_url_name and totals(queryset) -> {column key: value}."""
+
+    name = ""
+    noun = "rows"
+    noun_one = "row"
+    empty_template = "studio/_empty.html"
+    filterset_class = None
+    columns: tuple[Column, ...] = ()
+    bulk_actions: tuple[BulkAction, ...] = ()
+    bulk_url_name = ""
+    export_url_name = ""
+
+    def __init__(self, request, queryset, *, size: int = PAGE_SIZE):
+        self.request = request
+        self.size = size
+        self.errors: list[str] = []
+        self.filterset = self.filterset_class(request.GET, queryset=queryset, request=request)
+        self._qs = None
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    def queryset(self):
+        """The filtered, sorted rows (None when a filter is wrong: self.errors says why)."""
+        if self._qs is None and not self.errors:
+            try:
+                if not self.filterset.is_valid():
+                    self.errors = [f"{f}: {' '.join(m)}" for f, m in self.filterset.errors.items()]
+                    return None
+                self._qs = self.filterset.qs  # a bad sortBy/filterBy raises here
+            except ValidationError as exc:
+                self.errors = [f"{e['field']}: {e['message']}" for e in flatten_errors(exc.detail)]
+        return self._qs
+
+    def natural_column(self) -> Column | None:
+        sort = self.request.GET.get("sortBy")
+        return next((c for c in self.columns if c.natural and sort and c.sort == sort), None)
+
+    def ordered(self, qs):
+        """The rows in the asked order; a natural sort reads (pk, value) of every row and sorts them here, which a
+        database does not do portably."""
+        column = self.natural_column()
+        if column is None:
+            return qs
+        pairs = list(qs.values_list("pk", self.filterset.Meta.api_fields[column.sort]))
+        pairs.sort(key=lambda pair: natural_key(pair[1]), reverse=self.request.GET.get("sortOrder") == "desc")
+        return [pk for pk, _ in pairs]
+
+    def _rows_for(self, ordered, qs, start, stop):
+        if isinstance(ordered, list):
+            pks = ordered[start:stop]
+            by_pk = {row.pk: row for row in qs.filter(pk__in=pks)}
+            return [by_pk[pk] for pk in pks if pk in by_pk]
+        return list(ordered[start:stop])
+
+    def page(self) -> tuple[list, Page]:
+        offset = page_offset(self.request)
+        qs = self.queryset()
+        if qs is None:
+            return [], Page(offset, self.size, 0, False)
+        rows = self._rows_for(self.ordered(qs), qs, offset, offset + self.size + 1)
+        return rows[: self.size], Page(offset, self.size, min(len(rows), self.size), len(rows) > self.size)
+
+    def totals(self, qs) -> dict:
+        return {}
+
+    def footer(self) -> dict:
+        qs = self.queryset()
+        if qs is None:
+            return {"count": 0, "cells": {}}
+        return {"count": qs.count(), "cells": self.totals(qs)}
+
+    # --- the page --------------------------------------------------------------------------------------------
+
+    def cell(self, column: Column, row) -> str:
+        if column.html is not None:
+            return column.html(row)
+        value = column.value(row)
+        return conditional_escape("" if value is None else value)
+
+    def context(self) -> dict:
+        rows, page = self.page()
+        footer = self.footer()
+        return {
+            "table": self,
+            "rows": [{"id": str(row.pk), "label": self.row_label(row),
+                      "cells": [(c, self.cell(c, row)) for c in self.columns]} for row in rows],
+            "page": page,
+            "errors": self.errors,
+            "total_count": footer["count"],
+            "totals": [(c, footer["cells"].get(c.key, "")) for c in self.columns],
+            "empty_template": self.empty_template,
+        }
+
+    def row_label(self, row) -> str:
+        return str(row)
+
+    # --- the export ------------------------------------------------------------------------------------------
+
+    def export_columns(self) -> list[Column]:
+        """The columns chosen on the page (?columns=a,b), in the table's order; all of them when none is named."""
+        asked = {key for key in self.request.GET.get("columns", "").split(",") if key}
+        chosen = [c for c in self.columns if c.key in asked]
+        return chosen or list(self.columns)
+
+    def export(self) -> StreamingHttpResponse:
+        """Every row of the filtered list (no paging) as CSV; a wrong filter is a 400 naming it."""
+        qs = self.queryset()
+        if qs is None:
+            raise ValidationError({"filters": self.errors})
+        columns = self.export_columns()
+        ordered = self.ordered(qs)
+
+        class Echo:
+            def write(self, value):
+                return value
+
+        writer = csv.writer(Echo())
+
+        def lines():
+            yield writer.writerow([c.label for c in columns])
+            if isinstance(ordered, list):
+                for start in range(0, len(ordered), 500):
+                    for row in self._rows_for(ordered, qs, start, start + 500):
+                        yield writer.writerow([_csv_cell(c.value(row)) for c in columns])
+            else:
+                for row in ordered.iterator(chunk_size=500):
+                    yield writer.writerow([_csv_cell(c.value(row)) for c in columns])
+
+        response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{self.name}.csv"'
+        return response
+
+
+def _csv_cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
