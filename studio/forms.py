@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import password_validators_help_text_html
 
 from studio.clusters import access as cluster_access
 from studio.models import Cluster, Department, Level, Project
@@ -154,3 +155,21 @@ class UserProjectRoleForm(forms.Form):
 
 class AccessKeyForm(forms.Form):
     name = forms.CharField(label="Name", max_length=100, help_text="What uses it, e.g. ci-pipeline or my laptop.")
+
+
+class PasswordChangeForm(forms.Form):
+    """One's own password: the current one, the new one twice (Django's password validators, in the service)."""
+
+    current_password = forms.CharField(label="Current password", strip=False,
+                                       widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+    new_password = forms.CharField(label="New password", strip=False, max_length=128,
+                                   widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+                                   help_text=password_validators_help_text_html)
+    new_password_again = forms.CharField(label="New password, again", strip=False,
+                                         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+
+    def clean(self):
+        data = super().clean()
+        if data.get("new_password") and data.get("new_password_again") not in (None, data["new_password"]):
+            self.add_error("new_password_again", "The two new passwords differ.")
+        return data

@@ -386,4 +386,5 @@ class AuditEvent(models.Model):
 
 
 # Single sign-on and service accounts live in studio/iam; imported here so that Django registers them.
+from studio.iam.passwords import TemporaryPassword  # noqa: E402,F401
 from studio.iam.sso_models import ExternalIdentity, IdentityProvider, ServiceAccount  # noqa: E402,F401

@@ -84,13 +84,14 @@ def navigation(*, match, is_platform_admin: bool, current_project) -> list[tuple
     if is_platform_admin:
         groups = groups[:1] + PLATFORM_ADMIN[:1] + groups[1:] + PLATFORM_ADMIN[1:]
     else:
-        account = [Link("Access keys", "portal-access-keys", "key")]
+        account = [Link("Access keys", "portal-access-keys", "key"), Link("Password", "account-password", "lock")]
         if current_project is not None:
             account.insert(0, Link("Members", "project-members", "users", args=(current_project.pk,)))
             account.insert(1, Link("Policy", "project-policy", "shield", args=(current_project.pk,)))
         groups.append(("Account", account))
     if is_platform_admin:
-        groups.append(("Account", [Link("Access keys", "portal-access-keys", "key")]))
+        groups.append(("Account", [Link("Access keys", "portal-access-keys", "key"),
+                                   Link("Password", "account-password", "lock")]))
     result = []
     for title, links in groups:
         items = [NavItem(link.label, url, link.icon, _is_active(link, match))

@@ -1,6 +1,7 @@
 """drf-spectacular extensions: how the bearer token appears in the OpenAPI document, the list envelopes under
 each view's own key, and the error body every operation may answer."""
 
+from drf_spectacular.authentication import SessionScheme
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
@@ -10,6 +11,12 @@ IF_MATCH = OpenApiParameter(
     "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False,
     description="The ETag of the last read: a write whose If-Match names an older one is a 412 and changes nothing.",
 )
+
+
+class StudioSessionScheme(SessionScheme):
+    """The session cookie, as DRF's (studio.iam.auth.SessionAuthentication adds the temporary-password refusal)."""
+
+    target_class = "studio.iam.auth.SessionAuthentication"
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from studio.audit import audit_record, snapshot
 from studio.clusters import kube
 from studio.errors import Conflict
+from studio.iam import passwords
 from studio.models import (
     DEFAULT_NODE_POOL,
     DEFAULT_ROLE_OF_LEVEL,
@@ -232,7 +233,9 @@ def user_create(*, actor, email: str) -> tuple:
     password = _temporary_password()
     user = users.model(username=email, email=email)
     user.set_password(password)
-    _save(user, actor=actor, action=AuditEvent.Action.CREATE)
+    with transaction.atomic():
+        _save(user, actor=actor, action=AuditEvent.Action.CREATE)
+        passwords.mark_temporary(user)
     return user, password
 
 
@@ -249,6 +252,7 @@ def user_password_reset(user, *, actor) -> str:
     user.set_password(password)
     with transaction.atomic():
         user.save(update_fields=["password"])
+        passwords.mark_temporary(user)
         audit_record(actor=actor, action=AuditEvent.Action.UPDATE, instance=user, before=before)
     return password
 
@@ -295,6 +299,7 @@ def me_password_change(*, user, current_password: str, new_password: str) -> Non
     user.set_password(new_password)
     with transaction.atomic():
         user.save(update_fields=["password"])
+        passwords.clear_temporary(user)
         audit_record(actor=user, action=AuditEvent.Action.UPDATE, instance=user, before=before)
 
 

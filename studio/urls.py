@@ -75,6 +75,7 @@ urlpatterns = [
     path("org/users/export.csv", user_views.user_export, name="portal-users-export"),
     path("org/users/<int:pk>", user_views.user_detail, name="portal-user"),
     path("account/access-keys", user_views.access_key_list, name="portal-access-keys"),
+    path("account/password", user_views.account_password, name="account-password"),
     path("account/access-keys/<uuid:pk>/delete", user_views.access_key_delete, name="portal-access-key-delete"),
     path("org/projects/<int:pk>/members", org_views.project_members, name="project-members"),
     path("org/projects/<int:pk>/members/<int:user_id>/remove", org_views.member_remove, name="member-remove"),

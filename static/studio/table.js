@@ -9,8 +9,8 @@
   function shownColumns(name) {
     try { const saved = JSON.parse(localStorage.getItem(key(name)) || "null"); if (Array.isArray(saved)) return saved; }
     catch (e) { /* private mode or a bad value: the defaults */ }
-    return [...document.querySelectorAll(`[data-col-chooser="${name}"] [data-col-toggle]`)]
-      .filter((box) => box.dataset.default === "1").map((box) => box.dataset.colToggle);
+    const chooser = document.querySelector(`[data-col-chooser="${name}"]`);
+    return chooser ? chooser.dataset.defaultColumns.split(",").filter(Boolean) : [];
   }
   function applyColumns(name) {
     const shown = new Set(shownColumns(name));
@@ -100,6 +100,14 @@
       syncSelection(name);
     });
   }
+  // The chooser's checkboxes enter the page when it first opens ("toggle" does not bubble: captured).
+  document.addEventListener("toggle", (event) => {
+    const chooser = event.target;
+    if (!chooser.matches || !chooser.matches("[data-col-chooser]") || !chooser.open) return;
+    const menu = chooser.querySelector("[data-col-menu]");
+    if (!menu.childElementCount) menu.append(chooser.querySelector("template[data-col-options]").content.cloneNode(true));
+    applyColumns(chooser.dataset.colChooser);
+  }, true);
   document.addEventListener("htmx:afterSwap", (event) => setUp(event.detail.elt));
   document.addEventListener("DOMContentLoaded", () => setUp(document));
 })();

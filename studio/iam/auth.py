@@ -11,7 +11,7 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
-from rest_framework import exceptions
+from rest_framework import authentication, exceptions
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import InvalidToken, TokenError
 from rest_framework_simplejwt.settings import api_settings
@@ -19,6 +19,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import AccessToken, BlacklistMixin
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
+from studio.iam.passwords import SESSION_KEY, TemporaryPassword, refuse_if_temporary
 from studio.models import AccessKey
 
 ISSUER_UNFAMILIAR = "Issuer is not familiar."
@@ -26,6 +27,17 @@ ISSUER_UNFAMILIAR = "Issuer is not familiar."
 
 class StudioAccessToken(BlacklistMixin, AccessToken):
     """An access token that is recorded as outstanding and can be blacklisted (revoked)."""
+
+
+class SessionAuthentication(authentication.SessionAuthentication):
+    """DRF's session authentication (the portal's own API calls), with the same refusal of a temporary password
+    (the session says so since login: studio.iam.passwords)."""
+
+    def authenticate(self, request):
+        result = super().authenticate(request)
+        if result is not None:
+            refuse_if_temporary(request, bool(request._request.session.get(SESSION_KEY)))
+        return result
 
 
 class UnfamiliarIssuer(exceptions.AuthenticationFailed):
@@ -42,6 +54,13 @@ class _SignedToken(StudioAccessToken):
 
 class BearerTokenAuthentication(JWTAuthentication):
     www_authenticate_realm = "api"
+
+    def authenticate(self, request):
+        """simplejwt's, then a temporary password refused (403 naming why) outside the password change."""
+        result = super().authenticate(request)
+        if result is not None:
+            refuse_if_temporary(request, getattr(result[0], "_temporary", False))
+        return result
 
     def get_validated_token(self, raw_token):
         try:
@@ -91,7 +110,9 @@ def _user_sql(users) -> str:
         f"ON b.{column(blacklisted, 'token')} = o.{column(outstanding, 'id')} "
         f"WHERE o.{column(outstanding, 'jti')} = %s) AS _token_revoked, "
         f"EXISTS(SELECT 1 FROM {table(AccessKey)} k WHERE k.{column(AccessKey, 'id')} = %s "
-        f"AND k.{column(AccessKey, 'user')} = u.{column(users, users._meta.pk.name)}) AS _key_exists "
+        f"AND k.{column(AccessKey, 'user')} = u.{column(users, users._meta.pk.name)}) AS _key_exists, "
+        f"EXISTS(SELECT 1 FROM {table(TemporaryPassword)} t "
+        f"WHERE t.{column(TemporaryPassword, 'user')} = u.{column(users, users._meta.pk.name)}) AS _temporary "
         f"FROM {table(users)} u WHERE u.{column(users, api_settings.USER_ID_FIELD)} = %s")
 
 

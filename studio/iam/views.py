@@ -3,7 +3,7 @@ of one's own access keys. Writes through studio.services; a temporary password o
 in the answer to the request that made it, and never stored in clear."""
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseRedirect, JsonResponse
@@ -14,7 +14,8 @@ from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as InvalidQuery
 
 from studio import services
-from studio.forms import AccessKeyForm, UserCreateForm, UserProjectRoleForm
+from studio.forms import AccessKeyForm, PasswordChangeForm, UserCreateForm, UserProjectRoleForm
+from studio.iam import passwords
 from studio.iam.tables import UserTable
 from studio.models import AccessKey, AccessRule, Level, Project, is_platform_admin
 
@@ -132,3 +133,28 @@ def access_key_delete(request, pk):
     messages.success(request, f"Deleted the access key {key.name}; clients using {key.client_id} can no longer "
                               "get tokens.")
     return HttpResponseRedirect(reverse("portal-access-keys"))
+
+
+@login_required
+def account_password(request):
+    """Change one's own password (the API's service: current password checked, Django's validators); a temporary
+    password (given by an admin) must be changed here before any other page opens."""
+    if not request.user.has_usable_password():
+        return render(request, "studio/password.html", {"no_local_password": True})
+    temporary = passwords.is_temporary(request.user)
+    form = PasswordChangeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.me_password_change(user=request.user, current_password=form.cleaned_data["current_password"],
+                                        new_password=form.cleaned_data["new_password"])
+        except ValidationError as exc:  # the service's, keyed by the API's field names
+            for field, problems in exc.message_dict.items():
+                name = {"currentPassword": "current_password", "newPassword": "new_password"}.get(field)
+                for problem in problems:
+                    form.add_error(name, problem)
+        else:
+            update_session_auth_hash(request, request.user)  # stay logged in with the new password
+            request.session.pop(passwords.SESSION_KEY, None)
+            messages.success(request, "Your password is changed.")
+            return HttpResponseRedirect(reverse("home") if temporary else reverse("account-password"))
+    return render(request, "studio/password.html", {"form": form, "temporary": temporary})

@@ -61,7 +61,8 @@ def pages(org, make_profile, notebook_version):
              f"/org/projects/{org.a.pk}/edit", f"/org/clusters/{org.cluster.pk}/edit", "/gpus", "/quota",
              f"/quota/projects/{org.a.pk}"]
     member = ["/", "/catalog", f"/catalog/{profile.pk}/launch", "/workloads", f"/workloads/{workload.pk}",
-              "/kit/apps", "/kit/profiles", "/kit/sessions", "/account/access-keys", "/gpus", "/quota"]
+              "/kit/apps", "/kit/profiles", "/kit/sessions", "/account/access-keys", "/account/password", "/gpus",
+              "/quota"]
     return {"root": admin, "bob": member}
 
 

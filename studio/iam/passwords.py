@@ -1,0 +1,86 @@
+"""Temporary passwords: a local user created by an admin, or whose password an admin reset, gets a temporary
+password and must choose her own before anything else. The portal sends her to the password page; the API answers
+403 naming why (except the password change itself, and the token endpoints that let her call it)."""
+
+from django.conf import settings
+from django.db import models
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from rest_framework.exceptions import PermissionDenied
+
+SESSION_KEY = "password_temporary"
+MUST_CHANGE = ("Your password is temporary: choose your own first (POST /api/v1/me/password with currentPassword "
+               "and newPassword, or Account › Password in the portal), then get a new token.")
+
+
+class TemporaryPassword(models.Model):
+    """Present while the user's password is one an admin was shown (user_create, user_password_reset)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="temporary_password")
+    set_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "studio"
+
+    def __str__(self) -> str:
+        return f"temporary password of user {self.user_id}"
+
+
+def mark_temporary(user) -> None:
+    TemporaryPassword.objects.update_or_create(user=user)
+
+
+def clear_temporary(user) -> None:
+    TemporaryPassword.objects.filter(user=user).delete()
+
+
+def is_temporary(user) -> bool:
+    return bool(user and user.pk) and TemporaryPassword.objects.filter(user_id=user.pk).exists()
+
+
+class PasswordChangeRequired(PermissionDenied):
+    default_detail = MUST_CHANGE
+    default_code = "password_change_required"
+
+
+def _allowed_api_paths() -> set[str]:
+    return {reverse("me-password")}
+
+
+def refuse_if_temporary(request, temporary: bool) -> None:
+    """The API's check, called by its authentication once the user is known (no query of its own)."""
+    if temporary and request.path not in _allowed_api_paths():
+        raise PasswordChangeRequired()
+
+
+def remember_at_login(sender, request, user, **kwargs) -> None:
+    """user_logged_in: the session says whether the password is temporary (read once, not on every page)."""
+    if request is not None and hasattr(request, "session"):
+        if is_temporary(user):
+            request.session[SESSION_KEY] = True
+        else:
+            request.session.pop(SESSION_KEY, None)
+
+
+class TemporaryPasswordMiddleware:
+    """A portal page asked with a temporary password: the password page instead (htmx: HX-Redirect)."""
+
+    OPEN = ("/account/password", "/logout", "/static/", "/favicon")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        session = getattr(request, "session", None)
+        if (session is not None and session.get(SESSION_KEY) and not request.path.startswith("/api/")
+                and not request.path.startswith(self.OPEN) and request.user.is_authenticated):
+            if not is_temporary(request.user):  # changed elsewhere (the API): stop asking
+                session.pop(SESSION_KEY, None)
+            else:
+                target = reverse("account-password")
+                response = HttpResponseRedirect(target)
+                if request.headers.get("HX-Request") == "true":
+                    response["HX-Redirect"] = target
+                return response
+        return self.get_response(request)
