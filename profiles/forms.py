@@ -4,6 +4,8 @@ messages), and their errors, as `studio.errors.flatten_errors` paths, are filed 
 The only checks made here are those the page needs to build a body at all (JSON text, key/value rows)."""
 
 import json
+import secrets
+import string
 
 from django import forms
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -289,8 +291,8 @@ class LaunchForm(ApiForm):
     name = forms.CharField(label="Workload name", max_length=63, widget=forms.TextInput(
         attrs={"pattern": NAME_HTML, "autocomplete": "off"}), help_text="Lowercase letters, digits and '-'.")
 
-    def __init__(self, data=None, *, inputs: list[dict]):
-        super().__init__(data)
+    def __init__(self, data=None, *, inputs: list[dict], default_name: str = ""):
+        super().__init__(data, initial={"name": default_name} if default_name else None)
         self.inputs = inputs
         for item in inputs:
             self.fields[f"inputs.{item['name']}"] = _input_field(item)
@@ -313,3 +315,10 @@ class TryForm(LaunchForm):
         self.fields = {"projectId": forms.ChoiceField(
             label="Try in project", choices=projects, initial=initial_project,
             help_text="Tried as a launch in this project: its quota, policy and cluster decide."), **self.fields}
+
+
+def default_workload_name(profile_name: str) -> str:
+    """The launch form's first name: the profile's and four random letters/digits (`jupyter-4k2x`), a DNS label
+    that seldom collides; the user may type another."""
+    alphabet = string.ascii_lowercase + string.digits
+    return f"{profile_name[:58].rstrip('-')}-{''.join(secrets.choice(alphabet) for _ in range(4))}"

@@ -26,6 +26,7 @@ from profiles.forms import api_errors, write_errors
 from profiles.inputs import effective_inputs
 from profiles.models import ServiceProfile, TemplateVersion
 from profiles.rendering import readme_html
+from profiles.resources import default_resources
 from profiles.serializers import (
     CloneSerializer,
     EnvironmentTemplateSerializer,
@@ -332,6 +333,9 @@ def catalog(request):
     profiles, errors, page = [], [], None
     if project is not None:  # a page of entries, grouped by service type on the page
         profiles, errors, page = paged(request, ServiceProfileFilterSet, selectors.catalog_for(project), size=24)
+    for profile in profiles:  # what each asks of the cluster with its defaults, on its card
+        version = profile.template_version
+        profile.resources = default_resources(version.spec_template, version.variables, profile.inputs)
     groups = [{"type": value, "title": title, "profiles": [p for p in profiles if p.service_type == value]}
               for value, title in forms.SERVICE_TYPES]
     return render(request, "profiles/catalog.html", {

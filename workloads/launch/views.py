@@ -68,7 +68,8 @@ def catalog_launch(request, pk):
         raise Http404
     profile = get_object_or_404(selectors.catalog_for(project), pk=pk)
     entry = CatalogEntrySerializer(profile).data
-    form = forms.LaunchForm(request.POST or None, inputs=entry["inputs"])
+    form = forms.LaunchForm(request.POST or None, inputs=entry["inputs"],
+                            default_name=forms.default_workload_name(profile.name))
     may_launch = has_project_role(request.user, project, Level.MEMBER)
     if request.method == "POST":
         try:
