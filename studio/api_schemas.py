@@ -53,20 +53,25 @@ CLUSTER = _object(
     {"clusterId": {**_S, "format": "uuid"}, "apiServerUrl": _S, "verifyTls": _B, "prometheusUrl": _S,
      "statusMessage": _S, "lastSeenAt": _NULL_TIME, "updatedAt": _NULL_TIME, "deletedAt": _NULL_TIME,
      "domain": {**_S, "nullable": True}, "version": {**_S, "nullable": True}, "lastLiveness": _NULL_TIME,
-     "status": {"type": "object", "nullable": True, "properties": {"state": _S, "conditions": {"type": "array"}}}})
+     "status": {"type": "object", "nullable": True, "properties": {"state": _S, "conditions": {"type": "array"}}},
+     "gpuScheduler": {**_S, "enum": ["auto", "kai", "none"]},
+     "scheduler": _object({"name": {**_S, "enum": ["kai", "default"]}},
+                          {"kaiDetected": {**_B, "nullable": True}, "gpuCapacity": {"type": "object", "nullable": True}})})
 _NULL_N = {**_N, "nullable": True}
 _RULES = {"type": "object", "nullable": True, "additionalProperties": {"type": "integer", "nullable": True}}
 _POOLS = {"type": "array", "nullable": True, "items": _S}
 _NODE_TYPES = {"type": "object", "nullable": True}
 _TOTALS = _object({"gpuQuota": _NULL_N, "cpuQuota": _NULL_N, "memoryQuota": _NULL_N})
-_QUOTA_STATUS = _object({"allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})})
+_QUOTA_STATUS = _object({"allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})},
+                        {"allocatedNonPreemptible": _object({"gpu": _N})})
 ORG_RESOURCES = {"type": "array", "items": _object(
     {"nodePool": {**_object({"id": _S}, {"name": _S}), "nullable": True}, "gpu": _QUOTA},
     {"cpu": _QUOTA, "memory": _QUOTA, "priority": {**_S, "nullable": True}})}
 PROJECT = _object(
     {"id": _S, "name": _S, "description": _S, "clusterId": _S, "parentId": _S, "departmentId": _I,
      "departmentName": _S, "namespace": _S, "requestedNamespace": {**_S, "nullable": True}, "phase": _S,
-     "status": _object({"namespace": _S, "phase": _S, "phaseMessage": _S, "quotaStatus": _QUOTA_STATUS}),
+     "status": _object({"namespace": _S, "phase": _S, "phaseMessage": _S, "quotaStatus": _QUOTA_STATUS},
+                       {"additionalStatusData": {"type": "object", "nullable": True}}),
      "resources": ORG_RESOURCES, "totalResources": _TOTALS, "schedulingRules": _RULES,
      "defaultNodePools": _POOLS, "nodeTypes": _NODE_TYPES, "enforceRunaiScheduler": _B,
      "effective": _object({"schedulingRules": _RULES, "defaultNodePools": _POOLS, "nodeTypes": _NODE_TYPES}),
@@ -74,5 +79,6 @@ PROJECT = _object(
 DEPARTMENT = _object(
     {"id": _S, "name": _S, "description": _S, "clusterId": {**_S, "nullable": True}, "resources": ORG_RESOURCES,
      "totalResources": _TOTALS, "projectsAggregatedResources": {"type": "array", "items": {"type": "object"}},
-     "status": _object({"quotaStatus": _QUOTA_STATUS}), "schedulingRules": _RULES, "defaultNodePools": _POOLS,
+     "status": _object({"quotaStatus": _QUOTA_STATUS}, {"additionalStatusData": {"type": "object", "nullable": True}}),
+     "schedulingRules": _RULES, "defaultNodePools": _POOLS,
      "nodeTypes": _NODE_TYPES, "createdAt": _TIME, "updatedAt": _TIME, "createdBy": _S, "updatedBy": _S})

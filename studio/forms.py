@@ -19,10 +19,14 @@ class ClusterForm(forms.ModelForm):
 
     class Meta:
         model = Cluster
-        fields = ["name", "api_server_url", "token", "kubeconfig", "verify_tls", "prometheus_url"]
-        labels = {"api_server_url": "API server URL", "verify_tls": "Verify TLS", "prometheus_url": "Prometheus URL"}
+        fields = ["name", "api_server_url", "token", "kubeconfig", "verify_tls", "prometheus_url", "gpu_scheduler"]
+        labels = {"api_server_url": "API server URL", "verify_tls": "Verify TLS", "prometheus_url": "Prometheus URL",
+                  "gpu_scheduler": "GPU scheduler"}
         help_texts = {"api_server_url": "e.g. https://10.0.0.1:6443", "name": "Lowercase letters, digits and dashes.",
-                      "prometheus_url": "Optional: where GPU metrics (DCGM) are read from."}
+                      "prometheus_url": "Optional: where GPU metrics (DCGM) are read from.",
+                      "gpu_scheduler": "auto: KAI Scheduler where the cluster serves its Queue API (projects become "
+                                       "queues, work over quota waits in them); kai: always; none: Kubernetes' own "
+                                       "scheduling and the project quotas checked at submission."}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

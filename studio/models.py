@@ -57,6 +57,12 @@ class ClusterQuerySet(models.QuerySet):
         )
 
 
+class GpuScheduler(models.TextChoices):
+    AUTO = "auto"
+    KAI = "kai"
+    NONE = "none"
+
+
 class Cluster(models.Model):
     class Status(models.TextChoices):
         UNKNOWN = "Unknown"
@@ -77,6 +83,12 @@ class Cluster(models.Model):
     last_seen_at = models.DateTimeField(null=True, blank=True)
     failed_rounds = models.PositiveIntegerField(default=0)
     has_knative = models.BooleanField(null=True, blank=True)
+    # Its GPU scheduler (docs/scheduling.md): `auto` uses KAI Scheduler where the cluster serves KAI's Queue API
+    # (`kai_detected`, from discovery, refreshed by the sync), `kai` always, `none` plain Kubernetes scheduling.
+    gpu_scheduler = models.CharField(max_length=8, choices=GpuScheduler.choices, default=GpuScheduler.AUTO)
+    kai_detected = models.BooleanField(null=True, blank=True)
+    # Its nodes' GPUs as the sync last counted them: {"total", "largestNode"} (what no workload may exceed).
+    gpu_capacity = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -87,6 +99,22 @@ class Cluster(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def uses_kai(self) -> bool:
+        """Whether its workloads are scheduled by KAI Scheduler, through the projects' queues."""
+        if self.gpu_scheduler == GpuScheduler.KAI:
+            return True
+        return self.gpu_scheduler == GpuScheduler.AUTO and bool(self.kai_detected)
+
+    @property
+    def scheduler_shown(self) -> str:
+        """What schedules its workloads, as the clusters page says it."""
+        if self.uses_kai:
+            return "KAI Scheduler (project queues)" + (" — detected" if self.gpu_scheduler == GpuScheduler.AUTO else "")
+        if self.gpu_scheduler == GpuScheduler.AUTO and self.kai_detected is None:
+            return "Not detected yet"
+        return "Kubernetes (quotas checked at submission)"
 
 
 NODE_POOL_LABEL = "run.ai/node-pool"  # the node label of a pool that does not name its own
@@ -155,6 +183,8 @@ class Department(models.Model):
     # docs/runai-compatibility.md; the project's own values are the ones enforced).
     scheduling_rules = models.JSONField(default=dict, blank=True)
     runai_settings = models.JSONField(default=dict, blank=True)
+    # Its KAI queue's status as the sync last read it (studio.clusters.scheduler.queue_status).
+    queue_status = models.JSONField(default=dict, blank=True)
     created_by = models.CharField(max_length=150, blank=True, default="")
     updated_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -203,6 +233,8 @@ class Project(models.Model):
     # Run:ai's defaultNodePools (the pools of a workload naming none: workloads.services.workload_submit),
     # nodeTypes and enforceRunaiScheduler (stored and answered; docs/runai-compatibility.md says why).
     runai_settings = models.JSONField(default=dict, blank=True)
+    # Its KAI queue's status as the sync last read it (studio.clusters.scheduler.queue_status).
+    queue_status = models.JSONField(default=dict, blank=True)
     created_by = models.CharField(max_length=150, blank=True, default="")
     updated_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from studio.clusters import access as cluster_access
-from studio.models import AccessRule, AuditEvent, Cluster, Level, Project, is_platform_admin
+from studio.models import AccessRule, AuditEvent, Cluster, GpuScheduler, Level, Project, is_platform_admin
 from studio.names import NAME_PATTERN, NAME_RULE
 
 
@@ -57,11 +57,19 @@ class ClusterSerializer(StrictSerializer):
     caCert = serializers.CharField(source="ca_cert", write_only=True, required=False, allow_blank=True)
     verifyTls = serializers.BooleanField(source="verify_tls", required=False)
     prometheusUrl = serializers.URLField(source="prometheus_url", required=False, allow_blank=True)
+    # Its GPU scheduler (docs/scheduling.md): auto (KAI Scheduler where its Queue API is served), kai, none.
+    gpuScheduler = serializers.ChoiceField(source="gpu_scheduler", choices=GpuScheduler.choices, required=False)
+    scheduler = serializers.SerializerMethodField()
     status = serializers.CharField(read_only=True)
     statusMessage = serializers.CharField(source="status_message", read_only=True)
     lastSeenAt = serializers.DateTimeField(source="last_seen_at", read_only=True, allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+
+    def get_scheduler(self, cluster) -> dict:
+        """What schedules its workloads now: `kai` (through the projects' queues) or `default` (Kubernetes')."""
+        return {"name": "kai" if cluster.uses_kai else "default", "kaiDetected": cluster.kai_detected,
+                "gpuCapacity": cluster.gpu_capacity or None}
 
     def to_representation(self, cluster):
         # Run:ai's DisplayedCluster (uuid, tenantId, status object…) with our own fields beside it.

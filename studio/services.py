@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from studio.audit import audit_record, snapshot
 from studio.clusters import kube
+from studio.clusters.queues import queues_sync_on_commit
 from studio.errors import Conflict
 from studio.iam import passwords
 from studio.models import (
@@ -32,12 +33,23 @@ from studio.models import (
 from studio.queue import enqueue_on_commit
 
 
+def _queues_touched(instance: Model) -> None:
+    """A project, a department or a cluster changed: its clusters' KAI queues follow once it commits."""
+    if isinstance(instance, Project):
+        queues_sync_on_commit(project=instance)
+    elif isinstance(instance, Department):
+        queues_sync_on_commit(department=instance)
+    elif isinstance(instance, Cluster):
+        queues_sync_on_commit(clusters=[instance])
+
+
 def _save(instance: Model, *, actor, action: str, before: dict | None = None) -> Model:
     instance.full_clean()
     try:
         with transaction.atomic():
             instance.save()
             audit_record(actor=actor, action=action, instance=instance, before=before)
+            _queues_touched(instance)
     except IntegrityError as exc:
         raise Conflict(f"A {instance._meta.verbose_name} with these values already exists.") from exc
     return instance
@@ -64,6 +76,7 @@ def model_delete(instance: Model, *, actor) -> None:
     before = snapshot(instance)
     try:
         with transaction.atomic():
+            _queues_touched(instance)  # before the row goes: its cluster is read from it
             instance.delete()
             audit_record(actor=actor, action=AuditEvent.Action.DELETE, instance=instance, before=before)
     except ProtectedError as exc:

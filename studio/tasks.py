@@ -6,7 +6,8 @@ from celery import shared_task
 from django.conf import settings
 
 from studio.clusters import kube
-from studio.models import Project
+from studio.clusters.queues import queues_apply
+from studio.models import Cluster, Project
 
 log = logging.getLogger(__name__)
 
@@ -35,3 +36,15 @@ def project_namespace_ensure(project_id: int) -> None:
     except kube.PermanentClusterError as exc:
         log.error("namespace %s of project %s refused by cluster %s: %s", project.namespace, project.name,
                   project.cluster.name, exc.message)
+
+
+@shared_task(name="studio.tasks.cluster_queues_sync", **CLUSTER_WRITE)
+def cluster_queues_sync(cluster_id: str) -> None:
+    """Bring the cluster's KAI queues in line with its projects and departments (studio.clusters.queues)."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return
+    try:
+        queues_apply(cluster)
+    except kube.PermanentClusterError as exc:  # e.g. no right to queues: said in the log; the sync tries again
+        log.error("queues of cluster %s refused: %s", cluster.name, exc.message)

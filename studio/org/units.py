@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from studio.clusters import scheduler
 from studio.ids import is_id, parse_id
 from studio.models import Cluster, Department, NodePool, Project
 from studio.org.quotas import gpu_totals, resources_from
@@ -54,9 +55,20 @@ def project_resources(project: Project) -> list[dict]:
 
 
 def _quota_status(unit) -> dict:
-    # From the workloads (studio.selectors.with_gpu_use): GPUs held by running pods, and asked for by live ones.
+    """Run:ai's QuotaStatus. On a cluster that schedules with KAI Scheduler, what its queue's status says (the
+    scheduler's own count: GPUs, CPU millicores, memory MB); elsewhere from the workloads
+    (studio.selectors.with_gpu_use): GPUs held by running pods, and asked for by live ones."""
+    queue = getattr(unit, "queue_status", None) or {}
+    if "allocated" in queue:
+        return {key: dict(queue[key]) for key in ("allocated", "allocatedNonPreemptible", "requested")}
     return {"allocated": {"gpu": float(getattr(unit, "gpu_allocated", 0) or 0)},
             "requested": {"gpu": float(getattr(unit, "gpu_requested", 0) or 0)}}
+
+
+def _scheduler_status(unit) -> dict | None:
+    """Run:ai's `additionalStatusData`: its KAI queue's deserved, limit, allocated, over-quota and waiting GPUs."""
+    found = scheduler.summary(getattr(unit, "queue_status", None) or {})
+    return {"scheduler": found} if found else None
 
 
 def project_phase(project: Project) -> tuple[str, str]:
@@ -86,7 +98,7 @@ def project_data(project: Project) -> dict:
         "namespace": project.namespace, "requestedNamespace": requested,
         "phase": phase,
         "status": {"namespace": project.namespace, "phase": phase, "phaseMessage": message,
-                   "quotaStatus": _quota_status(project)},
+                   "quotaStatus": _quota_status(project), "additionalStatusData": _scheduler_status(project)},
         "resources": resources,
         "totalResources": {"gpuQuota": float(project.gpu_deserved), "cpuQuota": _total(resources, "cpu"),
                            "memoryQuota": _total(resources, "memory")},
@@ -137,7 +149,7 @@ def department_data(department: Department) -> dict:
         "totalResources": {"gpuQuota": _total(resources, "gpu"), "cpuQuota": _total(resources, "cpu"),
                            "memoryQuota": _total(resources, "memory")},
         "projectsAggregatedResources": _aggregated(department.projects.all()),
-        "status": {"quotaStatus": _quota_status(department)},
+        "status": {"quotaStatus": _quota_status(department), "additionalStatusData": _scheduler_status(department)},
         "schedulingRules": _rules(department.scheduling_rules),
         "defaultNodePools": settings.get("defaultNodePools"),
         "nodeTypes": settings.get("nodeTypes"),

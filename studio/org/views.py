@@ -33,7 +33,7 @@ from studio.pages import paged
 PAGES = {
     "clusters": (Cluster, ClusterForm, ClusterFilterSet, [
         ("Name", "name", "name"), ("API server URL", "api_server_url", ""), ("Status", "status", "status"),
-        ("Last seen", "last_seen_at", "lastSeenAt")]),
+        ("Last seen", "last_seen_at", "lastSeenAt"), ("Scheduler", "scheduler_shown", "")]),
     "departments": (Department, DepartmentForm, DepartmentFilterSet, [
         ("Name", "name", "name"), ("Description", "description", ""), ("Created", "created_at", "createdAt")]),
     "projects": (Project, ProjectForm, ProjectFilterSet, [

@@ -86,6 +86,9 @@ RESOURCES = {
     ("kubeflow.org/v1", "JAXJob"): ("jaxjobs", True),
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): ("podgroups", True),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): ("podgroups", True),
+    # KAI Scheduler's queues (cluster-scoped) and the pod groups its pod-grouper makes (studio.clusters.scheduler).
+    ("scheduling.run.ai/v2", "Queue"): ("queues", False),
+    ("scheduling.run.ai/v2alpha2", "PodGroup"): ("podgroups", True),
 }
 # Where a cluster does not serve an API version yet, the same object under the older version it does serve
 # (Kubernetes < 1.23 has no autoscaling/v2; its v2beta2 HPA has the same fields).

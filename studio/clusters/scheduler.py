@@ -1,0 +1,232 @@
+"""The scheduler adapter's pure part (docs/scheduling.md): how Run:ai's organisation maps onto KAI Scheduler.
+
+- every department is a parent `scheduling.run.ai/v2` Queue (`<department>.department`), every project a child
+  Queue named as the project, with its GPU (and CPU/memory, where set) quota, limit and over-quota weight taken
+  from Run:ai's per-node-pool `resources`, summed over the pools (the cluster is one KAI scheduling shard);
+- a workload's pods carry the project's queue label, KAI's scheduler name and Run:ai's priority class (as the
+  `priorityClassName` label KAI's pod-grouper reads: a class the cluster lacks never refuses a pod);
+- a Queue's status (what KAI's queue controller writes) in Run:ai's units (GPUs, CPU millicores, memory MB).
+Plain values in, plain dicts out: no models, no client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubernetes.utils import parse_quantity
+
+QUEUE = ("scheduling.run.ai/v2", "Queue")
+POD_GROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
+KAI_GROUP = "scheduling.run.ai"
+SCHEDULER_NAME = "kai-scheduler"
+QUEUE_LABEL = "kai.scheduler/queue"
+PRIORITY_LABEL = "priorityClassName"
+PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "paas-studio"
+ORG_UNIT_LABEL = "paas-studio/org-unit"  # project | department
+UNLIMITED = -1
+DEPARTMENT_SUFFIX = ".department"  # project names are DNS labels (no dots): never a project's queue name
+# Run:ai's memory units in MB (KAI's queue unit).
+MB_PER_UNIT = {"MB": 1.0, "Mib": 1.048576, "GB": 1000.0}
+# Run:ai's priority classes (workloads.api.runai_fields.PRIORITY) as KAI installs them: below 100 may be preempted.
+# Run:ai's `interactive-preemptible` is KAI's `build-preemptible` (75).
+KAI_CLASS = {"interactive-preemptible": "build-preemptible"}
+PREEMPTIBLE = {"train": True, "build-preemptible": True, "build": False, "inference": False}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What a workload's pods carry on a KAI cluster (workloads.manifests)."""
+
+    queue: str
+    priority_class: str  # Run:ai's name
+    scheduler_name: str = SCHEDULER_NAME
+
+    @property
+    def kai_class(self) -> str:
+        return KAI_CLASS.get(self.priority_class, self.priority_class)
+
+    @property
+    def preemptible(self) -> bool | None:
+        """None for a class of the cluster's own: KAI decides by its value."""
+        return PREEMPTIBLE.get(self.kai_class)
+
+    def labels(self) -> dict[str, str]:
+        labels = {QUEUE_LABEL: self.queue, PRIORITY_LABEL: self.kai_class}
+        if self.preemptible is not None:
+            labels[PREEMPTIBILITY_LABEL] = "preemptible" if self.preemptible else "non-preemptible"
+        return labels
+
+
+def project_queue(project_name: str) -> str:
+    return project_name
+
+
+def department_queue(department_name: str) -> str:
+    return f"{department_name}{DEPARTMENT_SUFFIX}"
+
+
+# --- quotas -> a queue's resources ----------------------------------------------------------------------------
+
+def _amount(value, factor: float = 1.0) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return UNLIMITED if number < 0 else number * factor
+
+
+def _summed(entries: list[dict], kind: str, field: str, factor_of) -> float | None:
+    """The sum of one field over the pools; UNLIMITED if any pool says -1 (or, for a limit, leaves it out while
+    another sets one: no limit in that pool); None when no pool sets it."""
+    values = []
+    for entry in entries:
+        quota = entry.get(kind) or {}
+        value = quota.get(field)
+        values.append(_amount(value, factor_of(quota)) if value is not None else None)
+    given = [v for v in values if v is not None]
+    if not given:
+        return None
+    if UNLIMITED in given or (field == "limit" and None in values):
+        return UNLIMITED
+    return sum(given)
+
+
+def _weight(entries: list[dict], kind: str) -> float:
+    weights = [float((e.get(kind) or {}).get("overQuotaWeight")) for e in entries
+               if (e.get(kind) or {}).get("overQuotaWeight") is not None]
+    return max(weights) if weights else 1.0
+
+
+def queue_resources(entries: list[dict], *, gpu_deserved=None, gpu_limit=None) -> dict:
+    """KAI's `spec.resources` from Run:ai's per-pool `resources` (or, with none, the GPU totals). GPU quota
+    defaults to 0 and limit to none (-1); CPU (cores -> millicores) and memory (-> MB) unset mean no quota and
+    no limit (-1: a workspace asks for CPU, and a quota of 0 would hold it for ever)."""
+    entries = [e for e in entries or () if isinstance(e, dict)]
+
+    def unit(kind):
+        if kind == "cpu":
+            return lambda quota: 1000.0
+        if kind == "memory":
+            return lambda quota: MB_PER_UNIT.get(quota.get("units"), 1.0)
+        return lambda quota: 1.0
+
+    out = {}
+    for kind in ("gpu", "cpu", "memory"):
+        deserved = _summed(entries, kind, "deserved", unit(kind))
+        limit = _summed(entries, kind, "limit", unit(kind))
+        if kind == "gpu" and not entries:
+            deserved = _amount(gpu_deserved) if gpu_deserved is not None else 0.0
+            limit = _amount(gpu_limit)
+        if deserved is None:
+            deserved = 0.0 if kind == "gpu" else UNLIMITED
+        if limit is None:
+            limit = UNLIMITED
+        out[kind] = {"quota": _clean(deserved), "limit": _clean(limit), "overQuotaWeight": _clean(_weight(entries, kind))}
+    return out
+
+
+def _clean(value: float):
+    return int(value) if float(value).is_integer() else round(value, 3)
+
+
+def _queue(name: str, *, unit: str, display: str, resources: dict, parent: str | None = None) -> dict:
+    spec = {"displayName": display, "resources": resources}
+    if parent:
+        spec["parentQueue"] = parent
+    return {"apiVersion": QUEUE[0], "kind": QUEUE[1],
+            "metadata": {"name": name, "labels": {MANAGED_BY_LABEL: MANAGED_BY, ORG_UNIT_LABEL: unit}},
+            "spec": spec}
+
+
+def department_queue_manifest(*, name: str, resources: list[dict], projects: list[dict]) -> dict:
+    """A department's parent queue: its own `resources` where set; else, for GPUs, its projects' deserved
+    GPUs summed (so a department without quotas guarantees what its projects do), with no limit."""
+    own = queue_resources(resources)
+    if not [e for e in resources or () if isinstance(e, dict) and e.get("gpu")]:
+        total = sum(max(0.0, float(p["resources"]["gpu"]["quota"])) for p in projects)
+        own["gpu"] = {"quota": _clean(total), "limit": UNLIMITED, "overQuotaWeight": 1}
+    return _queue(department_queue(name), unit="department", display=name, resources=own)
+
+
+def project_queue_manifest(*, name: str, department: str, resources: list[dict], gpu_deserved, gpu_limit) -> dict:
+    spec = queue_resources(resources, gpu_deserved=gpu_deserved, gpu_limit=gpu_limit)
+    return _queue(project_queue(name), unit="project", display=name, resources=spec,
+                  parent=department_queue(department))
+
+
+def desired_queues(departments: list[dict], projects: list[dict]) -> list[dict]:
+    """Every queue of a cluster, parents first: `departments` as {name, resources}, `projects` as {name,
+    department, resources, gpu_deserved, gpu_limit}. A department appears only with projects on the cluster."""
+    children = [project_queue_manifest(**p) for p in projects]
+    by_department: dict[str, list[dict]] = {}
+    for project, queue in zip(projects, children, strict=True):
+        by_department.setdefault(project["department"], []).append(queue["spec"])
+    parents = [department_queue_manifest(name=d["name"], resources=d.get("resources") or [],
+                                         projects=by_department[d["name"]])
+               for d in departments if d["name"] in by_department]
+    return parents + children
+
+
+def spec_differs(current: dict, desired: dict) -> bool:
+    """Whether a queue on the cluster lacks what the product wants (fields of its own are left alone)."""
+    spec = current.get("spec") or {}
+    want = desired["spec"]
+    return any(spec.get(key) != value for key, value in want.items()) or \
+        spec.get("parentQueue") != want.get("parentQueue")
+
+
+# --- a queue's status -------------------------------------------------------------------------------------
+
+def _resource_list(values) -> dict:
+    """A Kubernetes ResourceList -> Run:ai's QuotaStatusResource: gpu (GPUs), cpu (millicores), memory (MB)."""
+    values = values if isinstance(values, dict) else {}
+
+    def number(name, factor):
+        try:
+            return round(float(parse_quantity(str(values[name]))) * factor, 3) if name in values else 0.0
+        except (ValueError, TypeError, ArithmeticError):
+            return 0.0
+    return {"gpu": number("nvidia.com/gpu", 1.0), "cpu": number("cpu", 1000.0), "memory": number("memory", 1e-6)}
+
+
+def queue_status(queue: dict) -> dict:
+    """{"allocated", "allocatedNonPreemptible", "requested"} of a Queue object, each Run:ai's
+    QuotaStatusResource, plus its `quota` (spec.resources) as KAI holds it."""
+    status = queue.get("status") or {}
+    resources = (queue.get("spec") or {}).get("resources") or {}
+    return {"allocated": _resource_list(status.get("allocated")),
+            "allocatedNonPreemptible": _resource_list(status.get("allocatedNonPreemptible")),
+            "requested": _resource_list(status.get("requested")),
+            "quota": {kind: dict(resources.get(kind) or {}) for kind in ("gpu", "cpu", "memory")}}
+
+
+def gpu_capacity(nodes: list[dict]) -> dict:
+    """{"total", "largestNode"}: the GPUs the nodes offer (allocatable `nvidia.com/gpu`)."""
+    counts = []
+    for node in nodes:
+        raw = ((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu")
+        try:
+            counts.append(int(parse_quantity(str(raw))) if raw is not None else 0)
+        except (ValueError, TypeError, ArithmeticError):
+            counts.append(0)
+    return {"total": sum(counts), "largestNode": max(counts, default=0)}
+
+
+def summary(status: dict) -> dict | None:
+    """What a project's or department's queue holds, in GPUs: deserved, limit (None: none), allocated, of it
+    non-preemptible, overQuota (allocated beyond deserved, lent by idle GPUs), waiting (asked for, not allocated),
+    as the queue controller last reported (`at`). None before the sync has read the queue."""
+    if not status or "allocated" not in status:
+        return None
+    gpu = (status.get("quota") or {}).get("gpu") or {}
+    deserved = float(gpu.get("quota") or 0)
+    limit = gpu.get("limit")
+    allocated = float(status["allocated"].get("gpu") or 0)
+    requested = float((status.get("requested") or {}).get("gpu") or 0)
+    return {"queue": status.get("queue"), "deserved": None if deserved < 0 else deserved,
+            "limit": None if limit is None or float(limit) < 0 else float(limit),
+            "overQuotaWeight": gpu.get("overQuotaWeight"), "allocated": allocated,
+            "allocatedNonPreemptible": float((status.get("allocatedNonPreemptible") or {}).get("gpu") or 0),
+            "requested": requested, "overQuota": round(max(0.0, allocated - deserved), 3) if deserved >= 0 else 0.0,
+            "waiting": round(max(0.0, requested - allocated), 3), "at": status.get("at")}
