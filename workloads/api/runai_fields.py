@@ -26,8 +26,7 @@ from workloads.manifests import parts
 # Run:ai's categories and default priority classes by workload kind; a spec may name its own.
 CATEGORY = {"training": "Train", "workspace": "Build", "inference": "Deploy", "stream": "Deploy",
             "distributed": "Train"}
-DEFAULT_PRIORITY_CLASS = {"training": "train", "workspace": "build", "inference": "inference", "stream": "build",
-                          "distributed": "train"}
+DEFAULT_PRIORITY_CLASS = parts.DEFAULT_PRIORITY_CLASS
 # Run:ai's built-in priority classes and their values (a class of the cluster's own has no known value: null).
 PRIORITY = {"inference": 125, "build": 100, "interactive-preemptible": 75, "train": 50}
 # `preemptibility` (latest) chooses the class when the spec names none (as the manifests do).
@@ -45,10 +44,7 @@ def category_of(kind: str, spec: dict | None) -> str:
     return (spec or {}).get("category") or CATEGORY.get(kind, "Train")
 
 
-def priority_class_of(kind: str, spec: dict | None) -> str:
-    spec = spec or {}
-    return (spec.get("priorityClass") or PREEMPTIBILITY_CLASS.get(spec.get("preemptibility") or "")
-            or DEFAULT_PRIORITY_CLASS.get(kind, "train"))
+priority_class_of = parts.priority_class_of
 
 
 def priority_of(priority_class: str) -> int | None:

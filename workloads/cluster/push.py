@@ -14,10 +14,13 @@ from django.utils import timezone
 from policies.selectors import project_security_labels
 from profiles.selectors import launch_secret_manifest
 from studio.clusters import kube
+from studio.clusters.queues import detect_kai
+from studio.clusters.scheduler import Placement, project_queue
 from studio.models import Cluster
 from workloads import manifests
 from workloads.cluster import applied
 from workloads.manifests import distributed as manifest_distributed
+from workloads.manifests import parts
 from workloads.models import Workload, WorkloadEvent
 from workloads.specs.distributed import master_spec_of
 
@@ -35,6 +38,17 @@ def workload_ref(workload: Workload) -> manifests.WorkloadRef:
         id=str(workload.pk), name=workload.name, kind=workload.kind, project=workload.project.name,
         namespace=workload.project.namespace, suspended=workload.desired_phase == Workload.Desired.STOPPED,
     )
+
+
+def placement_of(workload: Workload) -> Placement | None:
+    """Its project's KAI queue and its Run:ai priority class, on a cluster that schedules with KAI."""
+    return placement_for(workload.cluster, workload.project.name, workload.kind, workload.spec)
+
+
+def placement_for(cluster: Cluster, project: str, kind: str, spec: dict) -> Placement | None:
+    if not cluster.uses_kai:
+        return None
+    return Placement(queue=project_queue(project), priority_class=parts.priority_class_of(kind, spec))
 
 
 def cluster_knative(cluster: Cluster, conn: kube.Connection) -> bool:
@@ -81,6 +95,8 @@ def workload_push(workload_id) -> None:
     try:
         conn = kube.connect(workload.cluster)
         knative = cluster_knative(workload.cluster, conn)
+        if workload.cluster.kai_detected is None:
+            detect_kai(workload.cluster, conn)
         master, gang = None, None
         if workload.kind == Workload.Kind.DISTRIBUTED:
             groups = kube.api_groups(conn)
@@ -89,7 +105,8 @@ def workload_push(workload_id) -> None:
                 return
             master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
         objects = manifests.build_manifests(ref, workload.spec, knative=knative, master=master, gang=gang,
-                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME,
+                                            placement=placement_of(workload))
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
         if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
@@ -124,7 +141,8 @@ def workload_roll(workload_id) -> None:
         conn = kube.connect(workload.cluster)
         knative = cluster_knative(workload.cluster, conn)
         objects = manifests.build_manifests(ref, workload.spec, knative=knative,
-                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+                                            gpu_scheduler=settings.GPU_SCHEDULER_NAME,
+                                            placement=placement_of(workload))
         primary = manifests.primary_kind(ref, knative=knative)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         if secret and not kube.create_or_adopt(conn, secret)[1]:  # an upgrade may have added a key

@@ -27,6 +27,7 @@ from studio.clusters import kube
 from studio.errors import Conflict
 from studio.models import Project
 from workloads import manifests
+from workloads.cluster.push import placement_for
 from workloads.manifests import distributed as manifest_distributed
 from workloads.models import Workload
 from workloads.services import (
@@ -64,7 +65,7 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     if Workload.objects.live().filter(project=project, name=name).exists():
         raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")
     gpus = workload_gpus(kind, {**request, "spec": spec})  # a distributed training's master and workers
-    quota = quota_decision(project, kind, Decimal(gpus))
+    quota = quota_decision(project, kind, Decimal(gpus), spec=spec)
     ref = manifests.WorkloadRef(id=str(uuid.uuid4()), name=name, kind=kind, project=project.name,
                                 namespace=project.namespace, suspended=False)
     master = master_spec_of(request) if kind == Workload.Kind.DISTRIBUTED else None
@@ -87,7 +88,8 @@ def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret, *
         conn, knative, namespace_missing, gang = None, bool(cluster.has_knative), False, None
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
     built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                      master=master, gang=gang)
+                                      master=master, gang=gang,
+                                      placement=placement_for(cluster, project.name, ref.kind, spec))
     if secret:
         built = [secret_manifest(name=secret[0], keys=secret[1], ref=ref), *built]
     if namespace_missing:

@@ -34,7 +34,7 @@ from studio.models import AuditEvent, Level, Project
 from studio.queue import enqueue_on_commit
 from workloads import manifests
 from workloads.cluster import applied
-from workloads.cluster.push import workload_ref
+from workloads.cluster.push import placement_for, workload_ref
 from workloads.launch import launch
 from workloads.models import Workload, WorkloadEvent
 from workloads.services import check_quota, requested_pods
@@ -155,7 +155,8 @@ def _verdicts(workload: Workload, spec: dict) -> list[dict]:
     except kube.ClusterError as exc:
         conn, knative = None, bool(cluster.has_knative)
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
-    built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME)
+    built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME,
+                                      placement=placement_for(cluster, workload.project.name, workload.kind, spec))
     primary = manifests.primary_kind(ref, knative=knative)
     for obj in built:
         meta = obj["metadata"]
@@ -193,7 +194,7 @@ def workload_upgrade(*, workload: Workload, user, overrides=None) -> dict:
         if locked.profile_revision != workload.profile_revision:
             raise ValidationError({"workloadId": ["The workload was upgraded meanwhile; look again."]})
         if gpus > locked.gpu_request:  # only the increase needs room in the quota
-            check_quota(project, locked.kind, gpus - locked.gpu_request)
+            check_quota(project, locked.kind, gpus - locked.gpu_request, spec=spec, total=gpus)
         before = snapshot(locked)
         provenance = prepared["provenance"]
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}

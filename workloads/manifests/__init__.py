@@ -8,6 +8,7 @@ training (`distributed`). Pod-level pieces live in `parts` (container, compute, 
 
 from __future__ import annotations
 
+from studio.clusters.scheduler import Placement
 from workloads.manifests import distributed
 from workloads.manifests.objects import (
     AUTOSCALING_METRIC_ANNOTATION,
@@ -37,6 +38,7 @@ from workloads.manifests.objects import (
     primary,
     workload_labels,
 )
+from workloads.manifests.placement import place
 
 __all__ = [
     "AUTOSCALING_METRIC_ANNOTATION", "AUTOSCALING_TARGET_ANNOTATION", "DEPLOYMENT", "DISTRIBUTED", "HPA", "INGRESS",
@@ -78,11 +80,15 @@ def suspend_patch(ref: WorkloadRef, *, suspended: bool, spec: dict | None = None
 
 def build_manifests(
     ref: WorkloadRef, spec: dict, *, knative: bool = True, gpu_scheduler: str = "runai-scheduler",
-    master: dict | None = None, gang: str | None = None,
+    master: dict | None = None, gang: str | None = None, placement: Placement | None = None,
 ) -> list[dict]:
     """Every object of the workload, ordered for creation: claims, the primary object, Services,
     Ingress, HPA. A distributed training's master spec is `master`; `gang` the PodGroup API the cluster
-    serves, if any (`distributed`)."""
+    serves, if any (`distributed`); `placement` its project's KAI queue and priority class on a cluster that
+    schedules with KAI Scheduler (`placement`: KAI's pod-grouper makes the gang's PodGroup there)."""
     if ref.kind == DISTRIBUTED:
-        return distributed.build(ref, spec, master=master, gang=gang, gpu_scheduler=gpu_scheduler)
-    return build(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler)
+        objects = distributed.build(ref, spec, master=master, gang=None if placement else gang,
+                                    gpu_scheduler=gpu_scheduler, min_available=placement is not None)
+    else:
+        objects = build(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler)
+    return place(objects, placement)

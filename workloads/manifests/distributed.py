@@ -79,9 +79,10 @@ def replica_counts(spec: dict, master: dict | None) -> dict[str, int]:
 
 
 def build(ref: m.WorkloadRef, spec: dict, *, master: dict | None, gang: str | None = None,
-          gpu_scheduler: str = "runai-scheduler") -> list[dict]:
+          gpu_scheduler: str = "runai-scheduler", min_available: bool = False) -> list[dict]:
     """Claims, the PodGroup (when `gang` names a PodGroup API the cluster serves), the job, Services and
-    Ingress of the workers' ports."""
+    Ingress of the workers' ports. `min_available`: the gang's size in the job's `schedulingPolicy` even with
+    no PodGroup of ours (KAI's pod-grouper reads it)."""
     fw = framework_of(spec)
     name = m.object_name(ref)
     roles = [("Worker", spec)] + ([(fw.master, master)] if fw.master and master is not None else [])
@@ -106,7 +107,7 @@ def build(ref: m.WorkloadRef, spec: dict, *, master: dict | None, gang: str | No
             run_policy[key] = spec[key]
     if spec.get("autoDeletionTimeAfterCompletionSeconds") is not None:
         run_policy["ttlSecondsAfterFinished"] = spec["autoDeletionTimeAfterCompletionSeconds"]
-    if gang:
+    if gang or min_available:
         run_policy["schedulingPolicy"] = {"minAvailable": min_member}
     body: dict = {"runPolicy": run_policy, fw.replica_specs: replica_specs}
     if fw.kind == "PyTorchJob" and elastic:

@@ -18,6 +18,16 @@ from kubernetes.utils import parse_quantity
 MAIN_CONTAINER = "main"
 # Run:ai's `preemptibility` as its priority classes: `train` may be preempted, `build` may not.
 PREEMPTIBILITY_CLASS = {"preemptible": "train", "non-preemptible": "build"}
+# Run:ai's default priority class by workload kind; a spec may name its own.
+DEFAULT_PRIORITY_CLASS = {"training": "train", "workspace": "build", "inference": "inference", "stream": "build",
+                          "distributed": "train"}
+
+
+def priority_class_of(kind: str, spec: dict | None) -> str:
+    """The workload's Run:ai priority class: the spec's own, else its `preemptibility`'s, else its kind's."""
+    spec = spec or {}
+    return (spec.get("priorityClass") or PREEMPTIBILITY_CLASS.get(spec.get("preemptibility") or "")
+            or DEFAULT_PRIORITY_CLASS.get(kind, "train"))
 NODE_TYPE_LABEL = "run.ai/type"
 NODE_POOL_LABEL = "run.ai/node-pool"
 GPU_RESOURCE = "nvidia.com/gpu"
