@@ -56,14 +56,30 @@ class _NameTaken(Exception):
     pass
 
 
-def quota_decision(project: Project, kind: str, gpus: Decimal) -> dict:
-    """Whether `gpus` more fit the project: inferences and workspaces stay within its deserved GPUs, trainings
-    (distributed ones too) may use up to its limit. `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}`."""
+def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | None = None,
+                   total: Decimal | None = None) -> dict:
+    """Whether `gpus` more fit the project. On a cluster that schedules with KAI Scheduler (docs/scheduling.md)
+    work over quota waits in the project's queue, so only what could never run is refused (`_never_runs`: the
+    workload's `total` GPUs over the project's or its department's limit or the cluster's GPUs, or a
+    non-preemptible one over the project's deserved GPUs). Elsewhere inferences and workspaces stay within its
+    deserved GPUs and trainings (distributed ones too) may use up to its limit.
+    `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler` on KAI)."""
     used = Decimal(0)
     if gpus > 0:
         held = Workload.objects.filter(HOLDING_GPUS, project=project)  # its partial index: flat with history
         used = held.aggregate(total=Sum("gpu_request"))["total"] or Decimal(0)
     limit = project.gpu_limit
+    answer = {"project": project.name, "requested": float(gpus), "deserved": float(project.gpu_deserved),
+              "limit": None if limit is None else float(limit), "used": float(used)}
+    if project.cluster.uses_kai:
+        never = _never_runs(project, kind, total if total is not None else gpus, spec or {})
+        if never:
+            return {**answer, "allowed": False, "scheduler": "kai", "message": never}
+        within = used + gpus <= project.gpu_deserved
+        return {**answer, "allowed": True, "scheduler": "kai", "message": (
+            "Within the project's GPU quota." if within or gpus <= 0 else
+            f"Over the project's deserved GPUs ({used + gpus:g} of {project.gpu_deserved:g}): it waits in project "
+            f"{project.name}'s queue until KAI Scheduler lends it idle GPUs (a training may be reclaimed later).")}
     message = ""
     if gpus <= 0:
         pass
@@ -73,13 +89,51 @@ def quota_decision(project: Project, kind: str, gpus: Decimal) -> dict:
     elif used + gpus > project.gpu_deserved:
         message = (f"Project GPU quota (deserved) exceeded: {used + gpus:g} GPUs requested in total, deserved is "
                    f"{project.gpu_deserved:g}; only trainings may go over it.")
-    return {"allowed": not message, "project": project.name, "requested": float(gpus),
-            "deserved": float(project.gpu_deserved), "limit": None if limit is None else float(limit),
-            "used": float(used), "message": message or "Within the project's GPU quota."}
+    return {**answer, "allowed": not message, "message": message or "Within the project's GPU quota."}
 
 
-def check_quota(project: Project, kind: str, gpus: Decimal) -> None:
-    decision = quota_decision(project, kind, gpus)
+NON_PREEMPTIBLE_CLASSES = ("build", "inference")
+
+
+def _preemptible(kind: str, spec: dict) -> bool:
+    """Run:ai's classes (workloads.api.runai_fields): trainings are preemptible unless told otherwise."""
+    if spec.get("priorityClass"):
+        return spec["priorityClass"] not in NON_PREEMPTIBLE_CLASSES
+    if spec.get("preemptibility"):
+        return spec["preemptibility"] == "preemptible"
+    return kind in (Workload.Kind.TRAINING, Workload.Kind.DISTRIBUTED)
+
+
+def _department_gpu_limit(project: Project) -> Decimal | None:
+    limits = [(entry.get("gpu") or {}).get("limit") for entry in project.department.node_pool_resources or ()]
+    if not limits or any(v is None or float(v) < 0 for v in limits):
+        return None
+    return Decimal(str(sum(float(v) for v in limits)))
+
+
+def _never_runs(project: Project, kind: str, gpus: Decimal, spec: dict) -> str:
+    """Why a workload of `gpus` GPUs could never run on the project's KAI queue; "" when it could."""
+    if gpus <= 0:
+        return ""
+    if project.gpu_limit is not None and gpus > project.gpu_limit:
+        return (f"It can never run: {gpus:g} GPUs is more than project {project.name}'s limit of "
+                f"{project.gpu_limit:g} GPUs.")
+    department_limit = _department_gpu_limit(project)
+    if department_limit is not None and gpus > department_limit:
+        return (f"It can never run: {gpus:g} GPUs is more than department {project.department.name}'s limit of "
+                f"{department_limit:g} GPUs.")
+    capacity = (project.cluster.gpu_capacity or {}).get("total")
+    if capacity and gpus > capacity:
+        return f"It can never run: {gpus:g} GPUs is more than cluster {project.cluster.name} has ({capacity:g})."
+    if not _preemptible(kind, spec) and 0 <= project.gpu_deserved < gpus:
+        return (f"It can never run: a non-preemptible {kind} runs only within project {project.name}'s deserved "
+                f"GPUs ({project.gpu_deserved:g}), and it asks for {gpus:g}. Trainings may go over the quota.")
+    return ""
+
+
+def check_quota(project: Project, kind: str, gpus: Decimal, *, spec: dict | None = None,
+                total: Decimal | None = None) -> None:
+    decision = quota_decision(project, kind, gpus, spec=spec, total=total)
     if not decision["allowed"]:
         raise ValidationError({"spec.compute": [decision["message"]]})
 
@@ -159,7 +213,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
         with transaction.atomic():
             if gpus > 0:  # serialise the quota checks of the project; without GPUs there is nothing to count
                 Project.objects.select_for_update().filter(pk=project.pk).first()
-                check_quota(project, kind, gpus)
+                check_quota(project, kind, gpus, spec=request["spec"])
             # A taken name is the unique constraint's refusal (one_live_workload_per_name): no query before it.
             workload = Workload.objects.create(
                 kind=kind, name=name, requested_name=request["name"], project=project,
@@ -244,7 +298,7 @@ def workload_resume(*, workload: Workload, user) -> Workload:
         return workload
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)
-        check_quota(project, workload.kind, workload.gpu_request)
+        check_quota(project, workload.kind, workload.gpu_request, spec=workload.spec)
         return _transition(workload, desired=Workload.Desired.RUNNING, phase=Workload.Phase.RESUMING,
                            reason="Resume", message=f"Resumed by {user.get_username()}.", task="workloads.tasks.workload_resume",
                            actor=user)
@@ -270,7 +324,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         locked = Workload.objects.select_for_update().get(pk=workload.pk)
         before = snapshot(locked)
         if gpus > locked.gpu_request:  # only the increase needs room in the quota
-            check_quota(project, locked.kind, gpus - locked.gpu_request)
+            check_quota(project, locked.kind, gpus - locked.gpu_request, spec=spec, total=gpus)
         revision = locked.events.filter(reason="Updated").count() + 2  # the create was revision 1
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
         locked.gpu_request, locked.requested_pods = gpus, requested_pods(locked.kind, {"spec": spec})

@@ -257,10 +257,12 @@ class KaiScheduler:
             error = errors.get(job.key)
             if error and error[0] == "NonPreemptibleOverQuota":
                 continue
-            chosen = None
-            if not (error and error[0] == "OverLimit"):
-                chosen = self._reclaim(queues, jobs, job, rounds)
-                action = "reclaim"
+            over_limit = bool(error and error[0] == "OverLimit")  # only its own queue's lower priority can yield
+            chosen, action = None, ""
+            if not over_limit and rounds["victims"] and self._fits_without(job, [], rounds):
+                chosen, action = [], "pipeline"  # the room this round's victims leave is enough
+            if chosen is None and not over_limit:
+                chosen, action = self._reclaim(queues, jobs, job, rounds), "reclaim"
             if chosen is None:
                 chosen, action = self._preempt(jobs, job, rounds), "preempt"
             if chosen is None:

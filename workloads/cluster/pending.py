@@ -40,10 +40,10 @@ def cluster_reason(phase: str, message: str, pods: list, events: list, *, pool: 
     """Why a workload in `phase` is not running yet, from its pods and Warning events; None when not waiting."""
     if phase not in WAITING_PHASES:
         return None
-    pull = _image_pull(pods)
+    pull = image_pull(pods)
     if pull:
         return pull
-    said = _unschedulable(pods) or _scheduling_event(events)
+    said = unschedulable_message(pods) or _scheduling_event(events)
     if said:
         lacking = list(dict.fromkeys(r.rstrip(".") for r in _INSUFFICIENT.findall(said)))
         if lacking:
@@ -59,10 +59,10 @@ def cluster_reason(phase: str, message: str, pods: list, events: list, *, pool: 
     return {"type": "Starting", "message": message or "Its containers are starting."}
 
 
-def _image_pull(pods: list) -> dict | None:
-    for pod in _dicts(pods):
+def image_pull(pods: list) -> dict | None:
+    for pod in dicts(pods):
         status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
-        for container in _dicts(status.get("initContainerStatuses")) + _dicts(status.get("containerStatuses")):
+        for container in dicts(status.get("initContainerStatuses")) + dicts(status.get("containerStatuses")):
             waiting = (container.get("state") or {}).get("waiting") if isinstance(container.get("state"), dict) \
                 else None
             if isinstance(waiting, dict) and waiting.get("reason") in IMAGE_ERRORS:
@@ -76,27 +76,27 @@ def _image_pull(pods: list) -> dict | None:
 
 def _image_of(pod: dict, name) -> str:
     spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
-    for container in _dicts(spec.get("initContainers")) + _dicts(spec.get("containers")):
+    for container in dicts(spec.get("initContainers")) + dicts(spec.get("containers")):
         if container.get("name") == name:
             return str(container.get("image") or "")
     return ""
 
 
-def _unschedulable(pods: list) -> str:
-    for pod in _dicts(pods):
+def unschedulable_message(pods: list) -> str:
+    for pod in dicts(pods):
         status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
-        for condition in _dicts(status.get("conditions")):
+        for condition in dicts(status.get("conditions")):
             if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
                 return str(condition.get("message") or condition.get("reason") or "")
     return ""
 
 
 def _scheduling_event(events: list) -> str:
-    said = [e for e in _dicts(events) if e.get("reason") == "FailedScheduling"]
+    said = [e for e in dicts(events) if e.get("reason") == "FailedScheduling"]
     return str(said[-1].get("message") or "") if said else ""
 
 
-def _dicts(value) -> list[dict]:
+def dicts(value) -> list[dict]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, (list, tuple)) else []
 
 
@@ -219,7 +219,7 @@ def quotas_of(*, project: str, deserved, limit, project_pools: list, department:
     for the pool in the project's and the department's per-pool quotas (Run:ai's `resources`), where set."""
     found = [Quota("project", project, None, _opt(deserved), _opt(limit))]
     for scope, name, entries in (("project", project, project_pools), ("department", department, department_pools)):
-        for entry in _dicts(entries):
+        for entry in dicts(entries):
             if (entry.get("nodePool") or {}).get("name") == pool and isinstance(entry.get("gpu"), dict):
                 gpu = entry["gpu"]
                 found.append(Quota(scope, name, pool, _opt(gpu.get("deserved")), _opt(gpu.get("limit"))))

@@ -20,14 +20,16 @@ from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from studio.clusters import kube
+from studio.clusters import scheduler as sched
 from studio.gc_pause import gc_paused
 from studio.models import Cluster, Department, Project
 from studio.queue import enqueue_on_commit
 from workloads import manifests
 from workloads.api import runai_fields as derived
-from workloads.cluster import pending, phases, push, sync_writes
+from workloads.cluster import kai_sync, pending, phases, push, sync_writes
 from workloads.cluster.endpoints import endpoints_of
 from workloads.cluster.push import SUSPENDABLE, owned_by_controller, workload_ref
+from workloads.cluster.queued import queue as kai_queue
 from workloads.cluster.round_locks import cluster_round
 from workloads.manifests import distributed as manifest_distributed
 from workloads.models import Workload
@@ -47,6 +49,13 @@ class Seen:
     objects: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))  # wid -> kind -> [obj]
     pods: dict = field(default_factory=lambda: defaultdict(list))  # wid -> [pod]
     warnings: dict = field(default_factory=lambda: defaultdict(list))  # (namespace, object name) -> [event]
+    # On a cluster that schedules with KAI Scheduler (docs/scheduling.md):
+    kai_detected: bool = False  # it serves KAI's API
+    kai: bool = False  # and the cluster's setting uses it
+    pod_groups: dict = field(default_factory=lambda: defaultdict(list))  # wid -> [PodGroup]
+    evictions: dict = field(default_factory=lambda: defaultdict(list))  # (namespace, pod group) -> [Evict event]
+    queues: list = field(default_factory=list)  # every Queue
+    capacity: dict | None = None  # the nodes' GPUs (scheduler.gpu_capacity)
 
 
 @dataclass
@@ -86,14 +95,21 @@ def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | Non
         report = reconcile(conn, cluster, seen, now=now or timezone.now())
         Cluster.objects.filter(pk=cluster.pk).update(
             status=Cluster.Status.CONNECTED, status_message="", last_seen_at=timezone.now(), failed_rounds=0,
-            has_knative=seen.knative,
+            has_knative=seen.knative, kai_detected=seen.kai_detected,
+            **({"gpu_capacity": seen.capacity} if seen.capacity is not None else {}),
         )
+        if seen.kai:
+            kai_sync.queue_statuses(cluster, seen.queues)
         return report
 
 
 def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
     groups = kube.api_groups(conn)
     seen = Seen(knative="serving.knative.dev" in groups, started_at=timezone.now(), groups=groups)
+    seen.kai_detected = cluster.kai_detected = sched.KAI_GROUP in groups
+    seen.kai = seen.kai_detected and cluster.uses_kai
+    if seen.kai:
+        kai_sync.observe(conn, seen)
     for api_version, kind in [*listed_kinds(groups), kube.POD]:
         for obj in kube.list_managed(conn, api_version, kind):
             wid = (obj["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
@@ -118,6 +134,8 @@ def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
         for event in events:
             involved = event.get("involvedObject") or {}
             seen.warnings[(involved.get("namespace") or namespace, involved.get("name"))].append(event)
+        if seen.kai:
+            kai_sync.observe_evictions(conn, seen, namespace)
     return seen
 
 
@@ -150,7 +168,9 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
             "id", "name", "kind", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
             "running_pods", "submitted_at", "started_at", "completed_at", "created_at", "updated_at", "deleted_at",
             "endpoints", "gpu_request", "pending_reason", "queue_position", "project_id", "department_id",
-        ).annotate(spec_nodePools=KeyTransform("nodePools", "spec"))
+        ).annotate(spec_nodePools=KeyTransform("nodePools", "spec"),
+                   spec_priorityClass=KeyTransform("priorityClass", "spec"),
+                   spec_preemptibility=KeyTransform("preemptibility", "spec"))
         .prefetch_related(Prefetch("project", Project.objects.only(*PROJECT_FIELDS)),
                           Prefetch("department", Department.objects.only(*DEPARTMENT_FIELDS)))
     )
@@ -158,7 +178,8 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     changes = sync_writes.Changes(cluster=cluster, now=now)
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
     waiting = {}  # wid -> (workload, reason the cluster shows); every followed row, None when not waiting
-    queued = []  # pending.Row of each live row meant to run, for the queues of the node pools
+    queued = []  # pending.Row (queued.Row on KAI) of each live row meant to run, for the queues
+    owners = kai_sync.owners(seen, rows) if seen.kai else {}
     for workload in rows:
         wid = str(workload.pk)
         ref = workload_ref(workload)
@@ -176,15 +197,22 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
                                              phases.Observed(primary, pods, events), now=now)
         pool = derived.node_pools_of({"nodePools": workload.spec_nodePools})[0]
         live = workload.desired_phase == Workload.Desired.RUNNING and workload.deleted_at is None
-        waiting[wid] = (workload, pending.cluster_reason(phase, message, pods, events, pool=pool) if live else None)
-        if live:
-            queued.append(_queue_row(workload, phase, pool))
+        if seen.kai:
+            reason, evicted = kai_sync.reason(seen, workload, phase, message, pods, pool=pool, owners=owners)
+            changes.cluster_events(workload, evicted)
+            waiting[wid] = (workload, reason if live else None)
+            if live:
+                queued.append(kai_sync.queue_row(workload, phase))
+        else:
+            waiting[wid] = (workload, pending.cluster_reason(phase, message, pods, events, pool=pool) if live else None)
+            if live:
+                queued.append(_queue_row(workload, phase, pool))
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
         report.repushed += _repair_missing(workload, primary, phase, seen, grace)
         report.resuspended += _repair_suspension(workload, ref, primary, phase, grace)
         report.removed += _repair_deleted(workload, objects, pods, grace)
-    places = pending.queue(queued)
+    places = kai_queue(queued) if seen.kai else pending.queue(queued)
     for wid, (workload, reason) in waiting.items():
         changes.waiting(workload, *pending.answer(reason, places.get(wid)))
     report.changed = changes.save()

@@ -5,7 +5,9 @@ Quotas are the per-pool `resources` (a project without per-pool quotas counts it
 GPU_QUOTA in GPUs, CPU_QUOTA in millicores, MEMORY_QUOTA in MB. Allocation is what the live workloads in an
 allocated phase hold: GPU_ALLOCATION their GPUs (as the quota counts them), CPU_ALLOCATION and
 MEMORY_ALLOCATION their CPU and memory requests times their running pods; a workload's pool is the first it asks
-for. The `*_NON_PREEMPTIBLE` types count the workloads of a class that is not preempted (build, inference)."""
+for. The `*_NON_PREEMPTIBLE` types count the workloads of a class that is not preempted (build, inference).
+On a cluster that schedules with KAI Scheduler, a project's allocation is its queue's status instead (what the
+scheduler itself counts, read by the sync: studio.clusters.scheduler.queue_status)."""
 
 from collections import defaultdict
 
@@ -22,7 +24,12 @@ from rest_framework.views import APIView
 from studio.listing import CommaListField
 from studio.models import Cluster, Department, NodePool, Project
 from studio.org.units import MB_PER_UNIT, department_cluster_id
-from workloads.api.runai_fields import ALLOCATED_PHASES, node_pool_expression, priority_class_expression
+from workloads.api.runai_fields import (
+    ALLOCATED_PHASES,
+    DEFAULT_NODE_POOL,
+    node_pool_expression,
+    priority_class_expression,
+)
 from workloads.models import Workload
 
 TYPES = ("GPU_QUOTA", "CPU_QUOTA", "MEMORY_QUOTA", "GPU_ALLOCATION", "CPU_ALLOCATION", "MEMORY_ALLOCATION",
@@ -90,6 +97,21 @@ def _allocation_rows(workloads, kind: str, non_preemptible: bool, pool_ids: dict
         yield cluster, pool_ids.get((cluster, row["pool"]), ""), row["department_id"], amount
 
 
+def _scheduler_rows(projects, kind: str, non_preemptible: bool, pool_ids: dict) -> list[tuple]:
+    """(project id, (cluster, pool id, department, amount)) of the projects whose KAI queue status the sync has read:
+    the scheduler's own count of what they hold (docs/scheduling.md), under their cluster's default pool."""
+    found = []
+    for project in projects.select_related("cluster").only("id", "cluster", "department_id", "queue_status"):
+        status = project.queue_status or {}
+        if not project.cluster.uses_kai or "allocated" not in status:
+            continue
+        amount = float((status["allocatedNonPreemptible" if non_preemptible else "allocated"] or {}).get(kind) or 0)
+        cluster = str(project.cluster_id)
+        found.append((project.pk, (cluster, pool_ids.get((cluster, DEFAULT_NODE_POOL), ""), project.department_id,
+                                   amount)))
+    return found
+
+
 def _answer(request, *, groups: dict, projects_of, quota_units):
     query = TelemetryQuery(data=request.query_params, groups=groups)
     query.is_valid(raise_exception=True)
@@ -103,8 +125,12 @@ def _answer(request, *, groups: dict, projects_of, quota_units):
     if "QUOTA" in telemetry:
         rows = list(_quota_rows(quota_units(data), kind))
     else:
-        workloads = Workload.objects.live().filter(project__in=projects_of(data), actual_phase__in=ALLOCATED_PHASES)
-        rows = list(_allocation_rows(workloads, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids))
+        projects = projects_of(data)
+        scheduled = _scheduler_rows(projects, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids)
+        workloads = Workload.objects.live().filter(project__in=projects, actual_phase__in=ALLOCATED_PHASES) \
+            .exclude(project_id__in=[pk for pk, _ in scheduled])
+        rows = [row for _, row in scheduled]
+        rows += list(_allocation_rows(workloads, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids))
     if data.get("nodepoolId") or data.get("nodepoolName"):
         wanted = {data["nodepoolId"]} if data.get("nodepoolId") else {
             str(p.pk) for p in pools if p.name == data["nodepoolName"]}
