@@ -63,6 +63,11 @@ class GpuScheduler(models.TextChoices):
     NONE = "none"
 
 
+def default_gpu_scheduler() -> str:
+    """A new cluster's GPU scheduler: GPU_SCHEDULER (auto unless set)."""
+    return settings.GPU_SCHEDULER
+
+
 class Cluster(models.Model):
     class Status(models.TextChoices):
         UNKNOWN = "Unknown"
@@ -85,7 +90,7 @@ class Cluster(models.Model):
     has_knative = models.BooleanField(null=True, blank=True)
     # Its GPU scheduler (docs/scheduling.md): `auto` uses KAI Scheduler where the cluster serves KAI's Queue API
     # (`kai_detected`, from discovery, refreshed by the sync), `kai` always, `none` plain Kubernetes scheduling.
-    gpu_scheduler = models.CharField(max_length=8, choices=GpuScheduler.choices, default=GpuScheduler.AUTO)
+    gpu_scheduler = models.CharField(max_length=8, choices=GpuScheduler.choices, default=default_gpu_scheduler)
     kai_detected = models.BooleanField(null=True, blank=True)
     # Its nodes' GPUs as the sync last counted them: {"total", "largestNode"} (what no workload may exceed).
     gpu_capacity = models.JSONField(default=dict, blank=True)

@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("STUDIO_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -269,6 +270,11 @@ SYNC_REPAIR_GRACE_SECONDS = env.float("SYNC_REPAIR_GRACE_SECONDS", default=60.0)
 WORKLOAD_NAME_SEED = None
 SYNC_MAX_REPAIRS = env.int("SYNC_MAX_REPAIRS", default=200)  # orphan deletions per round
 GPU_SCHEDULER_NAME = env.str("GPU_SCHEDULER_NAME", default="runai-scheduler")
+# A new cluster's GPU scheduler (docs/scheduling.md): auto (KAI Scheduler where the cluster serves its Queue API),
+# kai or none; each cluster's own setting (its page, `gpuScheduler` in the API) wins.
+GPU_SCHEDULER = env.str("GPU_SCHEDULER", default="auto")
+if GPU_SCHEDULER not in ("auto", "kai", "none"):
+    raise ImproperlyConfigured(f"GPU_SCHEDULER must be auto, kai or none, not {GPU_SCHEDULER!r}.")
 # PromQL per metric type, overriding workloads.cluster.collect.PROMETHEUS_QUERIES: {"TYPE": [template, "sum"|"mean", scale]}.
 PROMETHEUS_QUERIES = env.json("PROMETHEUS_QUERIES", default={})
 # Beat messages expire after two intervals: a worker that was down does not replay a backlog of rounds.

@@ -78,7 +78,7 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
         within = used + gpus <= project.gpu_deserved
         return {**answer, "allowed": True, "scheduler": "kai", "message": (
             "Within the project's GPU quota." if within or gpus <= 0 else
-            f"Over the project's deserved GPUs ({used + gpus:g} of {project.gpu_deserved:g}): it waits in project "
+            f"Over the project's deserved GPUs ({_n(used + gpus)} of {_n(project.gpu_deserved)}): it waits in project "
             f"{project.name}'s queue until KAI Scheduler lends it idle GPUs (a training may be reclaimed later).")}
     message = ""
     if gpus <= 0:
@@ -111,23 +111,27 @@ def _department_gpu_limit(project: Project) -> Decimal | None:
     return Decimal(str(sum(float(v) for v in limits)))
 
 
+def _n(value) -> str:
+    return f"{float(value):g}"
+
+
 def _never_runs(project: Project, kind: str, gpus: Decimal, spec: dict) -> str:
     """Why a workload of `gpus` GPUs could never run on the project's KAI queue; "" when it could."""
     if gpus <= 0:
         return ""
     if project.gpu_limit is not None and gpus > project.gpu_limit:
-        return (f"It can never run: {gpus:g} GPUs is more than project {project.name}'s limit of "
-                f"{project.gpu_limit:g} GPUs.")
+        return (f"It can never run: {_n(gpus)} GPUs is more than project {project.name}'s limit of "
+                f"{_n(project.gpu_limit)} GPUs.")
     department_limit = _department_gpu_limit(project)
     if department_limit is not None and gpus > department_limit:
-        return (f"It can never run: {gpus:g} GPUs is more than department {project.department.name}'s limit of "
-                f"{department_limit:g} GPUs.")
+        return (f"It can never run: {_n(gpus)} GPUs is more than department {project.department.name}'s limit of "
+                f"{_n(department_limit)} GPUs.")
     capacity = (project.cluster.gpu_capacity or {}).get("total")
     if capacity and gpus > capacity:
-        return f"It can never run: {gpus:g} GPUs is more than cluster {project.cluster.name} has ({capacity:g})."
+        return f"It can never run: {_n(gpus)} GPUs is more than cluster {project.cluster.name} has ({_n(capacity)})."
     if not _preemptible(kind, spec) and 0 <= project.gpu_deserved < gpus:
         return (f"It can never run: a non-preemptible {kind} runs only within project {project.name}'s deserved "
-                f"GPUs ({project.gpu_deserved:g}), and it asks for {gpus:g}. Trainings may go over the quota.")
+                f"GPUs ({_n(project.gpu_deserved)}), and it asks for {_n(gpus)}. Trainings may go over the quota.")
     return ""
 
 

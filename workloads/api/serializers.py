@@ -122,7 +122,17 @@ class PendingReasonSerializer(serializers.Serializer):
     over = serializers.FloatField(required=False, help_text="OverQuota: by how many GPUs.")
     image = serializers.CharField(required=False)
     reason = serializers.CharField(required=False, help_text="ImagePull: ErrImagePull, ImagePullBackOff, …")
-    queueLength = serializers.IntegerField(required=False, help_text="Pending workloads of its node pool.")
+    queueLength = serializers.IntegerField(required=False, help_text="Pending workloads of its node pool (on a KAI "
+                                                                     "cluster: of its project's queue).")
+    queue = serializers.CharField(required=False, help_text="On a KAI cluster: its project's queue.")
+    schedulerReason = serializers.CharField(required=False, help_text=(
+        "OverQuota on a KAI cluster: KAI's reason, OverLimit or NonPreemptibleOverQuota."))
+    reclaimedBy = serializers.DictField(required=False, help_text=(
+        "Reclaimed: whose quota took its GPUs back: {project, workload, namespace, podGroup}."))
+    preemptedBy = serializers.DictField(required=False, help_text="Preempted: the higher-priority workload.")
+    waitingFor = serializers.DictField(required=False, help_text=(
+        "Reclaimed / Preempted: why it waits now (a reason of the other types)."))
+    at = serializers.CharField(required=False, allow_null=True, help_text="Reclaimed / Preempted: when.")
     estimatedStartAt = serializers.DateTimeField(required=False, allow_null=True, help_text=(
         "When the pool's running workloads with a known end (a time limit) free enough GPUs for it and those "
         "ahead; null when that cannot be told."))

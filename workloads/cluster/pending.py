@@ -20,10 +20,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-TYPES = ("OverQuota", "NoNodeRoom", "Unschedulable", "ImagePull", "Scheduling", "Creating", "Starting")
+TYPES = ("OverQuota", "NoNodeRoom", "Unschedulable", "ImagePull", "Scheduling", "Creating", "Starting",
+         # On a cluster that schedules with KAI Scheduler (workloads.cluster.queued): evicted, waiting to run again.
+         "Reclaimed", "Preempted", "Consolidated")
 TITLES = {"OverQuota": "Over quota", "NoNodeRoom": "No node with room", "Unschedulable": "Cannot be scheduled",
           "ImagePull": "Image cannot be pulled", "Scheduling": "Waiting for the scheduler",
-          "Creating": "Being created", "Starting": "Starting"}
+          "Creating": "Being created", "Starting": "Starting", "Reclaimed": "Reclaimed", "Preempted": "Preempted",
+          "Consolidated": "Moved to pack GPUs"}
 WAITING_PHASES = frozenset({"Creating", "Pending", "Initializing", "Resuming"})
 IMAGE_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 # Phases in which a workload's GPUs are held on a node (runai_fields.ALLOCATED_PHASES).

@@ -1,0 +1,91 @@
+"""The scheduler adapter's pure part (studio.clusters.scheduler): Run:ai's organisation as KAI queues, a queue's
+status in Run:ai's units, and what the nodes offer."""
+
+import pytest
+
+from studio.clusters import scheduler as sched
+
+POOL = {"nodePool": {"id": "1", "name": "default"}}
+
+
+@pytest.mark.parametrize("entries, totals, gpu, cpu, memory", [
+    # No per-pool quotas: the project's GPU totals; CPU and memory unbounded (a quota of 0 would hold them).
+    ([], (4, None), {"quota": 4, "limit": -1, "overQuotaWeight": 1}, {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+     {"quota": -1, "limit": -1, "overQuotaWeight": 1}),
+    ([], (0, 2), {"quota": 0, "limit": 2, "overQuotaWeight": 1}, {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+     {"quota": -1, "limit": -1, "overQuotaWeight": 1}),
+    # Two pools: summed; a pool without a limit leaves the whole without one; the largest weight.
+    ([{**POOL, "gpu": {"deserved": 2, "limit": 4, "overQuotaWeight": 3}},
+      {"nodePool": {"id": "2", "name": "b"}, "gpu": {"deserved": 1, "limit": None, "overQuotaWeight": 1}}],
+     (0, None), {"quota": 3, "limit": -1, "overQuotaWeight": 3}, {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+     {"quota": -1, "limit": -1, "overQuotaWeight": 1}),
+    # CPU in cores -> millicores, memory in its units -> MB; -1 stays unlimited.
+    ([{**POOL, "gpu": {"deserved": 8, "limit": 16}, "cpu": {"deserved": 2.5, "limit": 4},
+       "memory": {"deserved": 2, "limit": -1, "units": "GB"}}],
+     (0, None), {"quota": 8, "limit": 16, "overQuotaWeight": 1}, {"quota": 2500, "limit": 4000, "overQuotaWeight": 1},
+     {"quota": 2000, "limit": -1, "overQuotaWeight": 1}),
+    ([{**POOL, "gpu": {"deserved": -1, "limit": -1}}], (0, None), {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+     {"quota": -1, "limit": -1, "overQuotaWeight": 1}, {"quota": -1, "limit": -1, "overQuotaWeight": 1}),
+])
+def test_a_projects_resources_become_its_queues(entries, totals, gpu, cpu, memory):
+    assert sched.queue_resources(entries, gpu_deserved=totals[0], gpu_limit=totals[1]) == {
+        "gpu": gpu, "cpu": cpu, "memory": memory}
+
+
+def test_departments_are_parents_named_apart_from_any_project_and_only_where_they_have_projects():
+    queues = sched.desired_queues(
+        [{"name": "research", "resources": []}, {"name": "empty", "resources": []},
+         {"name": "ops", "resources": [{**POOL, "gpu": {"deserved": 10, "limit": 12}}]}],
+        [{"name": "a", "department": "research", "resources": [], "gpu_deserved": 8, "gpu_limit": 16},
+         {"name": "b", "department": "research", "resources": [], "gpu_deserved": 4, "gpu_limit": None},
+         {"name": "c", "department": "ops", "resources": [], "gpu_deserved": 1, "gpu_limit": 1}])
+    names = [q["metadata"]["name"] for q in queues]
+    assert names == ["research.department", "ops.department", "a", "b", "c"]  # parents first
+    by = {q["metadata"]["name"]: q for q in queues}
+    # A department without quotas guarantees what its projects do, with no limit; one with quotas, its own.
+    assert by["research.department"]["spec"]["resources"]["gpu"] == {"quota": 12, "limit": -1, "overQuotaWeight": 1}
+    assert by["ops.department"]["spec"]["resources"]["gpu"] == {"quota": 10, "limit": 12, "overQuotaWeight": 1}
+    assert by["a"]["spec"]["parentQueue"] == "research.department"
+    assert by["a"]["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "paas-studio",
+                                             "paas-studio/org-unit": "project"}
+    assert by["a"]["apiVersion"] == "scheduling.run.ai/v2" and by["a"]["kind"] == "Queue"
+
+
+def test_a_queue_differs_when_its_quotas_or_parent_do_and_not_for_fields_of_its_own():
+    desired = sched.project_queue_manifest(name="a", department="d", resources=[], gpu_deserved=1, gpu_limit=2)
+    current = {"spec": {**desired["spec"], "priority": 100}}  # KAI's own default: ours to leave alone
+    assert not sched.spec_differs(current, desired)
+    lowered = {"spec": {**desired["spec"], "resources": {**desired["spec"]["resources"],
+                                                         "gpu": {"quota": 0, "limit": 2, "overQuotaWeight": 1}}}}
+    assert sched.spec_differs(lowered, desired)
+    assert sched.spec_differs({"spec": {**desired["spec"], "parentQueue": "other"}}, desired)
+
+
+def test_placement_labels_use_kais_class_names_and_say_preemptibility_only_for_known_classes():
+    assert sched.Placement("a", "train").labels() == {"kai.scheduler/queue": "a", "priorityClassName": "train",
+                                                      "kai.scheduler/preemptibility": "preemptible"}
+    assert sched.Placement("a", "build").labels()["kai.scheduler/preemptibility"] == "non-preemptible"
+    assert sched.Placement("a", "interactive-preemptible").labels()["priorityClassName"] == "build-preemptible"
+    assert "kai.scheduler/preemptibility" not in sched.Placement("a", "gold").labels()
+
+
+def test_queue_status_in_runai_units_and_its_summary():
+    queue = {"metadata": {"name": "a"},
+             "spec": {"resources": {"gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1}}},
+             "status": {"allocated": {"nvidia.com/gpu": "12500m", "cpu": "3", "memory": "2Gi"},
+                        "allocatedNonPreemptible": {"nvidia.com/gpu": "1"},
+                        "requested": {"nvidia.com/gpu": "20", "cpu": "4500m"}}}
+    status = sched.queue_status(queue)
+    assert status["allocated"] == {"gpu": 12.5, "cpu": 3000.0, "memory": 2147.484}
+    assert status["requested"] == {"gpu": 20.0, "cpu": 4500.0, "memory": 0.0}
+    summary = sched.summary({**status, "queue": "a", "at": "t"})
+    assert summary == {"queue": "a", "deserved": 8.0, "limit": 16.0, "overQuotaWeight": 1, "allocated": 12.5,
+                       "allocatedNonPreemptible": 1.0, "requested": 20.0, "overQuota": 4.5, "waiting": 7.5, "at": "t"}
+    assert sched.summary({}) is None
+
+
+def test_gpu_capacity_of_the_nodes():
+    nodes = [{"status": {"allocatable": {"nvidia.com/gpu": "8"}}}, {"status": {"allocatable": {"cpu": "4"}}},
+             {"status": {"allocatable": {"nvidia.com/gpu": "4"}}}]
+    assert sched.gpu_capacity(nodes) == {"total": 12, "largestNode": 8}
+    assert sched.gpu_capacity([]) == {"total": 0, "largestNode": 0}
