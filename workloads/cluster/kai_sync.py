@@ -53,10 +53,12 @@ def observe_evictions(conn: kube.Connection, seen, namespace: str) -> None:
             seen.evictions[(involved.get("namespace") or namespace, involved.get("name"))].append(event)
 
 
-def owners(seen, rows) -> dict:
-    """(namespace, pod group) -> queued.Owner: the project and workload each PodGroup of ours belongs to."""
+def owners(seen, rows, cluster_id) -> dict:
+    """(namespace, pod group) -> queued.Owner: the project and workload each PodGroup of ours belongs to; and
+    (namespace, "") -> the project of each namespace of the cluster."""
     by_id = {str(w.pk): w for w in rows}
-    found = {}
+    found = {(namespace, ""): queued.Owner(name) for namespace, name in
+             Project.objects.filter(cluster_id=cluster_id).values_list("namespace", "name")}
     for wid, groups in seen.pod_groups.items():
         workload = by_id.get(wid)
         for group in groups:

@@ -32,7 +32,8 @@ _LIMIT = re.compile(r"(?:of|reached the allowable limit of) (GPUs|CPU cores|memo
 
 @dataclass(frozen=True)
 class Owner:
-    """Whose a PodGroup is: the project and the workload (None: not one of ours)."""
+    """Whose a PodGroup is: the project and the workload (None: not known, e.g. a group made after the round
+    listed them; `(namespace, "")` keys the project of a namespace)."""
 
     project: str
     workload: str | None = None
@@ -50,7 +51,7 @@ def eviction(event: dict, owners: dict) -> dict | None:
     found = {"type": kind, "schedulerMessage": text, "at": event.get("lastTimestamp") or event.get("eventTime")}
     if kind == "Consolidated":
         return {**found, "message": "Moved by the scheduler to pack GPUs tighter; it waits to run again."}
-    owner = owners.get((match["by_ns"], match["by"]))
+    owner = owners.get((match["by_ns"], match["by"])) or owners.get((match["by_ns"], ""))  # else by its namespace
     by = {"namespace": match["by_ns"], "podGroup": match["by"]}
     if owner is not None:
         by.update(project=owner.project, **({"workload": owner.workload} if owner.workload else {}))

@@ -179,7 +179,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
     waiting = {}  # wid -> (workload, reason the cluster shows); every followed row, None when not waiting
     queued = []  # pending.Row (queued.Row on KAI) of each live row meant to run, for the queues
-    owners = kai_sync.owners(seen, rows) if seen.kai else {}
+    owners = kai_sync.owners(seen, rows, cluster.pk) if seen.kai else {}
     for workload in rows:
         wid = str(workload.pk)
         ref = workload_ref(workload)
