@@ -1,7 +1,7 @@
 """Why a workload waits on a KAI cluster, in KAI's words (workloads.cluster.queued): table tests on the objects
 KAI writes (v0.12's messages and PodGroup conditions)."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from workloads.cluster import queued
 
@@ -116,7 +116,7 @@ def test_an_eviction_is_told_from_when_it_stops_running_until_it_runs_again():
 
 
 def test_the_queue_of_each_project_in_kais_order():
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     rows = [queued.Row("t1", "a", "Pending", 50, t0), queued.Row("ws", "a", "Pending", 100, t0 + timedelta(1)),
             queued.Row("t2", "a", "Pending", 50, t0 + timedelta(2)), queued.Row("run", "a", "Running", 50, t0),
             queued.Row("b1", "b", "Pending", 50, t0 + timedelta(3))]
