@@ -1,10 +1,10 @@
 """The scheduling scenario of docs/scheduling.md, driven through the product's public API against a cluster that
 runs KAI Scheduler (kubesim's, or the real one), with a transcript of every workload's phase and reason over time.
 
-One node pool of 16 GPUs; projects A and B of one department, each deserved 8, limit 16:
-1. A fills the pool with 16 one-GPU trainings (over its quota): all run.
+One node pool of N GPUs (16 on kubesim); projects A and B of one department, each deserved N/2, limit N:
+1. A fills the pool with N one-GPU trainings (over its quota): all run.
 2. A adds a one-GPU workspace within its deserved: it runs (one of A's own trainings is preempted for it).
-3. B submits 8 one-GPU trainings (its deserved): within a bounded time A's over-quota trainings are reclaimed and
+3. B submits N/2 one-GPU trainings (its deserved): within a bounded time A's over-quota trainings are reclaimed and
    B's run; A's workspace is never a victim.
 4. B's work ends: A's reclaimed trainings run again with no user action.
 5. A submits beyond its limit: accepted, waits with an over-quota reason.
@@ -27,6 +27,9 @@ from tests.workloads.cluster_support import wait_for
 QUEUE_API = ("scheduling.run.ai", "v2", "queues")
 POOL_GPUS = 16
 IMAGE = "busybox:1.36"
+# Trainings run until deleted: kubesim's run time, and the real stack's KWOK pod-complete delay.
+LONG_RUN = [{"name": "kubesim.paas-studio/run-seconds", "value": "3600"},
+            {"name": "kubesim.paas-studio/run-duration", "value": "3600s"}]
 
 
 @dataclass
@@ -78,8 +81,9 @@ class Transcript:
 
 
 class Scenario:
-    def __init__(self, stage: Stage, *, suffix: str):
+    def __init__(self, stage: Stage, *, suffix: str, gpus: int = POOL_GPUS):
         self.stage, self.api, self.suffix = stage, stage.api, suffix
+        self.gpus, self.half = gpus, gpus // 2
         self.transcript = Transcript()
         self.outcome: dict = {}
         self.ids: dict[str, str] = {}
@@ -98,7 +102,7 @@ class Scenario:
         self.projects = {}
         for letter in ("a", "b"):
             body = {"name": f"{letter}-{self.suffix}", "clusterId": cluster, "parentId": dept["id"],
-                    "resources": [{**pool, "gpu": {"deserved": 8, "limit": POOL_GPUS, "overQuotaWeight": 1}}]}
+                    "resources": [{**pool, "gpu": {"deserved": self.half, "limit": self.gpus, "overQuotaWeight": 1}}]}
             self.projects[letter] = self._post("/api/v1/org-unit/projects", body)
         self.dept = dept
 
@@ -114,7 +118,7 @@ class Scenario:
         project = self.projects[letter]
         spec = {"image": IMAGE, "compute": compute}
         if kind == "trainings":
-            spec.update(command="sleep", args="3600")
+            spec.update(command="sleep", args="3600", annotations=LONG_RUN)
         body = {"name": name, "projectId": project["id"], "clusterId": project["clusterId"], "spec": spec}
         response = self.api.post(f"/api/v1/workloads/{kind}", body, format="json")
         if response.status_code in status:
@@ -149,25 +153,26 @@ class Scenario:
         self.outcome["queues"] = {name: (self.queue(name) or {}).get("spec", {}).get("resources", {}).get("gpu")
                                   for name in (a, b)}
 
-        t.mark(f"1. A fills the pool: 16 one-GPU trainings (A deserves 8, limit {POOL_GPUS})")
-        for i in range(POOL_GPUS):
+        n, half = self.gpus, self.half
+        t.mark(f"1. A fills the pool: {n} one-GPU trainings (A deserves {half}, limit {n})")
+        for i in range(n):
             self.submit("a", "trainings", f"a-train-{i:02d}", {"gpuDevicesRequest": 1})
-        self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == POOL_GPUS, "A's 16 trainings Running")
+        self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == n, f"A's {n} trainings Running")
         self.outcome["1 A over quota"] = _summary(self.workloads())
         self.outcome["1 A status"] = self._status("a")
 
         t.mark("2. A adds a one-GPU workspace within its deserved quota")
         self.submit("a", "workspaces", "a-notebook", {"gpuDevicesRequest": 1})
         self.watch(lambda ws: _count(ws, a, "a-notebook", "Running") == 1, "A's workspace Running")
-        self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == POOL_GPUS - 1
+        self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == n - 1
                    and _reasons(ws, a).get("Preempted"), "one of A's trainings preempted for it")
         self.outcome["2 workspace"] = _summary(self.workloads())
 
-        t.mark("3. B submits 8 one-GPU trainings (its deserved quota)")
+        t.mark(f"3. B submits {half} one-GPU trainings (its deserved quota)")
         started = time.monotonic()
-        for i in range(8):
+        for i in range(half):
             self.submit("b", "trainings", f"b-train-{i}", {"gpuDevicesRequest": 1})
-        self.watch(lambda ws: _count(ws, b, "b-train-", "Running") == 8, "B's 8 trainings Running")
+        self.watch(lambda ws: _count(ws, b, "b-train-", "Running") == half, f"B's {half} trainings Running")
         self.outcome["3 seconds for B to run"] = round(time.monotonic() - started, 1)
         listed = self.watch(lambda ws: _reasons(ws, a).get("Reclaimed") and ws, "A's reclaimed trainings say so")
         self.outcome["3 B reclaims"] = _summary(listed)
@@ -178,9 +183,9 @@ class Scenario:
         self.outcome["3 example"] = reclaimed[0]["pendingReason"] if reclaimed else None
 
         t.mark("4. B's work ends (its trainings deleted)")
-        for i in range(8):
+        for i in range(half):
             assert self.api.delete(f"/api/v1/workloads/trainings/{self.ids[f'b-train-{i}']}").status_code == 204
-        self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == POOL_GPUS - 1, "A's trainings running again")
+        self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == n - 1, "A's trainings running again")
         self.outcome["4 A runs again"] = _summary(self.workloads())
         self.outcome["4 events of a reclaimed training"] = [e["reason"] for e in self._events(
             reclaimed[0]["name"]) if e["reason"] in ("Reclaimed", "Preempted", "Running", "Pending")][::-1] \
@@ -193,7 +198,7 @@ class Scenario:
         reason = beyond["pendingReason"]
         self.outcome["5 reason"] = {k: reason.get(k) for k in ("type", "quota", "scope", "scopeName",
                                                                 "schedulerReason")}
-        never = self.submit("a", "trainings", "a-never", {"gpuDevicesRequest": POOL_GPUS + 1}, status=())
+        never = self.submit("a", "trainings", "a-never", {"gpuDevicesRequest": n + 1}, status=())
         self.outcome["5 never runs"] = never["status"]
 
         t.mark("6. Two 0.5-GPU workspaces in B")
@@ -207,15 +212,16 @@ class Scenario:
                                                        for p in halves})}
         self.outcome["6 B status"] = self._status("b")
 
-        t.mark("7. A's quota lowered in the API: deserved 4")
+        lowered = half // 2
+        t.mark(f"7. A's quota lowered in the API: deserved {lowered}")
         project = self.projects["a"]
         patched = self.api.patch(f"/api/v1/org-unit/projects/{project['id']}", {"resources": [
-            {"nodePool": {"name": "default"}, "gpu": {"deserved": 4, "limit": POOL_GPUS, "overQuotaWeight": 1}}]},
+            {"nodePool": {"name": "default"}, "gpu": {"deserved": lowered, "limit": n, "overQuotaWeight": 1}}]},
             format="json")
         assert patched.status_code == 200, patched.json()
         changed = time.monotonic()
         wait_for(lambda: ((self.queue(a) or {}).get("spec", {}).get("resources", {}).get("gpu") or {})
-                 .get("quota") == 4, timeout=self.stage.timeout, what="A's queue quota 4")
+                 .get("quota") == lowered, timeout=self.stage.timeout, what=f"A's queue quota {lowered}")
         self.outcome["7 queue after the API change"] = self.queue(a)["spec"]["resources"]["gpu"]
         self.outcome["7 seconds to reach the queue"] = round(time.monotonic() - changed, 1)
         self.watch(lambda ws: True, "a last round")
