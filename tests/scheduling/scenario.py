@@ -159,7 +159,7 @@ class Scenario:
             self.submit("a", "trainings", f"a-train-{i:02d}", {"gpuDevicesRequest": 1})
         self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == n, f"A's {n} trainings Running")
         self.outcome["1 A over quota"] = _summary(self.workloads())
-        self.outcome["1 A status"] = self._status("a")
+        self.outcome["1 A status"] = self._settled("a", allocated=float(n))
 
         t.mark("2. A adds a one-GPU workspace within its deserved quota")
         self.submit("a", "workspaces", "a-notebook", {"gpuDevicesRequest": 1})
@@ -210,7 +210,7 @@ class Scenario:
         self.outcome["6 one GPU"] = {"pods": len(halves), "nodes": len({p.spec.node_name for p in halves}),
                                      "gpuGroups": len({(p.metadata.labels or {}).get("runai-gpu-group")
                                                        for p in halves})}
-        self.outcome["6 B status"] = self._status("b")
+        self.outcome["6 B status"] = self._settled("b", allocated=1.0)
 
         lowered = half // 2
         t.mark(f"7. A's quota lowered in the API: deserved {lowered}")
@@ -224,9 +224,17 @@ class Scenario:
                  .get("quota") == lowered, timeout=self.stage.timeout, what=f"A's queue quota {lowered}")
         self.outcome["7 queue after the API change"] = self.queue(a)["spec"]["resources"]["gpu"]
         self.outcome["7 seconds to reach the queue"] = round(time.monotonic() - changed, 1)
-        self.watch(lambda ws: True, "a last round")
-        self.outcome["7 A status"] = self._status("a")
+        self.outcome["7 A status"] = self._settled("a", deserved=float(lowered))
         return self.outcome
+
+    def _settled(self, letter: str, **expected) -> dict:
+        """The project's scheduler status once it shows `expected` (the queue controller counts a moment after
+        the pods run; a sync round reads it)."""
+        def seen():
+            self.stage.sync()
+            status = self._status(letter)
+            return status if all(status.get(k) == v for k, v in expected.items()) else None
+        return wait_for(seen, timeout=self.stage.timeout, interval=0.5, what=f"{letter}'s queue status {expected}")
 
     def _status(self, letter: str) -> dict:
         answer = self.api.get(f"/api/v1/org-unit/projects/{self.projects[letter]['id']}").json()
