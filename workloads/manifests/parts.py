@@ -30,6 +30,7 @@ def priority_class_of(kind: str, spec: dict | None) -> str:
             or DEFAULT_PRIORITY_CLASS.get(kind, "train"))
 NODE_TYPE_LABEL = "run.ai/type"
 NODE_POOL_LABEL = "run.ai/node-pool"
+DEFAULT_NODE_POOL = "default"
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -219,6 +220,8 @@ def scheduling(spec: dict, *, selector: dict) -> dict:
         pod["nodeSelector"] = node_selector
     affinity = {}
     pools = [str(p) for p in spec.get("nodePools") or () if p]
+    if DEFAULT_NODE_POOL in pools:  # the default pool is every node: no pool rule (its nodes carry no pool label)
+        pools = []
     if pools:
         term = {"matchExpressions": [{"key": NODE_POOL_LABEL, "operator": "In", "values": pools}]}
         affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
