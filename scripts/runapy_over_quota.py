@@ -95,8 +95,10 @@ def run(client, cluster_id: str, *, gpus: int, per_node: int, say=print, step=No
         submit("a", "a-1")
         watch.until(ids, running("a-1"), "A's first training (within its quota) to run")
         submit("a", "a-over")
-        watch.until(ids, lambda f: f["a-over"]["phase"] == "Pending" and f["a-over"].get("pendingReason"),
-                    "A's training over its quota to wait")
+        said = ("Scheduling", "Creating", None)  # not yet what the scheduler says
+        watch.until(ids, lambda f: f["a-over"]["phase"] == "Pending"
+                    and (f["a-over"].get("pendingReason") or {}).get("type") not in said,
+                    "A's training over its quota to wait, and the scheduler to say why")
         watch.log(f"a-over waits: {watch.seen['a-over'][1]}")
         trainings.delete_training(ids.pop(b_names[-1]))
         watch.log(f"B deleted {b_names[-1]}: a node is idle")
