@@ -1,5 +1,6 @@
 """deploy/rbac.yaml: valid Kubernetes objects that grant exactly what the pipeline's calls need — cluster-wide
-only namespaces, nodes, metrics and the one RoleBinding per namespace; the rest inside project namespaces.
+only namespaces, nodes, metrics, KAI's queues and the one RoleBinding per namespace; the rest inside project
+namespaces.
 tests/real/test_rbac.py proves the same on a real API server."""
 
 from collections import defaultdict
@@ -8,7 +9,7 @@ from pathlib import Path
 import kubernetes_validate
 import yaml
 
-from studio.clusters import kube
+from studio.clusters import kube, scheduler
 from workloads import manifests
 from workloads.cluster import push, sync
 from workloads.manifests.distributed import FRAMEWORKS
@@ -52,6 +53,8 @@ def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_ro
         ("metrics.k8s.io", "nodes"): {"get", "list"},
         ("rbac.authorization.k8s.io", "rolebindings"): {"create", "get"},
         ("rbac.authorization.k8s.io", "clusterroles", kube.NAMESPACE_ROLE): {"bind"},
+        # KAI Scheduler's queues (studio.clusters.queues: list, create-or-adopt, patch, delete).
+        resource(scheduler.QUEUE): {"create", "get", "list", "patch", "delete"},
     }
 
 
@@ -71,6 +74,7 @@ def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
                                                            suspended=True, spec={"distributedFramework": framework})
         needed[resource((api_version, api_kind))].add("patch")
     needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
+    needed[resource(scheduler.POD_GROUP)].add("list")  # KAI's PodGroups (workloads.cluster.kai_sync)
     needed[("", "pods/log")] = {"get"}
     assert granted_by(kube.NAMESPACE_ROLE) == dict(needed)
 
