@@ -67,6 +67,9 @@ def test_queues_follow_projects_and_departments(setting):
     status = api.get(f"/api/v1/org-unit/projects/{project['id']}").json()["status"]
     assert status["additionalStatusData"]["scheduler"]["queue"] == child
     assert status["additionalStatusData"]["scheduler"]["deserved"] == 1.0
+    department = api.get(f"/api/v1/org-unit/departments/{dept['id']}").json()["status"]
+    assert department["additionalStatusData"]["scheduler"] == {**department["additionalStatusData"]["scheduler"],
+                                                              "queue": parent, "deserved": 6.0, "limit": 8.0}
 
     # Deleting the project removes its queue, and its department's: no project of it on the cluster now.
     assert api.delete(f"/api/v1/org-unit/projects/{project['id']}").status_code == 204
