@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import password_validators_help_text_html
 
 from studio.clusters import access as cluster_access
-from studio.models import Cluster, Department, Level, Project
+from studio.models import Cluster, Department, Level, Project, default_gpu_scheduler
 
 
 class ClusterForm(forms.ModelForm):
@@ -33,6 +33,10 @@ class ClusterForm(forms.ModelForm):
         self.fields["token"].initial = self.fields["kubeconfig"].initial = ""
         if self.instance.pk:
             self.initial["token"] = self.initial["kubeconfig"] = ""
+        self.fields["gpu_scheduler"].required = False  # left out: unchanged (a new cluster: GPU_SCHEDULER)
+
+    def clean_gpu_scheduler(self):
+        return self.cleaned_data.get("gpu_scheduler") or self.instance.gpu_scheduler or default_gpu_scheduler()
 
     # The API's own checks (studio.serializers.ClusterSerializer): a metadata, link-local or unlisted private
     # address, or a kubeconfig with anything but inline credentials (or keys that are not text), is refused here

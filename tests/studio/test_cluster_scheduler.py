@@ -53,3 +53,14 @@ def test_the_clusters_page_shows_the_scheduler(client):
     ClusterFactory(name="plain", gpu_scheduler="none")
     page = client.get("/org/clusters").content.decode()
     assert "KAI Scheduler (project queues)" in page and "Kubernetes (quotas checked at submission)" in page
+
+
+def test_the_edit_page_sets_the_scheduler_and_leaving_it_out_keeps_it(client):
+    client.force_login(UserFactory(platform_admin=True))
+    cluster = ClusterFactory(name="edited", gpu_scheduler="auto")
+    form = {"name": "edited", "api_server_url": "http://127.0.0.1:9", "token": "", "kubeconfig": "",
+            "verify_tls": "on", "prometheus_url": ""}
+    assert client.post(f"/org/clusters/{cluster.pk}/edit", {**form, "gpu_scheduler": "none"}).status_code == 302
+    assert Cluster.objects.get(pk=cluster.pk).gpu_scheduler == "none"
+    assert client.post(f"/org/clusters/{cluster.pk}/edit", form).status_code == 302
+    assert Cluster.objects.get(pk=cluster.pk).gpu_scheduler == "none"
