@@ -1,48 +1,26 @@
 """The scheduling scenario (tests/scheduling/scenario.py, docs/scheduling.md), differential: run through the product
-on kubesim's KAI Scheduler and on the real one, and compare what the product reported at each checkpoint. The real
-one is a cluster of its own (scripts/kube_stack.py: a current Kubernetes, KAI Scheduler, KWOK's GPU nodes: one pool
-of 16 GPUs, trainings that run until deleted), the product as deploy/'s service account. Writes the real run's
-transcript to docs/scheduling-transcript-real.md."""
+on the real KAI Scheduler (the session's real cluster: a current Kubernetes, KAI Scheduler, KWOK's GPU nodes in one
+pool; the product as deploy/'s service account) and on kubesim's with as many GPUs, and compare what the product
+reported at each checkpoint. Writes the real run's transcript to docs/scheduling-transcript-real.md."""
 
-import base64
 import re
 import uuid
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-from kubernetes import client, utils
 
 from scripts.realkube import kubeconfig_text
 from studio import services
 from studio.models import Cluster
-from tests.conftest import SIM_TOKEN, bearer_client, official_client, real_official_client
+from tests.conftest import SIM_TOKEN, bearer_client, official_client
 from tests.factories import UserFactory
-from tests.scheduling.scenario import POOL_GPUS, Scenario, Stage
-from tests.workloads.cluster_support import wait_for
+from tests.scheduling.scenario import Scenario, Stage
 from workloads import tasks
 
 pytestmark = [pytest.mark.real, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 # What may differ between two runs of the same scenario: names, times, KAI's free-text details.
 VARYING = ("seconds", "example", "events of")
-RBAC = Path(__file__).resolve().parents[2] / "deploy" / "rbac.yaml"
-
-
-@pytest.fixture(scope="module")
-def kai_cluster():
-    """16 GPUs on two KWOK nodes in the pool `default`, KAI Scheduler, deploy/rbac.yaml; Job pods run an hour."""
-    from scripts.kube_stack import Stack
-
-    stack = Stack(gpu_nodes=2, gpus_per_node=POOL_GPUS // 2, node_pool="default", training_operator=False,
-                  job_run_ms=3_600_000).start()
-    api = real_official_client(stack)
-    utils.create_from_yaml(api, str(RBAC))
-    secret = wait_for(lambda: (client.CoreV1Api(api).read_namespaced_secret("paas-studio-token", "paas-studio").data
-                               or {}).get("token"), what="the token controller to fill deploy/'s paas-studio-token")
-    yield SimpleNamespace(server=stack, api=api, product_token=base64.b64decode(secret).decode())
-    api.close()
-    stack.stop()
 
 
 def _sync(cluster):
@@ -62,9 +40,8 @@ def _unsuffixed(value, suffix: str):
     return re.sub(f"-{suffix}\\b", "", value) if isinstance(value, str) else value
 
 
-def test_the_scenario_reports_the_same_on_kubesim_and_on_the_real_kai_scheduler(kai_cluster, worker, start_kubesim):
-    real_cluster = kai_cluster
-    server = real_cluster.server
+def test_the_scenario_reports_the_same_on_kubesim_and_on_the_real_kai_scheduler(real_cluster, worker, start_kubesim):
+    server = real_cluster.server  # KAI binds only to its KWOK nodes (kubesim's node side plays the others)
     gpus = sum(int(n["status"]["allocatable"].get("nvidia.com/gpu", 0)) for n in server.gpu_node_objects())
     per_node = max(int(n["status"]["allocatable"].get("nvidia.com/gpu", 0)) for n in server.gpu_node_objects())
     root = UserFactory(username=f"root-{uuid.uuid4().hex[:6]}", platform_admin=True)
