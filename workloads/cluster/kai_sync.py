@@ -25,18 +25,27 @@ EVICT_SELECTOR = "reason=Evict"
 EVICTION_SLACK = timedelta(seconds=2)  # event times have whole seconds
 
 
+def _allowed(read, what: str, default):
+    """A read the product's role may not grant (a deploy/rbac.yaml from before KAI): said once a round in the log,
+    and the round goes on without it rather than failing."""
+    try:
+        return read()
+    except kube.PermanentClusterError as exc:
+        if exc.status != 403:
+            raise
+        log.warning("the cluster refuses to list %s (403): apply deploy/rbac.yaml again", what)
+        return default
+
+
 def observe(conn: kube.Connection, seen) -> None:
     """The PodGroups of our workloads (their labels are their top owner's), every Queue, the nodes' GPUs."""
-    for group in kube.list_managed(conn, *sched.POD_GROUP):
+    for group in _allowed(lambda: kube.list_managed(conn, *sched.POD_GROUP), "KAI's PodGroups", []):
         wid = (group["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
         if wid:
             seen.pod_groups[wid].append(group)
-    seen.queues = kube.list_objects(conn, *sched.QUEUE)
-    try:
-        seen.capacity = sched.gpu_capacity(kube.list_objects(conn, "v1", "Node"))
-    except kube.PermanentClusterError as exc:  # no right to read nodes: the capacity stays unknown
-        if exc.status != 403:
-            raise
+    seen.queues = _allowed(lambda: kube.list_objects(conn, *sched.QUEUE), "KAI's Queues", None)
+    nodes = _allowed(lambda: kube.list_objects(conn, "v1", "Node"), "nodes", None)
+    seen.capacity = sched.gpu_capacity(nodes) if nodes is not None else None
 
 
 def observe_evictions(conn: kube.Connection, seen, namespace: str) -> None:
@@ -71,7 +80,7 @@ def owners(seen, rows, cluster_id) -> dict:
 def _units(seen) -> dict:
     """Queue name -> (scope, name): which project or department a queue stands for."""
     units = {}
-    for queue in seen.queues:
+    for queue in seen.queues or ():
         name = queue["metadata"]["name"]
         if name.endswith(sched.DEPARTMENT_SUFFIX):
             units[name] = ("department", name[: -len(sched.DEPARTMENT_SUFFIX)])

@@ -54,7 +54,7 @@ class Seen:
     kai: bool = False  # and the cluster's setting uses it
     pod_groups: dict = field(default_factory=lambda: defaultdict(list))  # wid -> [PodGroup]
     evictions: dict = field(default_factory=lambda: defaultdict(list))  # (namespace, pod group) -> [Evict event]
-    queues: list = field(default_factory=list)  # every Queue
+    queues: list | None = None  # every Queue (None: not read)
     capacity: dict | None = None  # the nodes' GPUs (scheduler.gpu_capacity)
 
 
@@ -98,7 +98,7 @@ def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | Non
             has_knative=seen.knative, kai_detected=seen.kai_detected,
             **({"gpu_capacity": seen.capacity} if seen.capacity is not None else {}),
         )
-        if seen.kai:
+        if seen.kai and seen.queues is not None:
             kai_sync.queue_statuses(cluster, seen.queues)
         return report
 
