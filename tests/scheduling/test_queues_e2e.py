@@ -64,9 +64,11 @@ def test_queues_follow_projects_and_departments(setting):
     custom.patch_cluster_custom_object(*QUEUES, child, {"spec": {"resources": {"gpu": {"quota": 7}}}})
     wait_for(lambda: queue(custom, child)["spec"]["resources"]["gpu"]["quota"] == 1,
              step=lambda: tasks.cluster_sync.apply(args=[str(cluster.pk)]), what="the drift repaired")
-    status = api.get(f"/api/v1/org-unit/projects/{project['id']}").json()["status"]
+    # The project's status says what the queue holds, as the next round reads it.
+    status = wait_for(lambda: (s := api.get(f"/api/v1/org-unit/projects/{project['id']}").json()["status"])
+                      ["additionalStatusData"]["scheduler"]["deserved"] == 1.0 and s,
+                      step=lambda: tasks.cluster_sync.apply(args=[str(cluster.pk)]), what="the status read again")
     assert status["additionalStatusData"]["scheduler"]["queue"] == child
-    assert status["additionalStatusData"]["scheduler"]["deserved"] == 1.0
     department = api.get(f"/api/v1/org-unit/departments/{dept['id']}").json()["status"]
     assert department["additionalStatusData"]["scheduler"] == {**department["additionalStatusData"]["scheduler"],
                                                               "queue": parent, "deserved": 6.0, "limit": 8.0}
