@@ -21,7 +21,7 @@ GROUP, VERSION = "kubeflow.org", "v1"
 @pytest.fixture(params=["kubesim", pytest.param("real", marks=pytest.mark.real)])
 def server(request):
     """The official client on kubesim, or on the real server (as its admin), and how long its steps may take
-    (the real one runs pods for 2 s, kubesim's module cluster for 0.3 s)."""
+    (the real one runs pods for 4 s, kubesim's module cluster for 0.3 s)."""
     if request.param == "kubesim":
         return request.getfixturevalue("k8s"), 5.0
     return request.getfixturevalue("real_cluster").api, 30.0
