@@ -44,11 +44,12 @@ run: demo
 test: install system-deps
 	$(PY) -m pytest -m "not real and not dex" $(PYTEST_ARGS)
 
-# The product against a real kube-apiserver + kube-controller-manager v1.20.2 and etcd (docs/real-cluster.md),
-# and single sign-on against a real OpenID Connect provider, Dex (built from its Go module: `make dex`).
+# The product against a real cluster — Kubernetes, KAI Scheduler, KWOK and the Kubeflow training operator, built
+# from Go modules by scripts/kube/build_stack.sh before pytest (cached; it prints versions and time) — and single
+# sign-on against a real OpenID Connect provider, Dex (built from its Go module: `make dex`) (docs/real-cluster.md).
 e2e-real: install system-deps dex
 	./scripts/system_deps.sh e2e-real
-	$(PY) -m scripts.realkube --build
+	./scripts/kube/build_stack.sh
 	$(PY) -m pytest -m "real or dex" $(PYTEST_ARGS)
 
 # Dex, pinned in scripts/dex/go.mod, built once into ~/.cache/paas-studio/dex (a few minutes cold, niced).

@@ -14,7 +14,7 @@ import uuid
 
 import yaml
 
-from . import defaults, errors, managed, options, patch, subresources, validation
+from . import defaults, errors, eventsv1, managed, options, patch, subresources, validation
 from .addresses import ServiceAddresses
 from .errors import ApiError, bad_request
 from .selectors import match_fields, match_labels, parse_fields, parse_labels
@@ -74,10 +74,10 @@ class Api:
             if list_rv == -1:  # the fresh token of an expired one: the rest of the list, as it is now
                 list_rv = store.rv
         elif match == "Exact" or (not match and limit and rv not in ("", "0")):
-            # An exact read (and, as in 1.20, a paged read at a given version): that revision's state.
+            # An exact read (and a paged read at a given version): that revision's state.
             list_rv = options.parse_resource_version(rv)
             if list_rv > store.rv:
-                raise errors.future_revision()
+                raise errors.future_revision(list_rv, store.rv)
         else:
             self.wait_for(rv)
             list_rv = store.rv
@@ -250,6 +250,9 @@ class Api:
                 causes.append(validation.cause("spec.template", "Invalid value: field is immutable"))
             if new_spec.get("completions") != old_spec.get("completions"):
                 causes.append(validation.cause("spec.completions", "Invalid value: field is immutable"))
+        if res.key == "events" and eventsv1.THROUGH_V1.get():
+            causes += [validation.cause(field, f"Invalid value: {json.dumps(new.get(field))}: field is immutable")
+                       for field in eventsv1.IMMUTABLE_THROUGH_V1 if new.get(field) != old.get(field)]
         if res.key == "services":
             ip = (new.get("spec") or {}).get("clusterIP")
             if ip and ip != old["spec"].get("clusterIP"):

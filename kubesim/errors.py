@@ -96,9 +96,11 @@ def too_large_resource_version(asked: int, current: int) -> ApiError:
                      "retryAfterSeconds": 1})
 
 
-def future_revision() -> ApiError:
-    # An exact read of a revision etcd has not reached: etcd's error, passed through as a 500 without a reason.
-    return ApiError(500, "", "etcdserver: mvcc: required revision is a future revision")
+def future_revision(asked: int, current: int) -> ApiError:
+    """An exact (or paged) read of a revision the server has not reached: 504 at once, without waiting and
+    without `retryAfterSeconds` (1.35; 1.20 passed etcd's 500 "required revision is a future revision" through)."""
+    return ApiError(504, "Timeout", f"Timeout: Too large resource version: {asked}, current: {current}",
+                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]})
 
 
 def invalid_options(kind: str, causes: list[dict]) -> ApiError:

@@ -5,6 +5,14 @@ note <-> message, reportingController <-> reportingComponent, deprecated* <-> so
 
 from __future__ import annotations
 
+import contextvars
+
+# Set while a request through events.k8s.io/v1 is served: that API's update rules differ from core/v1's.
+THROUGH_V1 = contextvars.ContextVar("events_v1_request", default=False)
+# What an update through events.k8s.io/v1 may not change (core/v1 names, in the real server's order): all but the
+# metadata and `series` (ValidateEventUpdate); core/v1, the legacy API, may change any of them.
+IMMUTABLE_THROUGH_V1 = ("involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count",
+                        "type", "eventTime", "action", "related", "reportingComponent", "reportingInstance")
 GROUP_KEY = "events.events.k8s.io"
 API_VERSION = "events.k8s.io/v1"
 # events.k8s.io/v1 field -> core/v1 field, for the fields that differ

@@ -53,8 +53,12 @@ def check_list_options(query: dict, *, watch: bool) -> None:
     def forbidden(why: str) -> None:
         causes.append(validation.cause("resourceVersionMatch", f"Forbidden: {why}", "FieldValueForbidden"))
 
-    if watch:
-        forbidden("resourceVersionMatch is forbidden for watch")
+    if watch:  # a watch's own rules (1.35: without sendInitialEvents, no resourceVersionMatch at all)
+        forbidden("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+        if match != "NotOlderThan":
+            causes.append(validation.cause("resourceVersionMatch", f'Unsupported value: "{match}": supported '
+                                                                   'values: "NotOlderThan"', "FieldValueNotSupported"))
+        raise errors.invalid_options("ListOptions", causes)
     if not rv:
         forbidden("resourceVersionMatch is forbidden unless resourceVersion is provided")
     if query.get("continue"):
@@ -74,6 +78,6 @@ def check_dry_run(value: str | None, options_kind: str) -> bool:
         return False
     if value != "All":
         raise errors.invalid_options(options_kind, [validation.cause(
-            "dryRun", f'Unsupported value: []string{{{json.dumps(value)}}}: supported values: "All"',
+            "dryRun", f'Unsupported value: {json.dumps([value])}: supported values: "All"',
             "FieldValueNotSupported")])
     return True

@@ -60,7 +60,7 @@ CORE = [
     Resource("", "v1", "resourcequotas", "ResourceQuota", short=("quota",)),
     Resource("", "v1", "secrets", "Secret", status=False),
     Resource("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",), status=False),
-    Resource("", "v1", "services", "Service", short=("svc",), categories=("all",), verbs=RW_NO_COLLECTION),
+    Resource("", "v1", "services", "Service", short=("svc",), categories=("all",)),
 ]
 # Subresources besides status and scale, as the real server lists them: name -> (kind, verbs, group/version).
 _PROXY_VERBS = ("create", "delete", "get", "patch", "update")
@@ -68,7 +68,9 @@ SUBRESOURCES = {
     "namespaces": {"finalize": ("Namespace", ("update",), None)},
     "nodes": {"proxy": ("NodeProxyOptions", _PROXY_VERBS, None)},
     "pods": {"attach": ("PodAttachOptions", ("create", "get"), None), "binding": ("Binding", ("create",), None),
-             "eviction": ("Eviction", ("create",), ("policy", "v1beta1")),
+             "ephemeralcontainers": ("Pod", ("get", "patch", "update"), None),
+             "eviction": ("Eviction", ("create",), ("policy", "v1")),
+             "resize": ("Pod", ("get", "patch", "update"), None),
              "exec": ("PodExecOptions", ("create", "get"), None), "log": ("Pod", ("get",), None),
              "portforward": ("PodPortForwardOptions", ("create", "get"), None),
              "proxy": ("PodProxyOptions", _PROXY_VERBS, None)},

@@ -149,9 +149,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/openapi/v2":
             sim.count("get", "openapi")
             if openapi.wants_protobuf(self.headers.get("Accept", "")):
-                return self._send(200, openapi.protobuf_bytes(reg), "application/octet-stream")
-            # The real server writes the JSON document without a type; Go's sniffing calls it text/plain.
-            return self._send(200, openapi.json_bytes(reg), "text/plain; charset=utf-8")
+                return self._send(200, openapi.protobuf_bytes(reg),
+                                  "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+            return self._send(200, openapi.json_bytes(reg), "application/json")
         if parts[:1] == ["api"] and len(parts) <= 2 or parts[:1] == ["apis"] and len(parts) <= 3:
             sim.count("get", "discovery")
             if parts == ["api"]:
@@ -199,8 +199,12 @@ class Handler(BaseHTTPRequestHandler):
             check_list_options(query, watch=verb == "watch")
         if verb == "watch":
             return self._watch(sim, res, namespace, query, eventsv1.from_core if as_events_v1 else None)
-        with sim.store.lock:
-            result = self._apply(sim, verb, res, namespace, name, sub, query, raw)
+        through_v1 = eventsv1.THROUGH_V1.set(as_events_v1)
+        try:
+            with sim.store.lock:
+                result = self._apply(sim, verb, res, namespace, name, sub, query, raw)
+        finally:
+            eventsv1.THROUGH_V1.reset(through_v1)
         code, body, warnings = result if isinstance(result, tuple) else (200, result, [])
         if sub == "log":
             return self._send(code, body.encode(), "text/plain")

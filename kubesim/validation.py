@@ -138,38 +138,52 @@ def schema_causes(obj: dict) -> list[dict]:
     return causes
 
 
-# What json-iterator, the real server's decoder, says when a value has the wrong JSON type.
-_DECODER_WORDS = {"string": 'ReadString: expects " or n, but found {c}', "integer": "readUint32: unexpected character: {c}",
-                  "number": "readNumberAsString: invalid number, but found {c}",
-                  "boolean": "ReadBool: expect t or f, but found {c}", "object": "ReadMapCB: expect {{ or n, but found {c}",
-                  "array": "decode slice: expect [ or n, but found {c}"}
+# What Go's JSON decoder (the real server's, 1.35) calls a JSON value of the wrong type, and the Go types of schema
+# leaves: `json: cannot unmarshal <value> into Go struct field <Struct>.<path> of type <Go type>`.
+_JSON_WORDS = {str: "string", bool: "bool", int: "number", float: "number", dict: "object", list: "array"}
+_GO_SCALARS = {("integer", "int32"): "int32", ("integer", "int64"): "int64", ("integer", None): "int64",
+               ("number", "double"): "float64", ("number", None): "float64", ("boolean", None): "bool",
+               ("string", "byte"): "[]uint8", ("string", None): "string"}
 
 
-def _go_type(definition: str) -> str:
-    return ".".join(definition.rsplit(".", 2)[-2:])  # io.k8s.api.batch.v1.JobSpec -> v1.JobSpec
+def _go_type_of(schema: dict | None) -> str:
+    """The Go type behind a Swagger schema: `int32`, `map[string]string`, `[]v1.Container`, `v1.LabelSelector`."""
+    if not schema:
+        return "interface {}"
+    if "$ref" in schema:
+        return ".".join(schema["$ref"].rsplit(".", 2)[-2:])  # ...batch.v1.JobSpec -> v1.JobSpec
+    kind = schema.get("type")
+    if kind == "array":
+        return "[]" + _go_type_of(schema.get("items"))
+    if kind == "object" and "additionalProperties" in schema:
+        return "map[string]" + _go_type_of(schema["additionalProperties"])
+    return _GO_SCALARS.get((kind, schema.get("format")), _GO_SCALARS.get((kind, None), "interface {}"))
 
 
-def _go_path(api_version: str, kind: str, path) -> str:
-    """`v1.Job.Spec: v1.JobSpec.Completions`: the decoder's trail of Go types and fields down to the bad value."""
+def _go_field(api_version: str, kind: str, path) -> tuple[str, str, str]:
+    """Where the decoder stopped: (the innermost Go struct, the JSON field path from the top without map keys or
+    indexes, the Go type of the value there)."""
     from .openapi import swagger_definitions
 
     definitions = swagger_definitions()
     group, _, version = api_version.rpartition("/")
     name = next((n for n, d in definitions.items() for gvk in d.get("x-kubernetes-group-version-kind") or []
                  if (gvk["group"], gvk["version"], gvk["kind"]) == (group, version, kind)), None)
-    trail, schema = [], definitions.get(name) if name else None
+    struct, fields, schema = kind, [], {"$ref": f"#/definitions/{name}"} if name else None
     for part in path:
-        if schema is None or isinstance(part, int):
-            continue
-        prop = (schema.get("properties") or {}).get(part)
-        if prop is None:
+        while schema and "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[-1]
+            struct, schema = name.rsplit(".", 1)[-1], definitions.get(name)
+        if schema is None:
             break
-        field = "ObjectMeta" if part == "metadata" else part[:1].upper() + part[1:]
-        trail.append(f"{_go_type(name)}.{field}")
-        ref = prop.get("$ref") or (prop.get("items") or {}).get("$ref")
-        name = ref.rsplit("/", 1)[-1] if ref else None
-        schema = definitions.get(name) if name else None
-    return ": ".join(trail)
+        if isinstance(part, int):
+            schema = schema.get("items")
+        elif "properties" in schema:
+            fields.append(part)
+            schema = schema["properties"].get(part)
+        else:  # a map's key: the decoder names the map, and the type of its values
+            schema = schema.get("additionalProperties")
+    return struct, ".".join(fields), _go_type_of(schema)
 
 
 def decode_check(obj: dict) -> bool:
@@ -180,13 +194,13 @@ def decode_check(obj: dict) -> bool:
     if not errors:
         return not found
     error = min(errors, key=lambda e: list(map(str, e.absolute_path)))
-    expected = error.validator_value if isinstance(error.validator_value, str) else error.validator_value[0]
-    found = json.dumps(error.instance)[:1]
     kind, version = obj["kind"], obj["apiVersion"].rpartition("/")[2]
-    trail = _go_path(obj["apiVersion"], kind, error.absolute_path)
-    words = _DECODER_WORDS.get(expected, "unexpected type, but found {c}").format(c=found)
-    raise bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: '
-                      f"{trail + ': ' if trail else ''}{words}")
+    struct, field, go_type = _go_field(obj["apiVersion"], kind, error.absolute_path)
+    value = _JSON_WORDS.get(type(error.instance), "value")
+    if value == "number" and go_type.startswith(("int", "uint")):
+        value = f"number {json.dumps(error.instance)}"  # a number that is not an integer: Go quotes it
+    raise bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
+                      f"{value} into Go struct field {struct}.{field} of type {go_type}")
 
 
 # --- semantic rules --------------------------------------------------------------------------------------------

@@ -1,26 +1,21 @@
-"""A real Kubernetes control plane on loopback, for `make e2e-real`: Debian's etcd, kube-apiserver and
-kube-controller-manager v1.20.2 (TLS, token auth, RBAC), each on a free port, in a throwaway folder.
+"""A real Kubernetes control plane on loopback, for `make e2e-real`: etcd, kube-apiserver and
+kube-controller-manager of a current release (TLS, token auth, RBAC), each on a free port, in a throwaway folder.
 
     python -m scripts.realkube            # start one, print its admin kubeconfig, stop on Ctrl-C
 
-kube-controller-manager comes from `../shared/kube/*.xz` (built from Debian's `kubernetes` source package),
-unpacked once into a cache outside the tree (`~/.cache/paas-studio/kube/v1.20.2`, or `$PAAS_KUBE_CACHE`); when the
-shared folder has none, its `build-from-debian-source.sh` builds them once into that cache (~20 minutes).
-kube-apiserver is the same source rebuilt with reflect2 1.0.2 by scripts/kube/build_apiserver.sh, once, into
-`~/.cache/paas-studio/kube/v1.20.2-reflect2-1.0.2` (or `$PAAS_KUBE_APISERVER_CACHE`): the shared one crashes at the
-first custom resource. etcd comes from
-Debian (`scripts/system_deps.sh e2e-real` installs `etcd-server` when it is missing).
+The binaries are built from Go modules by scripts/kube/build_stack.sh (versions: scripts/kube/stack/versions.env)
+into a cache outside the tree, once per set of versions; `ensure_stack()` runs it (a second of checking when it is
+built). scripts/kube_stack.py starts the rest of the real cluster on top of this: KWOK's GPU nodes, KAI Scheduler,
+the Kubeflow training operator.
 
-What a real control plane does not have: no kubelet and no scheduler (kubesim's node side binds and runs pods),
-no Knative and no metrics-server, nothing newer than 1.20 (docs/real-cluster.md).
+What a bare control plane does not have: no kubelet and no scheduler (kubesim's node side or KWOK + KAI bind and
+run pods), no Knative and no metrics-server (docs/real-cluster.md).
 """
 
 import base64
 import datetime
-import hashlib
 import ipaddress
 import json
-import lzma
 import os
 import secrets
 import shutil
@@ -36,106 +31,27 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KUBE_VERSION = "v1.20.2"
+BUILD_STACK = ROOT / "scripts" / "kube" / "build_stack.sh"
+_stack_folder: Path | None = None
 
 
-def _shared_folder() -> Path:
-    """`../shared/kube` beside the checkout (or beside a folder above it, for git worktrees)."""
-    if os.environ.get("PAAS_KUBE_SHARED"):
-        return Path(os.environ["PAAS_KUBE_SHARED"])
-    for parent in ROOT.parents:
-        if (parent / "shared" / "kube").is_dir():
-            return parent / "shared" / "kube"
-    return ROOT.parent / "shared" / "kube"
+def ensure_stack() -> Path:
+    """The folder of the built stack (`bin/`, `manifests/`, `versions.json`): scripts/kube/build_stack.sh run once
+    per process; it builds only what its cache lacks (a cold build takes tens of minutes on 2 cores; it says so)."""
+    global _stack_folder
+    if _stack_folder is None:
+        done = subprocess.run(["bash", str(BUILD_STACK)], check=True, stdout=subprocess.PIPE, text=True)
+        _stack_folder = Path(done.stdout.strip().splitlines()[-1])
+    return _stack_folder
 
 
-SHARED = _shared_folder()
-CACHE = Path(os.environ.get("PAAS_KUBE_CACHE", Path.home() / ".cache" / "paas-studio" / "kube" / KUBE_VERSION))
-BINARIES = {  # sha256 of the unpacked binaries, as ../shared/kube/README.md lists them
-    "kube-apiserver": "21369f4a12774dbd5bd4dfdac4134d689f3ff9f7e64ddd7cc7c35b79eb53e365",
-    "kube-controller-manager": "fa836fdcd7d8c565646a6354dde18cadc7745067d9907057f6034d6ccdfa7da2",
-}
-# The shared kube-apiserver dies (SIGSEGV in json-iterator's map encoding) at the first custom resource written:
-# it was built with Go 1.19 against the reflect2 1.0.1 that 1.20.2 vendors. The one `make e2e-real` runs is the
-# same source rebuilt with reflect2 1.0.2 (scripts/kube/build_apiserver.sh), once, into a cache of its own.
-APISERVER_KEY = f"{KUBE_VERSION}-reflect2-1.0.2"
-APISERVER_CACHE = Path(os.environ.get("PAAS_KUBE_APISERVER_CACHE",
-                                      Path.home() / ".cache" / "paas-studio" / "kube" / APISERVER_KEY))
-APISERVER_SHA256 = "7e715fbbd1df7f0bb65a59b04b66d6e61f3f85b6fbd5ca5327d4a8c7d0b3691a"  # as built here (-trimpath)
+def versions() -> dict:
+    """What the stack was built from: {"kubernetes": "v1.35.8", "etcd": ..., "kai-scheduler": ..., "go": ...}."""
+    return json.loads((ensure_stack() / "versions.json").read_text())
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def ensure_binaries() -> dict[str, Path]:
-    """kube-apiserver (rebuilt with reflect2 1.0.2) and kube-controller-manager (shared), built or unpacked on
-    first use: name -> path."""
-    return {"kube-apiserver": ensure_apiserver(),
-            "kube-controller-manager": ensure_shared_binaries() / "kube-controller-manager"}
-
-
-def ensure_apiserver() -> Path:
-    """kube-apiserver v1.20.2 with reflect2 1.0.2, built once by scripts/kube/build_apiserver.sh (about 5 minutes on
-    2 cores; one build at a time: a lock file beside the cache)."""
-    target = APISERVER_CACHE / "kube-apiserver"
-    if target.exists():
-        return target
-    APISERVER_CACHE.mkdir(parents=True, exist_ok=True)
-    import fcntl
-
-    with (APISERVER_CACHE.parent / f"{APISERVER_KEY}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a second run waits for the first one's build
-        if not target.exists():
-            print(f"Building kube-apiserver {KUBE_VERSION} with reflect2 1.0.2 into {APISERVER_CACHE} "
-                  "(about 5 minutes, once)…", file=sys.stderr, flush=True)
-            subprocess.run(["bash", str(ROOT / "scripts" / "kube" / "build_apiserver.sh"), str(APISERVER_CACHE)],
-                           check=True)
-            digest = _sha256(target)
-            if digest != APISERVER_SHA256:  # same recipe, another Go patch release: say so, it still works
-                print(f"note: {target} has sha256 {digest}, not the {APISERVER_SHA256} of "
-                      "scripts/realkube.py (another golang-1.19-go or source package?)", file=sys.stderr)
-    return target
-
-
-def ensure_shared_binaries() -> Path:
-    """The folder holding the shared kube-apiserver and kube-controller-manager, unpacked or built on first use."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    for name in BINARIES:
-        target = CACHE / name
-        if target.exists():
-            continue
-        packed = SHARED / f"{name}.xz"
-        if packed.exists():
-            partial = target.with_suffix(f".partial-{os.getpid()}")  # two runs may unpack at once
-            with lzma.open(packed) as source, partial.open("wb") as out:
-                shutil.copyfileobj(source, out, 1 << 20)
-            partial.chmod(0o755)
-            if _sha256(partial) != BINARIES[name]:
-                partial.unlink()
-                raise RuntimeError(f"{packed} does not unpack to the {KUBE_VERSION} binary README.md names")
-            partial.rename(target)
-        else:
-            recipe = SHARED / "build-from-debian-source.sh"
-            if not recipe.exists():
-                raise RuntimeError(f"Neither {packed} nor {recipe}: cannot get the {KUBE_VERSION} binaries")
-            print(f"Building {KUBE_VERSION} from Debian's source package into {CACHE} (~20 minutes)…",
-                  file=sys.stderr, flush=True)
-            subprocess.run(["bash", str(recipe), str(CACHE)], check=True)
-    return CACHE
-
-
-def ensure_etcd() -> str:
-    if not shutil.which("etcd"):
-        subprocess.run([str(ROOT / "scripts" / "system_deps.sh"), "e2e-real"], check=True)
-    path = shutil.which("etcd")
-    if not path:
-        raise RuntimeError("etcd is not installed (apt-get install etcd-server)")
-    return path
+def binary(name: str) -> str:
+    return str(ensure_stack() / "bin" / name)
 
 
 def free_port() -> int:
@@ -226,41 +142,48 @@ class RealKube:
     def kubeconfig(self) -> str:
         return str(self.workdir / "admin.kubeconfig")
 
-    def _spawn(self, name: str, argv: list[str]) -> None:
+    def _spawn(self, name: str, argv: list[str], env: dict | None = None) -> None:
         log = (self.workdir / f"{name}.log").open("ab")  # appended to when a process is started again
         # A group of its own: stop() ends exactly these processes, and Ctrl-C in a terminal reaches us first.
-        self.processes[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                                env={**os.environ, **env} if env else None)
 
     def start(self, timeout: float = 120) -> "RealKube":
-        binaries, etcd = ensure_binaries(), ensure_etcd()
         pki = self.workdir / "pki"
         make_pki(pki)
         (self.workdir / "tokens.csv").write_text(f'{self.token},admin,admin,"system:masters"\n')
         self.etcd_port, peer, self.port = free_port(), free_port(), free_port()
         self._spawn("etcd", [
-            etcd, "--data-dir", str(self.workdir / "etcd"), "--listen-client-urls", self.etcd_url,
+            binary("etcd"), "--data-dir", str(self.workdir / "etcd"), "--listen-client-urls", self.etcd_url,
             "--advertise-client-urls", self.etcd_url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
             "--initial-cluster", f"default=http://127.0.0.1:{peer}", "--log-level", "warn",
         ])
         self._wait(lambda: self._etcd("/health").get("health") == "true", timeout, "etcd")
         self._spawn("kube-apiserver", [
-            str(binaries["kube-apiserver"]), f"--etcd-servers={self.etcd_url}", "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1", f"--secure-port={self.port}", "--insecure-port=0",
+            binary("kube-apiserver"), f"--etcd-servers={self.etcd_url}", "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
             f"--tls-cert-file={pki / 'server.crt'}", f"--tls-private-key-file={pki / 'server.key'}",
             f"--client-ca-file={pki / 'ca.crt'}", f"--token-auth-file={self.workdir / 'tokens.csv'}",
             "--authorization-mode=Node,RBAC", "--service-cluster-ip-range=10.0.0.0/24",
             f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--cert-dir={self.workdir / 'certs'}",
+            # The `kubernetes` Service's endpoints would be 127.0.0.1, which 1.35 refuses (loopback); nothing in
+            # this cluster runs in a pod that would call it.
+            "--endpoint-reconciler-type=none",
+            # Since 1.34 the watch cache serves a list's later pages from snapshots of its own, which outlive etcd's
+            # compaction; this keeps them in etcd, so that compact() expires a continue token at once (410), as the
+            # API server's own compaction does every 5 minutes on a cluster of this kind's defaults before 1.34.
+            "--feature-gates=ListFromCacheSnapshot=false",
         ])
         (self.workdir / "admin.kubeconfig").write_text(
             kubeconfig_text(server=self.url, ca_pem=self.ca_pem, token=self.token))
         self._wait(lambda: self.get("/readyz", raw=True) == b"ok", timeout, "kube-apiserver")
         self._spawn("kube-controller-manager", [
-            str(binaries["kube-controller-manager"]), f"--kubeconfig={self.kubeconfig}",
+            binary("kube-controller-manager"), f"--kubeconfig={self.kubeconfig}",
             f"--authentication-kubeconfig={self.kubeconfig}", f"--authorization-kubeconfig={self.kubeconfig}",
-            "--leader-elect=false", "--port=0", "--secure-port=0", f"--service-account-private-key-file={pki / 'sa.key'}",
+            "--leader-elect=false", "--secure-port=0", f"--service-account-private-key-file={pki / 'sa.key'}",
             f"--root-ca-file={pki / 'ca.crt'}", "--use-service-account-credentials=false",
             f"--controllers={self.controllers}",
             # Quick reactions, so that tests wait on seconds, not minutes.
@@ -290,6 +213,23 @@ class RealKube:
         with urllib.request.urlopen(request, context=context, timeout=10) as response:
             body = response.read()
         return body if raw else json.loads(body)
+
+    def call(self, method: str, path: str, body: dict | None = None, *, token: str | None = None,
+             content_type: str = "application/json", ok_statuses: tuple = ()) -> dict:
+        """A JSON request as admin (or with `token`); an HTTP error whose status is in `ok_statuses` (e.g. 409
+        for create-if-missing) answers its Status body instead of raising."""
+        request = urllib.request.Request(self.url + path, method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Authorization": f"Bearer {token or self.token}",
+                                                  "Content-Type": content_type, "Accept": "application/json"})
+        context = ssl.create_default_context(cafile=self.ca_file)
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=30) as response:
+                return json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            if exc.code in ok_statuses:
+                return json.loads(exc.read() or b"{}")
+            raise RuntimeError(f"{method} {path}: HTTP {exc.code} {exc.read()[:500]!r}") from None
 
     def _etcd(self, path: str, body: dict | None = None) -> dict:
         data = json.dumps(body).encode() if body is not None else None
@@ -336,8 +276,8 @@ class RealKube:
 
 
 def main() -> int:
-    if sys.argv[1:] == ["--build"]:  # `make e2e-real` builds before pytest: no build runs under a test's timeout
-        print("\n".join(f"{name}: {path}" for name, path in {**ensure_binaries(), "etcd": ensure_etcd()}.items()))
+    if sys.argv[1:] == ["--build"]:  # build (or find built) before pytest: no build runs under a test's timeout
+        print(ensure_stack())
         return 0
     kube = RealKube(workdir=sys.argv[1] if len(sys.argv) > 1 else None).start()
     info = kube.get("/version")

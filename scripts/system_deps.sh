@@ -3,8 +3,8 @@
 # browser here) and a kubectl (any conformant one on PATH: the kubectl tests check that a standard client reads
 # what the product wrote). Debian's kubernetes-client is installed only when there is no kubectl at all, so a
 # machine's own kubectl (Google Cloud SDK's, a distribution's) is used as it is and never overwritten.
-# `system_deps.sh e2e-real`: what `make e2e-real` needs instead — Debian's etcd (package etcd-server) under the
-# real kube-apiserver, and a kubectl.
+# `system_deps.sh e2e-real`: what `make e2e-real` needs instead — a kubectl, and Go (1.24 or newer, with the Go
+# module proxy) to build the real cluster (scripts/kube/build_stack.sh); Go is not installed here: Debian's is too old.
 # `system_deps.sh packages NAME...`: those Debian packages (scripts/ci_services.sh installs PostgreSQL and Redis so).
 set -euo pipefail
 need=()
@@ -13,7 +13,11 @@ if [ "$mode" = packages ]; then
   shift
   need=("$@")
 elif [ "$mode" = e2e-real ]; then
-  command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+  if ! command -v go >/dev/null 2>&1; then
+    echo "system_deps: make e2e-real builds its cluster with Go 1.24 or newer, and there is no 'go' on PATH." \
+         "Install it from https://go.dev/dl/ (a Go toolchain is a download of its own, not a Debian package)." >&2
+    exit 1
+  fi
 else
   command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 fi

@@ -108,7 +108,7 @@ def start_dex(dex_path):
         dex.stop()
 
 
-# --- the real control plane (`make e2e-real`): etcd + kube-apiserver + kube-controller-manager v1.20.2 ---------
+# --- the real cluster (`make e2e-real`): a current Kubernetes, KAI Scheduler, KWOK, the training operator -------
 
 def _say(config, line: str) -> None:
     """A line in pytest's own output (not captured): what the real tests ran against."""
@@ -121,34 +121,45 @@ def _say(config, line: str) -> None:
 
 @pytest.fixture(scope="session")
 def real_apiserver(pytestconfig):
-    """One real control plane for the session (scripts/realkube.py): `.url`, `.token` (admin, system:masters),
-    `.ca_file`, `.ca_pem`, `.kubeconfig` (admin, a file), `.compact()` (etcd compaction: old continue tokens and
-    watch versions answer 410). Tests that use it are marked `real` and run in `make e2e-real` only."""
-    from scripts.realkube import RealKube
+    """One real cluster for the session (scripts/kube_stack.py): etcd, kube-apiserver and kube-controller-manager of
+    a current release, KAI Scheduler (scheduler, binder, pod grouper, pod-group controller, queue controller,
+    admission), KWOK with 4 GPU nodes of 8 (node pool `default`) and the Kubeflow training operator. `.url`,
+    `.token` (admin, system:masters), `.ca_file`, `.ca_pem`, `.kubeconfig` (admin, a file), `.compact()` (etcd
+    compaction: old continue tokens and watch versions answer 410), `.gpu_node_objects()`. Tests that use it are
+    marked `real` and run in `make e2e-real` only."""
+    from scripts.kube_stack import Stack
+    from scripts.realkube import versions
 
-    kube = RealKube().start()
-    _say(pytestconfig, f"\nreal control plane: GET {kube.url}/version -> {kube.get('/version')['gitVersion']} "
-                       f"(etcd + kube-apiserver + kube-controller-manager, {kube.workdir})")
+    kube = Stack().start()
+    built = versions()
+    _say(pytestconfig, f"\nreal cluster: GET {kube.url}/version -> {kube.get('/version')['gitVersion']}; "
+                       f"etcd {built['etcd']}, KAI Scheduler {built['kai-scheduler']}, KWOK {built['kwok']}, "
+                       f"training operator {built['training-operator']}; running: {', '.join(kube.processes)} "
+                       f"({kube.workdir})")
     yield kube
     kube.stop()
 
 
 @pytest.fixture(scope="session")
 def real_cluster(real_apiserver, pytestconfig):
-    """The real control plane made a whole cluster: kubesim's node side (4 nodes x 8 GPUs, over HTTP, as the
-    admin: it registers Nodes, binds pods, writes pods/status and serves the kubelet's logs), and deploy/rbac.yaml
-    applied. `.product_token` is the token of deploy/'s ServiceAccount: the least-privilege identity the
-    product uses; `.nodes` the node side."""
+    """The real cluster with kubesim's node side beside KWOK (4 more nodes x 8 GPUs, over HTTP, as the admin: it
+    registers Nodes, binds the pods that do not name KAI's scheduler, writes pods/status, serves the kubelet's logs
+    and the metrics APIs, plays Knative where its CRD is installed), and deploy/rbac.yaml applied. Its nodes are in
+    a KAI node pool of their own (`kai.scheduler/node-pool=kubesim`) that no KAI shard serves, so KAI binds to
+    KWOK's nodes only. The Kubeflow jobs are the real training operator's. `.product_token` is the token of
+    deploy/'s ServiceAccount: the least-privilege identity the product uses; `.nodes` the node side."""
     from kubernetes import client, utils
 
-    from kubesim.node import crds
     from kubesim.node.remote import RemoteNodes
+    from scripts.kube_objects import KAI_NODE_POOL_LABEL, KAI_SCHEDULER_NAME
     from tests.workloads.cluster_support import wait_for
 
+    # Pods run 4 s: the real training operator says a job is Running a moment after its pods are, which on a
+    # loaded machine took longer than pods of 2 s lived.
     nodes = RemoteNodes(real_apiserver.url, real_apiserver.token, ca_file=real_apiserver.ca_file,
-                        pull_seconds=0.2, run_seconds=2.0).start()
-    # The Training Operator's CRDs, which the node side plays as kubesim does (Knative: `knative_org`, per test).
-    crds.install(nodes.http, "kubeflow")
+                        pull_seconds=0.2, run_seconds=4.0, node_labels={KAI_NODE_POOL_LABEL: "kubesim"},
+                        other_schedulers={KAI_SCHEDULER_NAME},
+                        operators=("serving.knative.dev", "scheduling.x-k8s.io", "scheduling.volcano.sh")).start()
     api = real_official_client(real_apiserver)
     utils.create_from_yaml(api, str(Path(__file__).resolve().parent.parent / "deploy" / "rbac.yaml"))
     core = client.CoreV1Api(api)
@@ -157,7 +168,8 @@ def real_cluster(real_apiserver, pytestconfig):
     token = base64.b64decode(secret).decode()
     claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
     _say(pytestconfig, f"product identity: {claims['sub']} (deploy/rbac.yaml, RoleBindings in project namespaces); "
-                       f"nodes: {', '.join(o['metadata']['name'] for o in nodes.node_objects)} (kubesim's node side)")
+                       f"nodes: {', '.join(o['metadata']['name'] for o in nodes.node_objects)} (kubesim's node side), "
+                       f"{', '.join(n['metadata']['name'] for n in real_apiserver.gpu_node_objects())} (KWOK)")
     yield SimpleNamespace(server=real_apiserver, nodes=nodes, product_token=token, api=api)
     nodes.stop()
     api.close()
@@ -305,8 +317,8 @@ def real_org(transactional_db, real_cluster):
 
 @pytest.fixture(params=["kubesim", pytest.param("real", marks=pytest.mark.real)])
 def cluster_org(request):
-    """The same end-to-end test on kubesim (`make test`) and on the real API server v1.20.2 with kubesim's node
-    side (`make e2e-real`); `cluster_org.kind` says which, for the few lines that differ."""
+    """The same end-to-end test on kubesim (`make test`) and on the real cluster with kubesim's node side
+    (`make e2e-real`); `cluster_org.kind` says which, for the few lines that differ."""
     if request.param == "kubesim":
         org = request.getfixturevalue("sim_org")
         org.kind = "kubesim"

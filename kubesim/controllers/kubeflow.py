@@ -29,6 +29,11 @@ LABEL = "training.kubeflow.org/"
 PYTORCH_PORT = 23456
 
 
+def pod_name(kind: str, job: str, rtype: str, index: int) -> str:
+    """`<job>-<role>-<index>`, as the operator names a replica's pods; an MPIJob's one launcher is `<job>-launcher`."""
+    return f"{job}-launcher" if kind == "MPIJob" and rtype == "Launcher" else f"{job}-{rtype.lower()}-{index}"
+
+
 class KubeflowJobs:
     def __init__(self, controller):
         self.ctl, self.store = controller, controller.store
@@ -86,8 +91,7 @@ class KubeflowJobs:
         existing = {p["metadata"]["name"] for p in pods}
         for rtype, replica in replicas.items():
             for index in range(int((replica or {}).get("replicas", 1))):
-                pod_name = f"{name}-{rtype.lower()}-{index}"
-                if pod_name not in existing:
+                if pod_name(kind, name, rtype, index) not in existing:
                     self._create_pod(job, kind, rtype, index, replica, master, replicas, component)
         leader = by_role.get(master or "Worker") or []
         if any(_phase(p) == "Running" for p in leader) and not is_true(conditions, "Running"):
@@ -114,7 +118,7 @@ class KubeflowJobs:
                    {"name": "PYTHONUNBUFFERED", "value": "1"}]
             for container in pod_spec.get("containers") or []:
                 container["env"] = [*(container.get("env") or []), *env]
-        body = {"metadata": {**meta, "name": f"{name}-{rtype.lower()}-{index}", "labels": labels,
+        body = {"metadata": {**meta, "name": pod_name(kind, name, rtype, index), "labels": labels,
                              "ownerReferences": [self.ctl.owner_ref(job)]}, "spec": pod_spec}
         try:
             pod = self.ctl.create("pods", job["metadata"]["namespace"], body)

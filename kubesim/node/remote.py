@@ -140,8 +140,8 @@ class Mirror:
     """What the node side reads — pods and namespaces as the server's watches show them, and the Events it
     wrote — with kubesim's store interface. Writes go to the server first; its answer is what is kept."""
 
-    def __init__(self, http: Http, node_names: set[str]):
-        self.http, self.node_names = http, node_names
+    def __init__(self, http: Http, node_names: set[str], other_schedulers: frozenset[str] = frozenset()):
+        self.http, self.node_names, self.other_schedulers = http, node_names, other_schedulers
         self.lock = threading.RLock()
         self.listeners = []
         self._objects = defaultdict(dict)  # key -> (namespace, name) -> obj
@@ -177,6 +177,9 @@ class Mirror:
         where = (meta.get("namespace", ""), meta["name"])
         if key == "pods" and obj["spec"].get("nodeName") and obj["spec"]["nodeName"] not in self.node_names:
             return  # a pod of some other (real) node: not ours to play
+        if key == "pods" and not obj["spec"].get("nodeName") and \
+                obj["spec"].get("schedulerName") in self.other_schedulers:
+            return  # a pod another (real) scheduler binds, e.g. KAI's: ours only once bound to one of our nodes
         with self.lock:
             old = self._objects[key].get(where)
             if type_ == "DELETED":
@@ -355,7 +358,8 @@ class RemoteNodes:
                  gpus_per_node: int = 8, cpu_per_node: str = "64", memory_per_node: str = "512Gi",
                  mig_per_node: dict | None = None, node_labels: dict | None = None, taints: list | None = None,
                  pull_seconds: float = 0.3, run_seconds: float = 1.0, schedule_seconds: float = 0.0,
-                 tick: float = 0.05, serve_logs: bool = True, serve_metrics: bool = True):
+                 tick: float = 0.05, serve_logs: bool = True, serve_metrics: bool = True,
+                 other_schedulers: frozenset[str] = frozenset(), operators: tuple[str, ...] | None = None):
         from ..sim import node_object  # the same node objects as kubesim's own cluster
 
         self.pull_seconds, self.run_seconds, self.schedule_seconds, self.tick = (pull_seconds, run_seconds,
@@ -374,7 +378,10 @@ class RemoteNodes:
         # Every kind the node side may meet as a pod's owner; which custom ones are served, discovery says.
         self.registry = Registry(knative=True, kubeflow=True)
         self.watching: set[str] = set()  # custom resources watched now
-        self.store = Mirror(self.http, {o["metadata"]["name"] for o in self.node_objects})
+        # `other_schedulers`: pods naming one of these are bound by that (real) scheduler, not here; `operators`: the
+        # API groups of CUSTOM it plays (None: all; leave out those a real operator runs, e.g. kubeflow.org).
+        self.operators = operators
+        self.store = Mirror(self.http, {o["metadata"]["name"] for o in self.node_objects}, frozenset(other_schedulers))
         self.store._objects["nodes"] = {("", o["metadata"]["name"]): o for o in self.node_objects}  # for metrics
         self.serve_metrics = serve_metrics
         self.metrics = Metrics(self)  # kubesim's: metrics.k8s.io and the Prometheus series, from the pods played here
@@ -534,7 +541,8 @@ class RemoteNodes:
             groups = {g["name"]: {v["groupVersion"] for v in g.get("versions") or []}
                       for g in self.http.call("GET", "/apis").get("groups") or []}
             served = set()
-            for group_version in {f"{r.group}/{r.version}" for r in CUSTOM.values()}:
+            for group_version in {f"{r.group}/{r.version}" for r in CUSTOM.values()
+                                  if self.operators is None or r.group in self.operators}:
                 if group_version in groups.get(group_version.split("/")[0], ()):
                     listed = self.http.call("GET", f"/apis/{group_version}")
                     plurals = {r["name"] for r in listed.get("resources") or []}

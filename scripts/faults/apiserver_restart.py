@@ -1,4 +1,4 @@
-"""The real kube-apiserver (v1.20.2, scripts/realkube.py: etcd and the controller manager stay up) stopped for
+"""The real kube-apiserver (scripts/realkube.py: etcd and the controller manager stay up) stopped for
 10 s and started again on the same port while 500 workloads are submitted.
 
 The API keeps accepting (the rows commit; pushes fail and retry with backoff and jitter, the sync cannot list).

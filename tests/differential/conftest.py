@@ -1,9 +1,10 @@
-"""Differential tests: the same HTTP request to kubesim and to the real kube-apiserver v1.20.2, compared on status,
+"""Differential tests: the same HTTP request to kubesim and to the real kube-apiserver (the release of
+scripts/kube/stack/versions.env), compared on status,
 reason and body shape. `apiserver` is kubesim always, and the real control plane of `make e2e-real` under the
 `real` marker (`pytest -m real`), so `make test` runs the kubesim side only.
 
 Requests go out as plain HTTP (requests), not through the official client, so what is compared is what the
-servers answer. Each test states the real server's answer once (as probed on v1.20.2) and holds both to it."""
+servers answer. Each test states the real server's answer once (as probed on v1.35.8) and holds both to it."""
 
 import json
 import time

@@ -4,7 +4,7 @@ server-side Table of configmaps (kubectl's DATA column) and /openapi/v2 in both 
 
 import datetime
 
-# core/v1 of the real kube-apiserver v1.20.2: (name, kind, verbs, group/version of a subresource from elsewhere)
+# core/v1 of the real kube-apiserver (1.35): (name, kind, verbs, group/version of a subresource from elsewhere)
 RW = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS = ["get", "patch", "update"]
 PROXY = ["create", "delete", "get", "patch", "update"]
@@ -19,17 +19,19 @@ CORE_V1 = [
     ("persistentvolumeclaims/status", "PersistentVolumeClaim", STATUS, None),
     ("persistentvolumes", "PersistentVolume", RW, None), ("persistentvolumes/status", "PersistentVolume", STATUS, None),
     ("pods", "Pod", RW, None), ("pods/attach", "PodAttachOptions", ["create", "get"], None),
-    ("pods/binding", "Binding", ["create"], None), ("pods/eviction", "Eviction", ["create"], "policy/v1beta1"),
+    ("pods/binding", "Binding", ["create"], None), ("pods/ephemeralcontainers", "Pod", STATUS, None),
+    ("pods/eviction", "Eviction", ["create"], "policy/v1"),
     ("pods/exec", "PodExecOptions", ["create", "get"], None), ("pods/log", "Pod", ["get"], None),
     ("pods/portforward", "PodPortForwardOptions", ["create", "get"], None),
-    ("pods/proxy", "PodProxyOptions", PROXY, None), ("pods/status", "Pod", STATUS, None),
+    ("pods/proxy", "PodProxyOptions", PROXY, None), ("pods/resize", "Pod", STATUS, None),
+    ("pods/status", "Pod", STATUS, None),
     ("podtemplates", "PodTemplate", RW, None), ("replicationcontrollers", "ReplicationController", RW, None),
     ("replicationcontrollers/scale", "Scale", STATUS, "autoscaling/v1"),
     ("replicationcontrollers/status", "ReplicationController", STATUS, None),
     ("resourcequotas", "ResourceQuota", RW, None), ("resourcequotas/status", "ResourceQuota", STATUS, None),
     ("secrets", "Secret", RW, None), ("serviceaccounts", "ServiceAccount", RW, None),
     ("serviceaccounts/token", "TokenRequest", ["create"], "authentication.k8s.io/v1"),
-    ("services", "Service", ["create", "delete", "get", "list", "patch", "update", "watch"], None),
+    ("services", "Service", RW, None),
     ("services/proxy", "ServiceProxyOptions", PROXY, None), ("services/status", "Service", STATUS, None),
 ]
 
@@ -87,10 +89,24 @@ def test_events_k8s_io_v1_is_served(apiserver):
     code, core = apiserver.json("GET", f"/api/v1/namespaces/{ns}/events/pulled.1")
     assert code == 200 and (core["message"], core["involvedObject"]["name"], core["reportingComponent"]) == (
         "image pulled", "trainer", "example.com/trainer")
-    code, patched = apiserver.json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{ns}/events/pulled.1",
+    # Through events.k8s.io/v1 an Event is immutable but for its series (a recorder's count of repeats)...
+    code, refused = apiserver.json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{ns}/events/pulled.1",
                                    body={"note": "pulled again"}, content_type="application/merge-patch+json")
-    assert code == 200 and patched["note"] == "pulled again"
-    assert apiserver.json("GET", f"/api/v1/namespaces/{ns}/events/pulled.1")[1]["message"] == "pulled again"
+    assert (code, refused["reason"], refused["details"]["causes"]) == (422, "Invalid", [
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "pulled again": field is immutable',
+         "field": "message"}]), refused
+    assert refused["message"] == ('Event "pulled.1" is invalid: message: Invalid value: "pulled again": field is '
+                                  "immutable")
+    series = {"count": 2, "lastObservedTime": now}
+    code, patched = apiserver.json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{ns}/events/pulled.1",
+                                   body={"series": series}, content_type="application/merge-patch+json")
+    assert code == 200 and patched["series"] == series, patched
+    assert apiserver.json("GET", f"/api/v1/namespaces/{ns}/events/pulled.1")[1]["series"] == series
+    # ...while core/v1 (the legacy API) still takes a new message, which events.k8s.io/v1 reads as the note.
+    code, patched = apiserver.json("PATCH", f"/api/v1/namespaces/{ns}/events/pulled.1",
+                                   body={"message": "pulled again"}, content_type="application/merge-patch+json")
+    assert code == 200 and patched["message"] == "pulled again"
+    assert apiserver.json("GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events/pulled.1")[1]["note"] == "pulled again"
 
 
 def test_configmaps_print_their_data_count(apiserver):
@@ -108,8 +124,7 @@ def test_configmaps_print_their_data_count(apiserver):
 
 def test_openapi_v2_in_json_and_in_protobuf(apiserver):
     response = apiserver.request("GET", "/openapi/v2", timeout=60)
-    # JSON, written without a type: Go's content sniffing names it text/plain.
-    assert response.status_code == 200 and response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
     document = response.json()
     assert document["swagger"] == "2.0" and document["info"]["title"] == "Kubernetes"
     job = document["definitions"]["io.k8s.api.batch.v1.Job"]
@@ -124,12 +139,15 @@ def test_openapi_v2_in_json_and_in_protobuf(apiserver):
     assert document["definitions"]["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["format"] == "int-or-string"
     patch = document["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"]
     assert patch["x-kubernetes-group-version-kind"] == {"group": "", "kind": "ConfigMap", "version": "v1"}
-    assert {"dryRun", "fieldManager", "force"} <= {p["name"] for p in patch["parameters"]}
+    parameters = [document["parameters"][p["$ref"].rsplit("/", 1)[1]] if "$ref" in p else p  # shared ones by $ref
+                  for p in patch["parameters"]]
+    assert {"dryRun", "fieldManager", "force"} <= {p["name"] for p in parameters}
     assert "application/apply-patch+yaml" in patch["consumes"]
 
     # kubectl asks for gnostic's protobuf encoding of the same document, and has no JSON fallback.
     encoded = apiserver.request("GET", "/openapi/v2",
                                 accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf", timeout=60)
-    assert encoded.status_code == 200 and encoded.headers["Content-Type"] == "application/octet-stream"
+    assert encoded.status_code == 200 and encoded.headers["Content-Type"] == (
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
     assert encoded.content.startswith(b"\n\x032.0\x12")  # Document.swagger = "2.0", then Document.info
     assert b"io.k8s.api.batch.v1.JobSpec" in encoded.content and b"x-kubernetes-group-version-kind" in encoded.content

@@ -107,9 +107,9 @@ def test_invalid_manifests_are_422_with_causes(batch, apps, core, ns):
         batch.create_namespaced_job(ns, bad_port)
     body = status_of(exc.value)
     assert exc.value.status == 400 and body["reason"] == "BadRequest", body
-    assert body["message"].startswith('Job in version "v1" cannot be handled as a Job: v1.Job.Spec: v1.JobSpec.Template:'
-                                      " v1.PodTemplateSpec.Spec: v1.PodSpec.Containers: v1.Container.Ports: "
-                                      "v1.ContainerPort.ContainerPort: readUint32"), body
+    assert body["message"] == ('Job in version "v1" cannot be handled as a Job: json: cannot unmarshal string into Go '
+                               "struct field ContainerPort.spec.template.spec.containers.ports.containerPort of type "
+                               "int32"), body
 
     mismatched = deployment_manifest("web")
     mismatched["spec"]["selector"] = {"matchLabels": {"app": "other"}}

@@ -1,5 +1,6 @@
-"""Tests against the real kube-apiserver v1.20.2 (`make e2e-real`). The session's control plane is the
-`real_apiserver` fixture of tests/conftest.py, made a cluster with kubesim's node side by `real_cluster` (there
+"""Tests against the real cluster (`make e2e-real`): a current kube-apiserver with KAI Scheduler, KWOK and the
+training operator. The session's cluster is the `real_apiserver` fixture of tests/conftest.py, with kubesim's node
+side beside KWOK by `real_cluster` (there
 too, so that tests elsewhere can parametrize over kubesim and the real server); every test in this folder is
 marked `real`."""
 

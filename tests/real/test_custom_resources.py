@@ -1,7 +1,5 @@
-"""Custom resources on the real API server. The shared kube-apiserver (Go 1.19, reflect2 1.0.1) died with a SIGSEGV
-at the first custom resource written; `make e2e-real` runs the same v1.20.2 rebuilt with reflect2 1.0.2
-(scripts/kube/build_apiserver.sh). Here: a CRD of the test's own, and its objects created, read, listed, watched,
-patched, deleted and garbage-collected (by ownerReferences either way, and with their namespace) by the shared
+"""Custom resources on the real API server: a CRD of the test's own, and its objects created, read, listed, watched,
+patched, deleted and garbage-collected (by ownerReferences either way, and with their namespace) by the real
 kube-controller-manager."""
 
 import uuid

@@ -1,8 +1,5 @@
 """The real API server's verdict on deploy/paas-studio: every object passes a server-side dry run
-(`dryRun=All`: admission, validation and defaulting, nothing stored), in the namespace the folder makes.
-
-Kubernetes 1.20 serves PodDisruptionBudget only as policy/v1beta1 (policy/v1 arrived in 1.21 with the same
-fields), so on this server the PDBs are sent as v1beta1: the test says so rather than skipping them."""
+(`dryRun=All`: admission, validation and defaulting, nothing stored), in the namespace the folder makes."""
 
 from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
@@ -13,15 +10,8 @@ from tests.deploy.manifests import rendered
 NAMESPACE = "paas-studio"
 
 
-def served(api: client.ApiClient, group_version: str) -> bool:
-    groups = {version.group_version for group in client.ApisApi(api).get_api_versions().groups
-              for version in group.versions}
-    return group_version in groups
-
-
 def test_every_object_passes_a_server_side_dry_run(real_admin):
     docs = rendered()
-    pdb_on_v1 = served(real_admin, "policy/v1")
     resources = dynamic.DynamicClient(real_admin).resources
     core = client.CoreV1Api(real_admin)
     namespace = next(doc for doc in docs if doc["kind"] == "Namespace")
@@ -34,9 +24,6 @@ def test_every_object_passes_a_server_side_dry_run(real_admin):
     for doc in docs:
         if doc["kind"] == "Namespace":
             continue
-        if doc["kind"] == "PodDisruptionBudget" and not pdb_on_v1:
-            assert doc["apiVersion"] == "policy/v1"
-            doc = {**doc, "apiVersion": "policy/v1beta1"}  # Kubernetes 1.20: see the module's docstring
         api = resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
         try:
             created = api.create(body=doc, namespace=NAMESPACE, query_params=[("dryRun", "All")])

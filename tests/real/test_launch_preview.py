@@ -1,4 +1,4 @@
-"""Launch preview against the real API server (v1.20.2) through the product's least-privilege account: its
+"""Launch preview against the real API server through the product's least-privilege account: its
 dry-run verdicts are the real server's own — an object it takes is allowed, one its admission refuses (over the
 namespace's own ResourceQuota, which kubesim does not have) is refused with the server's reason — and nothing is created."""
 

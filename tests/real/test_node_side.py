@@ -37,8 +37,10 @@ def reasons(real_cluster, ns: str) -> list[str]:
 
 
 def test_nodes_are_registered_with_gpus_and_stay_ready(real_cluster):
+    """kubesim's node side's four nodes, beside KWOK's four (tests/real/test_kai_stack.py): all Ready, 8 GPUs."""
     nodes = client.CoreV1Api(real_cluster.api).list_node().items
-    assert sorted(n.metadata.name for n in nodes) == [f"sim-node-{i}" for i in range(4)]
+    assert sorted(n.metadata.name for n in nodes) == [f"kwok-gpu-{i}" for i in range(4)] + [
+        f"sim-node-{i}" for i in range(4)]
     for node in nodes:
         assert node.status.capacity["nvidia.com/gpu"] == "8"
         ready = next(c for c in node.status.conditions if c.type == "Ready")

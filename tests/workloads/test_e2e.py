@@ -66,25 +66,25 @@ def test_a_training_is_created_then_runs_then_completes(worker, cluster_org):
     assert job.status.succeeded == 1
 
 
-def test_suspend_stops_the_job_and_its_pods_then_resume_runs_it_again(worker, sim_org):
-    body = training_body(sim_org.project, "long", annotations=run_seconds(600))
-    workload_id = submit(sim_org, "trainings", body)
-    wait_phase(sim_org, workload_id, "Running")
-    assert sim_org.api.post(f"/api/v1/workloads/trainings/{workload_id}/suspend").status_code == 202
+def test_suspend_stops_the_job_and_its_pods_then_resume_runs_it_again(worker, cluster_org):
+    body = training_body(cluster_org.project, "long", annotations=run_seconds(600))
+    workload_id = submit(cluster_org, "trainings", body)
+    wait_phase(cluster_org, workload_id, "Running")
+    assert cluster_org.api.post(f"/api/v1/workloads/trainings/{workload_id}/suspend").status_code == 202
 
-    stopped = wait_phase(sim_org, workload_id, "Stopped")
+    stopped = wait_phase(cluster_org, workload_id, "Stopped")
     assert stopped["desiredPhase"] == "Stopped" and stopped["runningPods"] == 0
-    job = client.BatchV1Api(sim_org.k8s).read_namespaced_job(object_name(sim_org, workload_id), sim_org.namespace)
+    job = client.BatchV1Api(cluster_org.k8s).read_namespaced_job(object_name(cluster_org, workload_id), cluster_org.namespace)
     assert job.spec.suspend is True
-    wait_for(lambda: not pods_of(sim_org, workload_id), what="the Job's pods to be gone")
-    assert sim_org.api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"] == []
+    wait_for(lambda: not pods_of(cluster_org, workload_id), what="the Job's pods to be gone")
+    assert cluster_org.api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"] == []
 
-    assert sim_org.api.post(f"/api/v1/workloads/trainings/{workload_id}/resume").status_code == 202
-    running = wait_phase(sim_org, workload_id, "Running")
+    assert cluster_org.api.post(f"/api/v1/workloads/trainings/{workload_id}/resume").status_code == 202
+    running = wait_phase(cluster_org, workload_id, "Running")
     assert running["runningPods"] == 1
-    job = client.BatchV1Api(sim_org.k8s).read_namespaced_job(object_name(sim_org, workload_id), sim_org.namespace)
+    job = client.BatchV1Api(cluster_org.k8s).read_namespaced_job(object_name(cluster_org, workload_id), cluster_org.namespace)
     assert job.spec.suspend is False
-    reasons = phase_events(sim_org, workload_id)
+    reasons = phase_events(cluster_org, workload_id)
     assert reasons.index("Suspend") < reasons.index("Stopped") < reasons.index("Resume")
     assert reasons[-1] == "Running", reasons
 
@@ -147,24 +147,16 @@ def test_an_inference_scaling_to_zero_is_a_knative_service_with_its_autoscaling(
     assert [p.metadata.labels["serving.knative.dev/revision"] for p in pods] == [revision]
     assert pods[0].metadata.owner_references[0].kind == "Service" and pods[0].spec.node_name
     selector = f"{manifests.WORKLOAD_ID_LABEL}={workload_id}"
-    version = "v2" if org.kind == "kubesim" else "v2beta2"  # v1.20 serves no autoscaling/v2
-    hpas = org.k8s.call_api(f"/apis/autoscaling/{version}/namespaces/{org.namespace}/horizontalpodautoscalers",
+    hpas = org.k8s.call_api(f"/apis/autoscaling/v2/namespaces/{org.namespace}/horizontalpodautoscalers",
                             "GET", query_params=[("labelSelector", selector)], auth_settings=["BearerToken"],
                             response_type="object", _return_http_data_only=True)["items"]
     assert hpas == []
 
 
 def hpa_of(k8s, namespace: str, name: str) -> dict:
-    """The HPA as served: autoscaling/v2, or v2beta2 on a cluster older than 1.23 (the real v1.20.2)."""
-    for version in ("v2", "v2beta2"):
-        try:
-            return k8s.call_api(f"/apis/autoscaling/{version}/namespaces/{namespace}/horizontalpodautoscalers/{name}",
-                                "GET", auth_settings=["BearerToken"], response_type="object",
-                                _return_http_data_only=True)
-        except client.ApiException as exc:
-            if exc.status != 404:
-                raise
-    raise AssertionError(f"no HorizontalPodAutoscaler {namespace}/{name}")
+    """The HPA as served (autoscaling/v2)."""
+    return k8s.call_api(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers/{name}", "GET",
+                        auth_settings=["BearerToken"], response_type="object", _return_http_data_only=True)
 
 
 def test_without_knative_an_inference_is_a_deployment_a_service_and_an_hpa(worker, cluster_org, start_kubesim):
