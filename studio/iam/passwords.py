@@ -67,14 +67,20 @@ class TemporaryPasswordMiddleware:
     """A portal page asked with a temporary password: the password page instead (htmx: HX-Redirect)."""
 
     OPEN = ("/account/password", "/logout", "/static/", "/favicon")
+    API = ("/api/", "/cfg", "/streaming", "/kit-client/", "/metrics", "/healthz", "/readyz")
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        # Portal pages only, and only with a well-formed session key: the APIs never load the session here, and a
+        # malformed cookie (a NUL byte fails PostgreSQL's query) must reach the usual handling, not fail here.
+        key = request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
+        if request.path.startswith(self.API) or request.path.startswith(self.OPEN) or not key.isascii() \
+                or not key.isalnum():
+            return self.get_response(request)
         session = getattr(request, "session", None)
-        if (session is not None and session.get(SESSION_KEY) and not request.path.startswith("/api/")
-                and not request.path.startswith(self.OPEN) and request.user.is_authenticated):
+        if session is not None and session.get(SESSION_KEY) and request.user.is_authenticated:
             if not is_temporary(request.user):  # changed elsewhere (the API): stop asking
                 session.pop(SESSION_KEY, None)
             else:
