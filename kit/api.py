@@ -1,16 +1,23 @@
 """The `/cfg` and `/streaming` APIs of Kit App Streaming (seed 000, CONTRACT §5). Thin views: parse, authorize,
-call one selector or service, render. Errors carry Kit's messages and `detail` (kit.errors)."""
+call one selector or service, render. Errors carry Kit's messages and `detail` (kit.errors); a request that does
+not validate is a 422.
+
+The same views answer under a client URL, `/kit-client/<token>/cfg/...` and `/kit-client/<token>/streaming/...`
+(kit.client_urls): there they read the catalogue and run the streams of the URL's project, and change nothing
+else."""
 
 from django.db import transaction
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kit import errors, selectors, services
+from kit import errors, selectors, services, sessions
+from kit.client_urls import ClientUrlAuthentication, client_url_of
 from kit.filtersets import ApplicationFilterSet, ProfileFilterSet
 from kit.serializers import (
     ApplicationIn,
@@ -25,19 +32,22 @@ from kit.serializers import (
     profile_data,
     profile_fields,
     profile_summary,
+    session_data,
+    session_http_status,
     version_data,
 )
-from kit.streams import session_view
+from studio.auth import BearerTokenAuthentication
 from studio.concurrency import current_etag, etag_of, locked_if_match
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import is_platform_admin
 from studio.schema import IF_MATCH
-from workloads.models import Workload
 
 PAGE = [OpenApiParameter("offset", OpenApiTypes.INT, required=False),
         OpenApiParameter("limit", OpenApiTypes.INT, required=False, description="1-500, default 50")]
 LISTED = [*PAGE, *(OpenApiParameter(name, OpenApiTypes.STR, required=False)
                    for name in ("search", "sortBy", "sortOrder", "filterBy"))]
+TAGS = OpenApiParameter("tags", OpenApiTypes.STR, required=False, many=True,
+                        description="Applications carrying every tag given (comma-separated or repeated).")
 
 
 def page(request, rows, *, keys=("count", "limit", "offset", "items")) -> dict:
@@ -64,8 +74,15 @@ def valid(serializer_class, data) -> dict:
 
 
 def require_platform_admin(request, message: str = errors.RESOURCE_FORBIDDEN) -> None:
+    if client_url_of(request) is not None:
+        raise errors.forbidden(errors.CLIENT_URL_READS_ONLY)
     if not is_platform_admin(request.user):
         raise errors.forbidden(message)
+
+
+def tags_param(request) -> list[str]:
+    """`?tags=a,b` or `?tags=a&tags=b`: the tags an application must all carry."""
+    return [tag.strip() for value in request.query_params.getlist("tags") for tag in value.split(",") if tag.strip()]
 
 
 def _same_id(data: dict, current: str) -> None:
@@ -76,6 +93,12 @@ def _same_id(data: dict, current: str) -> None:
 class KitView(APIView):
     pagination_class = None
     filter_backends: list = []
+    authentication_classes = [ClientUrlAuthentication, BearerTokenAuthentication, SessionAuthentication]
+    client_token: str | None = None
+
+    def dispatch(self, request, *args, **kwargs):
+        self.client_token = kwargs.pop("client_token", None)  # a client URL's token (kit.client_urls)
+        return super().dispatch(request, *args, **kwargs)
 
     def get_exception_handler(self):
         return errors.kit_exception_handler
@@ -84,9 +107,9 @@ class KitView(APIView):
 # --- /cfg/apps ---------------------------------------------------------------------------------------
 
 class ApplicationListView(KitView):
-    @extend_schema(operation_id="cfg_apps_list", parameters=LISTED, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="cfg_apps_list", parameters=[*LISTED, TAGS], responses=OpenApiTypes.OBJECT)
     def get(self, request):
-        apps = filtered(ApplicationFilterSet, request, selectors.applications())
+        apps = filtered(ApplicationFilterSet, request, selectors.applications(tags=tags_param(request)))
         body = page(request, apps)
         body["items"] = [application_data(app) for app in body["items"]]
         return Response(body)
@@ -111,6 +134,8 @@ class ApplicationDetailView(KitView):
         data = valid(ApplicationUpdateIn, request.data)
         _same_id(data, app.id)
         return Response(application_data(services.application_update(actor=request.user, application=app, **data)))
+
+    patch = put  # absent fields keep their values either way
 
     @extend_schema(responses={204: None})
     def delete(self, request, app_id):
@@ -157,7 +182,8 @@ class VersionProfileListView(KitView):
 
     @extend_schema(operation_id="cfg_apps_versions_profiles_list", parameters=PAGE, responses=OpenApiTypes.OBJECT)
     def get(self, request, app_id, version):
-        profiles = selectors.profiles_for_path(user=request.user, app_id=app_id, version=version)
+        profiles = selectors.profiles_for_path(user=request.user, app_id=app_id, version=version,
+                                               client_url=client_url_of(request))
         body = page(request, profiles, keys=("count", "items"))
         body["items"] = [profile_summary(p) for p in body["items"]]
         return Response(body)
@@ -166,7 +192,8 @@ class VersionProfileListView(KitView):
 class VersionProfileDetailView(KitView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, app_id, version, profile_id):
-        profile = selectors.profile_for_path(user=request.user, app_id=app_id, version=version, profile_id=profile_id)
+        profile = selectors.profile_for_path(user=request.user, app_id=app_id, version=version, profile_id=profile_id,
+                                             client_url=client_url_of(request))
         return Response(profile_summary(profile))
 
 
@@ -175,9 +202,10 @@ class VersionProfileDetailView(KitView):
 class ProfileListView(KitView):
     @extend_schema(operation_id="cfg_profiles_list", parameters=LISTED, responses=OpenApiTypes.OBJECT)
     def get(self, request):
-        if not selectors.may_see_profiles(request.user):
+        link = client_url_of(request)
+        if not selectors.may_see_profiles(request.user, link):
             raise errors.forbidden(errors.RESOURCE_FORBIDDEN)
-        queryset = selectors.profiles_visible(user=request.user).prefetch_related("shared_with")
+        queryset = selectors.profiles_visible(user=request.user, client_url=link).prefetch_related("shared_with")
         body = page(request, filtered(ProfileFilterSet, request, queryset))
         body["items"] = [profile_data(p) for p in body["items"]]
         return Response(body)
@@ -198,7 +226,7 @@ class ProfileDetailView(KitView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, profile_id):
-        profile = selectors.profile_get(user=request.user, profile_id=profile_id)
+        profile = selectors.profile_get(user=request.user, profile_id=profile_id, client_url=client_url_of(request))
         return Response(profile_data(profile), headers={"ETag": etag_of(profile)})
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT, parameters=[IF_MATCH])
@@ -230,41 +258,47 @@ class ProfileDetailView(KitView):
 
 # --- /streaming/stream -------------------------------------------------------------------------------
 
-def session_data(session: Workload) -> dict:
-    return session_view(session_id=str(session.pk), phase=session.actual_phase, phase_message=session.phase_message,
-                        endpoints=session.endpoints, spec=session.spec)
-
-
 class StreamView(KitView):
     @extend_schema(operation_id="streaming_stream_list", parameters=PAGE, responses=OpenApiTypes.OBJECT)
     def get(self, request):
-        body = page(request, selectors.sessions_visible(user=request.user), keys=("offset", "limit", "count", "items"))
-        body["items"] = [session_data(s) for s in body["items"]]
+        rows = selectors.sessions_visible(user=request.user, client_url=client_url_of(request))
+        body = page(request, rows, keys=("offset", "limit", "count", "items"))
+        positions = selectors.queue_positions(body["items"])
+        body["items"] = [session_data(s, position=positions.get(s.pk)) for s in body["items"]]
         return Response(body)
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
     def post(self, request):
         data = valid(SessionIn, request.data)
-        session = services.session_launch(
+        session = sessions.session_request(
             user=request.user, app_id=data["id"], profile_id=data["profile"], version=data.get("version"),
-            arguments=data.get("arguments"), project_id=data.get("projectId"),
+            arguments=data.get("arguments"), project_id=data.get("projectId"), client_url=client_url_of(request),
         )
-        return Response(session_data(session), status=status.HTTP_202_ACCEPTED,
-                        headers={"Location": f"/streaming/stream/{session.pk}"})
+        position = selectors.queue_positions([session]).get(session.pk)
+        return Response(session_data(session, position=position), status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": f"{request.path.rstrip('/')}/{session.pk}"})
 
     @extend_schema(operation_id="streaming_stream_destroy_by_body", request=OpenApiTypes.OBJECT, responses={204: None})
     def delete(self, request):
         data = valid(SessionRef, request.data)
-        services.session_end(user=request.user, session=selectors.session_get(user=request.user, session_id=data["id"]))
+        found = selectors.session_get(user=request.user, session_id=data["id"], client_url=client_url_of(request))
+        sessions.session_end(user=request.user, session=found)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class StreamDetailView(KitView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    """202 while the session waits or starts, 200 once a client can connect (or it failed), as Kit App Streaming
+    answers it: clients poll until then. Each read counts as the session being in use (kit.governance)."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT})
     def get(self, request, session_id):
-        return Response(session_data(selectors.session_get(user=request.user, session_id=session_id)))
+        found = selectors.session_get(user=request.user, session_id=session_id, client_url=client_url_of(request))
+        sessions.session_touch(session=found)
+        body = session_data(found, position=selectors.queue_positions([found]).get(found.pk))
+        return Response(body, status=session_http_status(body))
 
     @extend_schema(responses={204: None})
     def delete(self, request, session_id):
-        services.session_end(user=request.user, session=selectors.session_get(user=request.user, session_id=session_id))
+        found = selectors.session_get(user=request.user, session_id=session_id, client_url=client_url_of(request))
+        sessions.session_end(user=request.user, session=found)
         return Response(status=status.HTTP_204_NO_CONTENT)

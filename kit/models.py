@@ -3,9 +3,14 @@
 An application profile says how a Kit app is deployed onto a GPU node (compute, node selection, load
 balancing, encryption, authorization, environment) and which application versions it serves, with `*`
 wildcards (kit.matching). Profiles belong to a project and are shared through `sharing`. A streaming session
-is a workload of kind "stream" (workloads.Workload) whose spec is a snapshot of the version and profile at
-launch, so editing or deleting either leaves running sessions alone.
+(`StreamSession`) runs as a workload of kind "stream" (workloads.Workload) whose spec is a snapshot of the version
+and profile at launch, so editing or deleting either leaves running sessions alone. A session may wait in its
+project's queue before it has a workload (`StreamLimit`: a project's cap on concurrent streams). A `ClientUrl`
+is a project-scoped, expiring, revocable base URL that lets a Kit client without a token header reach the Kit
+APIs (kit.client_urls).
 """
+
+import uuid
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -13,6 +18,7 @@ from django.db import models
 
 from kit.matching import is_version
 from sharing.models import Shareable
+from studio.models import Project
 from studio.names import validate_name
 
 VERSION_RULE = "Must be a semantic version such as 1.2.3 or 2.0.0-rc.1."
@@ -68,6 +74,10 @@ class ApplicationProfile(Shareable):
         NODE_PORT = "NodePort"
         CLUSTER_IP = "ClusterIP"
 
+    class OverCapacity(models.TextChoices):
+        QUEUE = "queue", "Wait in the project's queue"
+        REFUSE = "refuse", "Refuse the request"
+
     class Encryption(models.TextChoices):
         NONE = "none", "None"
         LOAD_BALANCER = "loadBalancer", "At the load balancer"  # configured by the Service's annotations
@@ -90,6 +100,10 @@ class ApplicationProfile(Shareable):
     tls_secret = models.CharField(max_length=253, blank=True, default="")
     environment = models.JSONField(default=list, blank=True)
     ports = models.JSONField(default=list, blank=True)
+    # Governance: a session is ended after this long without activity (None: never); a request over its
+    # project's cap of concurrent streams waits in the project's queue or is refused.
+    idle_timeout_seconds = models.PositiveIntegerField(null=True, blank=True)
+    over_capacity = models.CharField(max_length=8, choices=OverCapacity.choices, default=OverCapacity.QUEUE)
 
     # Bumped on every change, and recorded on each session launched from the profile.
     revision = models.PositiveIntegerField(default=1)
@@ -103,3 +117,81 @@ class ApplicationProfile(Shareable):
 
     def __str__(self):
         return self.slug
+
+
+class StreamLimit(models.Model):
+    """A project's cap on its concurrent streaming sessions (None: no cap)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True, related_name="stream_limit")
+    max_sessions = models.PositiveIntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.project_id}: {self.max_sessions}"
+
+
+class ClientUrl(models.Model):
+    """A base URL `/kit-client/<token>` that acts, in one project, for the user who made it, on the Kit APIs only.
+    The token is shown once; only its SHA-256 digest is kept."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    token_digest = models.CharField(max_length=64, unique=True, editable=False)
+    hint = models.CharField(max_length=12, editable=False)  # the token's first characters, to tell URLs apart
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class StreamSession(models.Model):
+    """One request for a stream: queued (no workload yet), launched (its workload says how it runs), or over.
+    A session launched at once has its workload's id."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        LAUNCHED = "launched"
+        FAILED = "failed"  # its turn came and it could not be launched (the reason is in `message`)
+        ENDED = "ended"
+
+    class ChosenBy(models.TextChoices):
+        REQUEST = "request"  # the request's projectId
+        CLIENT_URL = "clientUrl"  # the client URL's project
+        PROFILE = "profile"  # the profile's own project, where the caller may launch
+        ONLY_PROJECT = "onlyProject"  # the one project where the caller may launch
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    project_chosen_by = models.CharField(max_length=12, choices=ChosenBy.choices)
+    workload = models.OneToOneField("workloads.Workload", on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="stream_session")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                     related_name="+")
+    client_url = models.ForeignKey(ClientUrl, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # What was asked for, to launch it when its turn comes.
+    application = models.CharField(max_length=63)
+    version = models.CharField(max_length=128, blank=True, default="")
+    profile = models.CharField(max_length=63)
+    arguments = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED, db_index=True)
+    message = models.TextField(blank=True, default="")
+    idle_timeout_seconds = models.PositiveIntegerField(null=True, blank=True)  # the profile's, at request
+    requested_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    launched_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+        indexes = [models.Index(fields=["project", "state", "requested_at"])]
+
+    def __str__(self):
+        return f"{self.application} {self.id}"

@@ -7,14 +7,14 @@ answer 403, while an unshared profile is a 404 (CONTRACT §1: never leak another
 
 import uuid
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from rest_framework.exceptions import ValidationError
 
 from kit import errors
 from kit.matching import WILDCARD, is_version, matching, newest_first
-from kit.models import Application, ApplicationProfile, ApplicationVersion
+from kit.models import Application, ApplicationProfile, ApplicationVersion, StreamSession
 from studio.models import Project, is_platform_admin
-from workloads.models import Workload
+from studio.permissions import visible_project_ids
 
 
 def _invalid_version(version: str) -> None:
@@ -22,8 +22,14 @@ def _invalid_version(version: str) -> None:
         raise ValidationError({"version": ["Must be a semantic version such as 1.2.3, or '*'."]})
 
 
-def applications() -> QuerySet[Application]:
-    return Application.objects.all()
+def applications(*, tags: list[str] | None = None) -> QuerySet[Application]:
+    """Every application; with `tags`, those that carry every one of them."""
+    rows = Application.objects.all()
+    if tags:
+        wanted = set(tags)
+        rows = rows.filter(pk__in=[pk for pk, have in Application.objects.values_list("pk", "tags")
+                                   if wanted <= set(have or ())])
+    return rows
 
 
 def application_get(*, app_id: str, message: str = errors.APPLICATION_NOT_FOUND) -> Application:
@@ -45,19 +51,22 @@ def version_get(*, app: Application, version: str, message: str = errors.VERSION
     return row
 
 
-def may_see_profiles(user) -> bool:
-    return is_platform_admin(user) or Project.objects.visible_to(user).exists()
+def may_see_profiles(user, client_url=None) -> bool:
+    return client_url is not None or is_platform_admin(user) or Project.objects.visible_to(user).exists()
 
 
-def profiles_visible(*, user) -> QuerySet[ApplicationProfile]:
+def profiles_visible(*, user, client_url=None) -> QuerySet[ApplicationProfile]:
+    """Through a client URL: the profiles its project may launch with (owned or shared)."""
+    if client_url is not None:
+        return ApplicationProfile.objects.for_project(client_url.project_id)
     return ApplicationProfile.objects.visible_to(user)
 
 
-def profile_get(*, user, profile_id: str) -> ApplicationProfile:
+def profile_get(*, user, profile_id: str, client_url=None) -> ApplicationProfile:
     """A profile by id, for `/cfg/profiles/{profile}`: 403 without any project, 404 when not visible."""
-    if not may_see_profiles(user):
+    if not may_see_profiles(user, client_url):
         raise errors.forbidden(errors.PROFILE_FORBIDDEN)
-    profile = profiles_visible(user=user).prefetch_related("shared_with").filter(slug=profile_id).first()
+    profile = profiles_visible(user=user, client_url=client_url).prefetch_related("shared_with").filter(slug=profile_id).first()
     if profile is None:
         raise errors.not_found(errors.PROFILE_NOT_FOUND)
     return profile
@@ -74,40 +83,59 @@ def _check_path(app_id: str, version: str, message: str) -> None:
         raise errors.not_found(message)
 
 
-def profiles_for_path(*, user, app_id: str, version: str) -> list[ApplicationProfile]:
+def profiles_for_path(*, user, app_id: str, version: str, client_url=None) -> list[ApplicationProfile]:
     """Visible profiles that serve `app_id` at `version` (either may be `*`), ordered by id."""
-    if not may_see_profiles(user):
+    if not may_see_profiles(user, client_url):
         raise errors.forbidden(errors.RESOURCE_FORBIDDEN)
     _check_path(app_id, version, errors.PROFILES_NOT_FOUND)
-    rows = profiles_visible(user=user).only("slug", "name", "description", "supported_applications")
+    rows = profiles_visible(user=user, client_url=client_url).only("slug", "name", "description", "supported_applications")
     return matching(rows, app_id, version, supported=lambda p: p.supported_applications)
 
 
-def profile_for_path(*, user, app_id: str, version: str, profile_id: str) -> ApplicationProfile:
-    if not may_see_profiles(user):
+def profile_for_path(*, user, app_id: str, version: str, profile_id: str, client_url=None) -> ApplicationProfile:
+    if not may_see_profiles(user, client_url):
         raise errors.forbidden(errors.PROFILE_FORBIDDEN)
     _check_path(app_id, version, errors.PROFILE_NOT_FOUND)
-    rows = profiles_visible(user=user).filter(slug=profile_id)
+    rows = profiles_visible(user=user, client_url=client_url).filter(slug=profile_id)
     found = matching(rows, app_id, version, supported=lambda p: p.supported_applications)
     if not found:
         raise errors.not_found(errors.PROFILE_NOT_FOUND)
     return found[0]
 
 
-def sessions_visible(*, user) -> QuerySet[Workload]:
-    """Live streaming sessions of the caller's projects (every project for platform admins), newest first."""
-    return (
-        Workload.objects.visible_to(user).live().filter(kind=Workload.Kind.STREAM)
-        .select_related("project").order_by("-created_at", "-id")
-    )
+def sessions_visible(*, user, client_url=None) -> QuerySet[StreamSession]:
+    """Sessions that are waiting or launched and not ended, of the caller's projects (every project for platform
+    admins; through a client URL, those launched through it), newest first."""
+    rows = (StreamSession.objects.filter(Q(state=StreamSession.State.QUEUED) | Q(
+        state=StreamSession.State.LAUNCHED, workload__deleted_at__isnull=True) | Q(state=StreamSession.State.FAILED))
+        .select_related("project", "workload").order_by("-requested_at", "-id"))
+    if client_url is not None:
+        return rows.filter(client_url=client_url)
+    if is_platform_admin(user):
+        return rows
+    return rows.filter(project_id__in=visible_project_ids(user))
 
 
-def session_get(*, user, session_id: str) -> Workload:
+def session_get(*, user, session_id: str, client_url=None) -> StreamSession:
     try:
         session_id = uuid.UUID(str(session_id))
     except ValueError:
         raise errors.not_found(errors.SESSION_NOT_FOUND) from None
-    session = sessions_visible(user=user).filter(pk=session_id).first()
+    session = sessions_visible(user=user, client_url=client_url).filter(pk=session_id).first()
     if session is None:
         raise errors.not_found(errors.SESSION_NOT_FOUND)
     return session
+
+
+def queue_positions(rows) -> dict:
+    """{session id: its place in its project's queue (1 is next)} for the queued sessions among `rows`: one query."""
+    queued = [s for s in rows if s.state == StreamSession.State.QUEUED]
+    if not queued:
+        return {}
+    waiting = StreamSession.objects.filter(project_id__in={s.project_id for s in queued},
+                                           state=StreamSession.State.QUEUED).order_by("requested_at", "id")
+    places, seen = {}, {}
+    for pk, project_id in waiting.values_list("pk", "project_id"):
+        seen[project_id] = seen.get(project_id, 0) + 1
+        places[pk] = seen[project_id]
+    return {s.pk: places[s.pk] for s in queued if s.pk in places}

@@ -12,9 +12,11 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from kit.matching import LATEST, WILDCARD, is_version
-from kit.models import VERSION_RULE, Application, ApplicationProfile, ApplicationVersion
+from kit.models import VERSION_RULE, Application, ApplicationProfile, ApplicationVersion, StreamSession
+from kit.streams import FAILED, MESSAGES, QUEUED, READY, port_protocol, session_view
 from sharing.models import SharingMode
 from sharing.services import SHARE_WITH_SOME
+from studio.ids import IntegerId, integer_ids
 from workloads.specs.fields import Boolean, Choice, Integer, Port, StrictSerializer, Text, texts
 from workloads.specs.parts import Compute, EnvironmentVariable, Toleration
 from workloads.specs.rules import (
@@ -147,11 +149,12 @@ class Encryption(StrictSerializer):
 class StreamPort(StrictSerializer):
     name = Text(validators=[PORT_NAME_RULE])
     port = Port()
+    protocol = Choice(["TCP", "UDP"], required=False)  # default: UDP for "media", TCP for every other
 
 
 class Sharing(StrictSerializer):
     mode = Choice(SharingMode.values)
-    projectIds = serializers.ListField(child=Integer(min_value=1), required=False)
+    projectIds = integer_ids(required=False)
 
     def cross_field_errors(self, values):
         if values.get("mode") == SharingMode.SELECTED and not values.get("projectIds"):
@@ -164,7 +167,7 @@ class ProfileIn(StrictSerializer):
     name = Text(max_length=200)
     description = Text(required=False, allow_blank=True, max_length=10_000)
     supportedApplications = SupportedApplication(many=True)
-    projectId = Integer(required=False, min_value=1)
+    projectId = IntegerId(required=False)
     sharing = Sharing(required=False)
     compute = Compute(required=False)
     nodeSelector = StringMap(required=False, label_values=True)
@@ -175,6 +178,8 @@ class ProfileIn(StrictSerializer):
     encryption = Encryption(required=False)
     environmentVariables = EnvironmentVariable(many=True, required=False)
     ports = StreamPort(many=True, required=False)
+    idleTimeoutSeconds = Integer(required=False, allow_null=True, min_value=60, max_value=30 * 24 * 3600)
+    overCapacity = Choice(ApplicationProfile.OverCapacity.values, required=False)
 
     def cross_field_errors(self, values):
         ports = values.get("ports") or []
@@ -192,7 +197,7 @@ class ProfileUpdateIn(ProfileIn):
     id = Text(required=False)
     name = Text(required=False, max_length=200)
     supportedApplications = SupportedApplication(many=True, required=False)
-    projectId = Integer(required=False, allow_null=True, min_value=1)  # null: no owner project any more
+    projectId = IntegerId(required=False, allow_null=True)  # null: no owner project any more
 
 
 class SessionIn(StrictSerializer):
@@ -200,7 +205,7 @@ class SessionIn(StrictSerializer):
     version = Text(required=False, validators=[VERSION_OR_LATEST])
     profile = Text(allow_blank=False)
     arguments = Arguments(required=False)
-    projectId = Integer(required=False, min_value=1)
+    projectId = IntegerId(required=False)
 
 
 class SessionRef(StrictSerializer):
@@ -212,7 +217,8 @@ PROFILE_FIELDS = {
     "name": "name", "description": "description", "supportedApplications": "supported_applications",
     "compute": "compute", "nodeSelector": "node_selector", "tolerations": "tolerations",
     "runtimeClassName": "runtime_class_name", "authorization": "authorization",
-    "environmentVariables": "environment", "ports": "ports",
+    "environmentVariables": "environment", "ports": "ports", "idleTimeoutSeconds": "idle_timeout_seconds",
+    "overCapacity": "over_capacity",
 }
 
 
@@ -266,8 +272,40 @@ def profile_data(profile: ApplicationProfile) -> dict:
         "loadBalancing": {"serviceType": profile.service_type, "annotations": profile.service_annotations},
         "encryption": encryption,
         "environmentVariables": profile.environment,
-        "ports": profile.ports,
+        "ports": [{**p, "protocol": port_protocol(p)} for p in profile.ports],
+        "idleTimeoutSeconds": profile.idle_timeout_seconds,
+        "overCapacity": profile.over_capacity,
         "revision": profile.revision,
         "createdAt": serializers.DateTimeField().to_representation(profile.created_at),
         "updatedAt": serializers.DateTimeField().to_representation(profile.updated_at),
     }
+
+
+def session_data(session: StreamSession, *, position: int | None = None) -> dict:
+    """A session as `/streaming/stream` answers it: Kit's `{"id", "status", "routes"}`, then PaaS Studio's own
+    keys: its project and how it was chosen, its place in the project's queue while it waits, its idle time."""
+    workload = session.workload
+    if session.state == StreamSession.State.QUEUED:
+        place = f": number {position} in the queue" if position else ""
+        view = {"id": str(session.pk), "routes": {}, "status": {
+            "condition": QUEUED, "message": f"{MESSAGES[QUEUED]} ({session.project.name}){place}", "status": False}}
+    elif session.state == StreamSession.State.FAILED or workload is None:
+        view = {"id": str(session.pk), "routes": {},
+                "status": {"condition": FAILED, "message": session.message or MESSAGES[FAILED], "status": False}}
+    else:
+        view = session_view(session_id=str(session.pk), phase=workload.actual_phase,
+                            phase_message=workload.phase_message, endpoints=workload.endpoints, spec=workload.spec)
+    body = {"id": view["id"], "status": view["status"], "routes": view["routes"],
+            "projectId": session.project_id, "projectName": session.project.name,
+            "projectChosenBy": session.project_chosen_by,
+            "application": session.application, "version": session.version, "profile": session.profile,
+            "workloadId": str(workload.pk) if workload is not None else None,
+            "queuePosition": position if session.state == StreamSession.State.QUEUED else None,
+            "idleTimeoutSeconds": session.idle_timeout_seconds}
+    return body
+
+
+def session_http_status(body: dict) -> int:
+    """200 once a client can connect (or the session failed: it never will), 202 while it waits, starts or is
+    degraded (no route to give)."""
+    return 200 if body["status"]["condition"] in (READY, FAILED) else 202

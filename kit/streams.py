@@ -3,18 +3,22 @@
 * `stream_spec` — the workload spec of a session: the application version's image, the profile's deployment
   settings and the caller's `arguments`, in the keys `workloads.manifests` renders for kind "stream"
   (Deployment + Service of the profile's type, `serviceAnnotations`, `runtimeClassName`, `nodeSelector`,
-  `tlsSecret` mounted at /etc/tls).
+  `tlsSecret` mounted at /etc/tls). Kit's signaling port is TCP and its media port UDP (NVIDIA's WebRTC
+  livestream), so the one Service publishes both protocols.
 * `session_status` — the Kit status object `{"condition", "message", "status"}` of a workload phase.
-* `session_routes` — the Kit routes `{"<address>": [{"description", "destination_port", "protocol",
-  "source_port"}]}` from the Service the sync saw (`Workload.endpoints`).
+* `session_routes` — the Kit routes `{"<address>": {"routes": [{"description", "destination_port", "protocol",
+  "source_port"}]}}` from the Service the sync saw (`Workload.endpoints`), as Kit App Streaming answers them and
+  NVIDIA's web-viewer-sample reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-# Kit's WebRTC livestream ports, used when a profile names none.
-DEFAULT_PORTS = ({"name": "signaling", "port": 49100}, {"name": "media", "port": 47998})
+# Kit's WebRTC livestream ports, used when a profile names none: signaling over TCP, media over UDP.
+DEFAULT_PORTS = ({"name": "signaling", "port": 49100, "protocol": "TCP"},
+                 {"name": "media", "port": 47998, "protocol": "UDP"})
+MEDIA = "media"
 # Read by the load balancer / gateway in front of the session, which authorizes and terminates TLS.
 AUTHORIZATION_ANNOTATION = "paas-studio/stream-authorization"
 ENCRYPTION_ANNOTATION = "paas-studio/stream-encryption"
@@ -23,7 +27,7 @@ SETTINGS = (
     "service_annotations", "encryption", "tls_secret", "environment", "ports",
 )
 
-STARTING, READY, DEGRADED, FAILED = "starting", "ready", "degraded", "failed"
+QUEUED, STARTING, READY, DEGRADED, FAILED = "queued", "starting", "ready", "degraded", "failed"
 TERMINATING, TERMINATED, UNKNOWN = "terminating", "terminated", "unknown"
 CONDITIONS = {
     "Creating": STARTING, "Pending": STARTING, "Initializing": STARTING, "Resuming": STARTING, "Updating": STARTING,
@@ -34,6 +38,7 @@ CONDITIONS = {
     "Deleted": TERMINATED, "Stopped": TERMINATED, "Completed": TERMINATED,
 }
 MESSAGES = {
+    QUEUED: "Session is waiting for a free stream slot of its project",
     STARTING: "Session is starting",
     READY: "Session is active",
     DEGRADED: "Session is degraded",
@@ -43,6 +48,14 @@ MESSAGES = {
     UNKNOWN: "Session state is unknown",
 }
 WAITING_FOR_ADDRESS = "Session is starting: waiting for the address of its Service"
+
+
+def port_protocol(port: Mapping) -> str:
+    """A profile port's protocol: as given, else UDP for Kit's media port and TCP for every other."""
+    given = port.get("protocol")
+    if given in ("TCP", "UDP"):
+        return given
+    return "UDP" if port.get("name") == MEDIA else "TCP"
 
 
 def argument_list(arguments: Mapping) -> list[str]:
@@ -64,7 +77,8 @@ def stream_spec(*, image: str, settings: Mapping, arguments: Mapping | None = No
     annotations[ENCRYPTION_ANNOTATION] = encryption
     spec: dict = {
         "image": image,
-        "ports": [{"container": p["port"], "serviceType": service_type, "name": p["name"]} for p in ports],
+        "ports": [{"container": p["port"], "serviceType": service_type, "name": p["name"],
+                   "protocol": port_protocol(p)} for p in ports],
         "serviceAnnotations": annotations,
     }
     optional = {
@@ -83,20 +97,21 @@ def stream_spec(*, image: str, settings: Mapping, arguments: Mapping | None = No
 def session_routes(endpoints: Mapping | None, spec: Mapping) -> dict:
     """Where a client reaches the session: at the Service's address, `source_port` is the port to dial
     (the node port of a NodePort Service, else the Service port) and `destination_port` the Kit app's port
-    in the pod. Protocol is TCP: the manifests publish TCP ports. Empty until the Service has an address."""
+    in the pod, with the port's protocol (media: UDP). Empty until the Service has an address."""
     endpoints = endpoints or {}
     address = endpoints.get("serviceAddress")
     if not address:
         return {}
-    names = {p.get("container"): p.get("name") for p in spec.get("ports") or () if isinstance(p, Mapping)}
+    names = {(p.get("container"), p.get("protocol") or "TCP"): p.get("name")
+             for p in spec.get("ports") or () if isinstance(p, Mapping)}
     node_port_service = endpoints.get("serviceType") == "NodePort"
     routes = []
     for port in endpoints.get("ports") or ():
-        number = port.get("port")
+        number, protocol = port.get("port"), port.get("protocol") or "TCP"
         source = port.get("nodePort") if node_port_service and port.get("nodePort") else number
-        routes.append({"description": names.get(number) or port.get("name") or "", "destination_port": number,
-                       "protocol": "TCP", "source_port": source})
-    return {address: routes} if routes else {}
+        routes.append({"description": names.get((number, protocol)) or port.get("name") or "",
+                       "destination_port": number, "protocol": protocol, "source_port": source})
+    return {address: {"routes": routes}} if routes else {}
 
 
 def session_status(phase: str, phase_message: str = "", *, routes: Mapping | None = None) -> dict:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from kit import views
+from kit import stream_views, views
 
 urlpatterns = [
     path("kit/apps", views.applications, name="kit-apps"),
@@ -18,6 +18,9 @@ urlpatterns = [
     # Forms of new ones: not under kit/apps/ or kit/profiles/, where "new" is a valid id
     path("kit/new/app", views.application_new, name="kit-app-new"),
     path("kit/new/profile", views.profile_new, name="kit-profile-new"),
-    path("kit/sessions", views.sessions, name="kit-sessions"),
-    path("kit/sessions/<uuid:session_id>/stop", views.session_stop, name="kit-session-stop"),
+    path("kit/sessions", stream_views.session_list, name="kit-sessions"),
+    path("kit/sessions/<uuid:session_id>", stream_views.session_detail, name="kit-session"),
+    path("kit/sessions/<uuid:session_id>/stop", stream_views.session_stop, name="kit-session-stop"),
+    path("kit/client-urls/<uuid:link_id>/revoke", stream_views.client_url_revoke, name="kit-client-url-revoke"),
+    path("kit/stream-limit", stream_views.stream_limit, name="kit-stream-limit"),
 ]

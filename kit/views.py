@@ -1,7 +1,8 @@
-"""Portal pages of Kit App Streaming: applications with their versions, application profiles, sessions.
+"""Portal pages of Kit App Streaming's catalogue: applications with their versions, application profiles (the
+stream pages are kit.stream_views').
 
-Pages over the same selectors, FilterSets and services as `/cfg` and `/streaming`; sessions start and stop here.
-A profile the user may not see is a 404, as on the API."""
+Pages over the same selectors, FilterSets and services as `/cfg`; a profile the user may not see is a 404, as on
+the API."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -25,12 +26,10 @@ from kit.serializers import (
     VersionIn,
     profile_fields,
 )
-from kit.streams import session_view
 from profiles.forms import api_errors
-from studio.context import navigation
 from studio.errors import Conflict
 from studio.models import Project, is_platform_admin
-from studio.pages import offset_paged, paged
+from studio.pages import paged
 
 
 def _admin_only(request):
@@ -239,55 +238,3 @@ def profile_delete(request, profile_id):
     services.profile_delete(actor=request.user, profile=found)
     messages.success(request, f"Deleted application profile {profile_id}.")
     return HttpResponseRedirect(reverse("kit-profiles"))
-
-
-def _problem(exc: APIException) -> str:
-    detail = exc.detail
-    if isinstance(detail, dict):
-        return " ".join(str(v) for values in detail.values() for v in (values if isinstance(values, list) else [values]))
-    return " ".join(map(str, detail)) if isinstance(detail, list) else str(detail)
-
-
-@login_required
-def sessions(request):
-    """The user's streaming sessions, re-read every 2 s (htmx), with a form to start one (the same service as
-    POST /streaming/stream) and a stop button on each (DELETE /streaming/stream/{id})."""
-    project = navigation(request).get("current_project")
-    if request.method == "POST":
-        try:
-            session = services.session_launch(
-                user=request.user, app_id=request.POST.get("application", ""),
-                profile_id=request.POST.get("profile", ""), version=request.POST.get("version") or None,
-                project_id=project.pk if project else None)
-            messages.success(request, f"Starting {session.name}: it streams once its pod is running.")
-        except APIException as exc:
-            messages.error(request, f"Not started: {_problem(exc)}")
-        return HttpResponseRedirect(reverse("kit-sessions"))
-    rows = []
-    sessions, page = offset_paged(request, selectors.sessions_visible(user=request.user))
-    for session in sessions:
-        view = session_view(session_id=str(session.pk), phase=session.actual_phase,
-                            phase_message=session.phase_message, endpoints=session.endpoints, spec=session.spec)
-        routes = [(address, route) for address, items in view["routes"].items() for route in items]
-        rows.append({"session": session, "status": view["status"], "routes": routes,
-                     "inputs": session.launch_inputs or {}})
-    context = {"rows": rows, "project": project, "page": page}
-    if request.htmx:
-        return render(request, "kit/_session_rows.html", context)
-    apps = list(selectors.applications().prefetch_related("versions"))
-    profiles = list(selectors.profiles_visible(user=request.user)) if selectors.may_see_profiles(request.user) else []
-    context.update({"apps": [(app, newest_first(v.version for v in app.versions.all())) for app in apps],
-                    "profiles": profiles})
-    return render(request, "kit/sessions.html", context)
-
-
-@login_required
-@require_POST
-def session_stop(request, session_id):
-    try:
-        session = selectors.session_get(user=request.user, session_id=str(session_id))
-        services.session_end(user=request.user, session=session)
-        messages.success(request, f"Stopping {session.name}.")
-    except APIException as exc:
-        messages.error(request, f"Not stopped: {_problem(exc)}")
-    return HttpResponseRedirect(reverse("kit-sessions"))

@@ -110,6 +110,8 @@ def main() -> int:
     env.setdefault("PYTHONWARNINGS", "ignore:::celery.platforms")  # "running as root" is the reader's choice
     # Sync often enough that a demo workload is seen in each phase on its way (the image pull takes seconds).
     env.setdefault("SYNC_INTERVAL_SECONDS", "1")
+    # NVIDIA's web-viewer-sample under `npm run dev` (Vite) may call the Kit APIs from its own origin.
+    env.setdefault("CORS_ALLOWED_ORIGINS", "http://localhost:5173,http://127.0.0.1:5173")
     children = {}
     for name, command in PROCESSES.items():
         children[name] = subprocess.Popen(command, cwd=ROOT, env=env)

@@ -125,7 +125,7 @@ def exception_handler(exc, context):
 
 
 def _is_json_path(request) -> bool:
-    return request.path.startswith(("/api/", "/cfg/", "/streaming/"))
+    return request.path.startswith(("/api/", "/cfg/", "/streaming/", "/kit-client/"))
 
 
 def json_not_found(request, exception=None):

@@ -1,4 +1,5 @@
-"""JSON logs through structlog, each line carrying the request id of the request that wrote it."""
+"""JSON logs through structlog, each line carrying the request id of the request that wrote it. Secrets that
+travel in URL paths (a Kit client URL's token, `kcu_…`) are redacted from every line."""
 
 import logging
 import re
@@ -8,6 +9,28 @@ import structlog
 
 REQUEST_ID_HEADER = "HTTP_X_REQUEST_ID"
 REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+PATH_SECRET = re.compile(r"\bkcu_[A-Za-z0-9_-]+")
+REDACTED = "kcu_[redacted]"
+
+
+def redacted(text: str) -> str:
+    return PATH_SECRET.sub(REDACTED, text)
+
+
+def _redact_event(logger, method_name, event_dict):
+    """structlog processor: every string value of the line, redacted."""
+    return {key: redacted(value) if isinstance(value, str) else value for key, value in event_dict.items()}
+
+
+class RedactSecrets(logging.Filter):
+    """Standard library records (runserver's request lines, Django's error lines): their text, redacted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            text = record.getMessage()
+            if PATH_SECRET.search(text):
+                record.msg, record.args = redacted(text), ()
+        return True
 
 
 def logging_config(*, level: str, fmt: str) -> dict:
@@ -16,6 +39,7 @@ def logging_config(*, level: str, fmt: str) -> dict:
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact_event,
     ]
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
@@ -34,9 +58,10 @@ def logging_config(*, level: str, fmt: str) -> dict:
                 "foreign_pre_chain": shared,
             }
         },
-        "filters": {"periodic": {"()": PeriodicChatter, "keep": level.upper() == "DEBUG"}},
+        "filters": {"periodic": {"()": PeriodicChatter, "keep": level.upper() == "DEBUG"},
+                    "secrets": {"()": RedactSecrets}},
         "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured",
-                                 "filters": ["periodic"]}},
+                                 "filters": ["periodic", "secrets"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
             "django.db.backends": {"level": "WARNING"},
@@ -52,7 +77,8 @@ class PeriodicChatter(logging.Filter):
     chatter, shown only when LOG_LEVEL is DEBUG; tasks a user caused (push, suspend, ...) keep their INFO lines."""
 
     LOGGERS = frozenset({"celery.beat", "celery.worker.strategy", "celery.app.trace"})
-    TASKS = re.compile(r"\btasks\.(clusters?_sync|clusters?_collect_metrics|metrics_purge|workloads_reclaim)\b")
+    TASKS = re.compile(r"\btasks\.(clusters?_sync|clusters?_collect_metrics|metrics_purge|workloads_reclaim|"
+                       r"streams_govern)\b")
 
     def __init__(self, keep: bool = False):
         super().__init__()

@@ -45,6 +45,17 @@ CONTENT_SECURITY_POLICY = env.str("CONTENT_SECURITY_POLICY", default=(
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'"))
 
+# CORS (django-cors-headers), only on the Kit APIs, for browser clients served from other origins (NVIDIA's
+# web-viewer-sample): the origins allowed, or every origin. A preflight OPTIONS is answered before authentication;
+# no credentials (cookies) cross origins: such clients use a bearer token or a client URL (kit.client_urls).
+CORS_ALLOWED_ORIGINS = env.list("CORS_ALLOWED_ORIGINS", default=[])
+CORS_ALLOW_ALL_ORIGINS = env.bool("CORS_ALLOW_ALL_ORIGINS", default=False)
+CORS_URLS_REGEX = r"^/(?:cfg|streaming)/|^/kit-client/[^/]+/(?:cfg|streaming)/"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = ("accept", "authorization", "content-type", "if-match", "x-request-id")
+CORS_EXPOSE_HEADERS = ("location", "etag", "retry-after", "x-request-id")
+CORS_PREFLIGHT_MAX_AGE = 600
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -59,6 +70,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "corsheaders",
     "studio",
     "sharing",
     "policies",
@@ -70,6 +82,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "studio.logs.RequestIdMiddleware",
+    "corsheaders.middleware.CorsMiddleware",  # before anything that answers: it answers preflights itself
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -257,6 +270,7 @@ METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
 RECLAIM_INTERVAL_SECONDS = env.float("RECLAIM_INTERVAL_SECONDS", default=30.0)
 GPU_IDLE_THRESHOLD_PERCENT = env.float("GPU_IDLE_THRESHOLD_PERCENT", default=5.0)
 METRICS_RETENTION_DAYS = env.int("METRICS_RETENTION_DAYS", default=7)
+STREAMS_GOVERN_INTERVAL_SECONDS = env.float("STREAMS_GOVERN_INTERVAL_SECONDS", default=15.0)
 # Cluster tasks: retries of transient cluster errors (exponential backoff with jitter, capped).
 KUBE_RETRY_BACKOFF = env.int("KUBE_RETRY_BACKOFF", default=1)
 KUBE_RETRY_BACKOFF_MAX = env.int("KUBE_RETRY_BACKOFF_MAX", default=60)
@@ -295,6 +309,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "workloads-reclaim": {"task": "workloads.tasks.workloads_reclaim", "schedule": RECLAIM_INTERVAL_SECONDS,
                           "options": {"expires": RECLAIM_INTERVAL_SECONDS * 2}},
     "metrics-purge": {"task": "workloads.tasks.metrics_purge", "schedule": 3600.0, "options": {"expires": 3600.0}},
+    # Kit streams (kit.sessions): those idle past their profile's idle time end; project queues move on.
+    "streams-govern": {"task": "kit.tasks.streams_govern", "schedule": STREAMS_GOVERN_INTERVAL_SECONDS,
+                       "options": {"expires": STREAMS_GOVERN_INTERVAL_SECONDS * 2}},
 }
 
 # The simulated cluster that `make run` starts and registers as the demo cluster.

@@ -61,6 +61,7 @@ api_v1 = [
     *router.urls,
     path("", include("workloads.api.urls")),
     path("", include("profiles.api_urls")),
+    path("", include("kit.api_urls")),
 ]
 
 urlpatterns = [
@@ -94,6 +95,9 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("cfg/", include("kit.cfg_urls")),
     path("streaming/", include("kit.streaming_urls")),
+    # The same, under a client URL (kit.client_urls): a Kit client's app and stream server, the token in the path
+    path("kit-client/<str:client_token>/cfg/", include(("kit.cfg_urls", "kit-client-cfg"))),
+    path("kit-client/<str:client_token>/streaming/", include(("kit.streaming_urls", "kit-client-streaming"))),
     path("healthz", ops.healthz, name="healthz"),
     # Browsers ask for /favicon.ico on pages that name no icon (a JSON answer, a file): the shipped SVG.
     path("favicon.ico", RedirectView.as_view(url=static("studio/favicon.svg"), permanent=True)),
@@ -105,7 +109,7 @@ urlpatterns = [
     path("", include("policies.urls")),
     # An unknown path under the APIs is a JSON 404 even with DEBUG on (make run), where Django would answer
     # its HTML debug page instead of handler404.
-    re_path(r"^(?:api|cfg|streaming)/", csrf_exempt(errors.json_not_found)),
+    re_path(r"^(?:api|cfg|streaming|kit-client)/", csrf_exempt(errors.json_not_found)),
 ]
 
 handler400 = "studio.errors.handler400"

@@ -347,3 +347,9 @@ def workload_delete(*, workload: Workload, user) -> Workload:
     return _transition(workload, desired=Workload.Desired.DELETED, phase=Workload.Phase.DELETING,
                        reason="Delete", message=f"Deleted by {user.get_username()}.", task="workloads.tasks.workload_remove",
                        actor=user)
+
+
+def workload_delete_by_system(*, workload: Workload, reason: str, message: str) -> Workload:
+    """A delete the platform decides (a Kit stream left idle: kit.sessions), with its reason as the event's."""
+    return _transition(workload, desired=Workload.Desired.DELETED, phase=Workload.Phase.DELETING,
+                       reason=reason, message=message, task="workloads.tasks.workload_remove")

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from django.utils import timezone
 
-from kit.services import session_launch
+from kit.sessions import session_request
 from studio.iam.sso_services import service_account_create
 from studio.models import AccessKey, AccessRule, AuditEvent, IdentityProvider, Level, NodePool, Role
 from tests.factories import (
@@ -43,7 +43,7 @@ def make_world(org) -> SimpleNamespace:
     app = ApplicationFactory(id="usd-viewer")
     app_version = ApplicationVersionFactory(application=app, version="1.0.0")
     kit_profile = ApplicationProfileFactory(slug="alpha-stream", owner_project=org.a)
-    stream = session_launch(user=org.users.member, app_id=app.id, profile_id=kit_profile.slug, project_id=org.a.pk)
+    stream = session_request(user=org.users.member, app_id=app.id, profile_id=kit_profile.slug, project_id=org.a.pk)
     key, _ = AccessKey.issue(user=org.users.member, name="bob-key")
     audit = AuditEvent.objects.create(actor=org.users.platform_admin, actor_name="root", action="create",
                                       object_type="studio.project", object_id=str(org.a.pk))

@@ -1,5 +1,5 @@
 """Seed 000: `/cfg/apps/{id}/versions/{version}/profiles[/{profile}]`, with `*` for the id, the version or both;
-its response shapes and every message (403, 404, 400) with `detail`; visibility through sharing."""
+its response shapes and every message (403, 404, 422) with `detail`; visibility through sharing."""
 
 import pytest
 
@@ -94,10 +94,10 @@ def test_unknown_app_or_version_is_404_with_the_seed_messages(member, kit, app, 
 
 
 @pytest.mark.parametrize("version", ["1.0", "latest", "v1.0.0"])
-def test_a_version_that_is_not_semantic_is_400(member, kit, version):
-    body = error(member.get(BASE.format(app="usd-viewer", version=version)), 400, VALIDATION)
+def test_a_version_that_is_not_semantic_is_422(member, kit, version):
+    body = error(member.get(BASE.format(app="usd-viewer", version=version)), 422, VALIDATION)
     assert [e["field"] for e in body["errors"]] == ["version"]
-    error(member.get(BASE.format(app="usd-viewer", version=version) + "/default"), 400, VALIDATION)
+    error(member.get(BASE.format(app="usd-viewer", version=version) + "/default"), 422, VALIDATION)
 
 
 def test_profile_not_serving_the_version_or_unknown_is_404(member, kit):
@@ -127,7 +127,7 @@ def test_list_paging_keeps_the_seed_shape(member, kit):
     body = member.get(BASE.format(app="*", version="*") + "?limit=1&offset=1").json()
     assert body == {"count": 3, "items": [{"id": "default", "name": "Default application profile",
                                           "description": "The default profile for running the application."}]}
-    error(member.get(BASE.format(app="*", version="*") + "?limit=501"), 400, VALIDATION)
+    error(member.get(BASE.format(app="*", version="*") + "?limit=501"), 422, VALIDATION)
 
 
 def test_list_queries_do_not_grow_with_profiles(member, kit, org, django_assert_max_num_queries):

@@ -42,10 +42,29 @@ def test_app_list_offset_limit_search_and_sort(member, kit):
     assert member.get("/cfg/apps?filterBy=id==composer").json()["count"] == 1
 
 
+def test_app_list_tag_filter(admin, member, kit):
+    admin.post("/cfg/apps", {"id": "explorer", "name": "Explorer", "tags": ["viewer", "usd"]}, format="json")
+    assert [a["id"] for a in member.get("/cfg/apps?tags=viewer").json()["items"]] == ["explorer", "usd-viewer"]
+    assert [a["id"] for a in member.get("/cfg/apps?tags=viewer,usd").json()["items"]] == ["explorer"]  # every tag
+    assert [a["id"] for a in member.get("/cfg/apps?tags=usd&tags=viewer").json()["items"]] == ["explorer"]
+    body = member.get("/cfg/apps?tags=nothing").json()
+    assert (body["count"], body["items"]) == (0, [])
+    assert member.get("/cfg/apps?tags=").json()["count"] == 3  # an empty filter filters nothing
+
+
+def test_patch_changes_only_the_fields_given(admin, member, kit):
+    patched = admin.patch("/cfg/apps/usd-viewer", {"description": "Renders USD."}, format="json")
+    assert patched.status_code == 200
+    assert patched.json() == {"id": "usd-viewer", "name": "USD Viewer", "description": "Renders USD.",
+                              "tags": ["viewer"]}
+    error(member.patch("/cfg/apps/usd-viewer", {"name": "Mine"}, format="json"), 403, errors.RESOURCE_FORBIDDEN)
+    error(admin.patch("/cfg/apps/usd-viewer", {"name": 5}, format="json"), 422, VALIDATION)
+
+
 @pytest.mark.parametrize("query,field", [("limit=0", "limit"), ("limit=501", "limit"), ("offset=-1", "offset"),
                                          ("limit=ten", "limit"), ("sortBy=nope", "sortBy")])
-def test_app_list_bad_paging_is_400(member, kit, query, field):
-    body = error(member.get(f"/cfg/apps?{query}"), 400, VALIDATION)
+def test_app_list_bad_paging_is_422(member, kit, query, field):
+    body = error(member.get(f"/cfg/apps?{query}"), 422, VALIDATION)
     assert fields_of(body) == {field}
 
 
@@ -74,7 +93,7 @@ def test_admin_creates_reads_updates_and_deletes_an_app(admin, kit):
 
 
 def test_the_id_is_immutable(admin, kit):
-    body = error(admin.put("/cfg/apps/usd-viewer", {"id": "renamed", "name": "X"}, format="json"), 400, VALIDATION)
+    body = error(admin.put("/cfg/apps/usd-viewer", {"id": "renamed", "name": "X"}, format="json"), 422, VALIDATION)
     assert fields_of(body) == {"id"}
     assert Application.objects.filter(pk="usd-viewer").exists() and not Application.objects.filter(pk="renamed").exists()
 
@@ -86,7 +105,7 @@ def test_a_second_app_with_the_same_id_is_409(admin, kit):
 
 def test_every_problem_of_a_bad_app_is_named(admin, kit):
     body = error(admin.post("/cfg/apps", {"id": "Not_An_Id", "tags": "x", "colour": "red"}, format="json"),
-                 400, VALIDATION)
+                 422, VALIDATION)
     assert fields_of(body) == {"id", "name", "tags", "colour"}
 
 
@@ -146,16 +165,16 @@ def test_version_without_chart_answers_empty_chart_fields(member, kit):
     ({"version": "2.0.0", "container": "has space", "container_version": "bad:tag"}, {"container", "container_version"}),
     ({"version": 2, "container": "c", "container_version": "1", "extra": 1}, {"version", "extra"}),
 ])
-def test_bad_versions_are_400_naming_each_field(admin, kit, body, fields):
+def test_bad_versions_are_422_naming_each_field(admin, kit, body, fields):
     response = admin.post("/cfg/apps/usd-viewer/versions", body, format="json")
-    assert fields_of(error(response, 400, VALIDATION)) == fields
+    assert fields_of(error(response, 422, VALIDATION)) == fields
 
 
-def test_a_version_twice_is_409_and_a_bad_delete_body_is_400(admin, kit):
+def test_a_version_twice_is_409_and_a_bad_delete_body_is_422(admin, kit):
     again = admin.post("/cfg/apps/usd-viewer/versions",
                        {"version": "1.0.0", "container": "c", "container_version": "1"}, format="json")
     assert again.status_code == 409 and again.json()["detail"] == "Application 'usd-viewer' already has version 1.0.0."
-    body = error(admin.delete("/cfg/apps/usd-viewer/versions", {"id": "1.0.0"}, format="json"), 400, VALIDATION)
+    body = error(admin.delete("/cfg/apps/usd-viewer/versions", {"id": "1.0.0"}, format="json"), 422, VALIDATION)
     assert fields_of(body) == {"id", "version"}
 
 

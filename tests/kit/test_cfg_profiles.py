@@ -23,11 +23,14 @@ FULL = {
                       "annotations": {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}},
     "encryption": {"mode": "pod", "tlsSecret": "stream-tls"},
     "environmentVariables": [{"name": "OMNI_LOG_LEVEL", "value": "info"}],
-    "ports": [{"name": "signaling", "port": 49100}, {"name": "media", "port": 1024}],
+    "ports": [{"name": "signaling", "port": 49100, "protocol": "TCP"}, {"name": "media", "port": 1024, "protocol": "UDP"}],
+    "idleTimeoutSeconds": 900,
+    "overCapacity": "refuse",
 }
 PROFILE_KEYS = {"id", "name", "description", "supportedApplications", "projectId", "sharing", "compute",
                 "nodeSelector", "tolerations", "runtimeClassName", "authorization", "loadBalancing", "encryption",
-                "environmentVariables", "ports", "revision", "createdAt", "updatedAt"}
+                "environmentVariables", "ports", "idleTimeoutSeconds", "overCapacity", "revision", "createdAt",
+                "updatedAt"}
 
 
 @pytest.fixture
@@ -55,8 +58,17 @@ def test_a_minimal_profile_gets_kit_defaults(admin, kit):
     assert body["loadBalancing"] == {"serviceType": "LoadBalancer", "annotations": {}}
     assert body["encryption"] == {"mode": "none"}
     assert body["authorization"] is True
-    assert body["ports"] == [{"name": "signaling", "port": 49100}, {"name": "media", "port": 47998}]
+    assert body["ports"] == [{"name": "signaling", "port": 49100, "protocol": "TCP"},
+                             {"name": "media", "port": 47998, "protocol": "UDP"}]  # Kit's WebRTC media is UDP
     assert body["sharing"] == {"mode": "none", "projectIds": []} and body["projectId"] is None
+    assert (body["idleTimeoutSeconds"], body["overCapacity"]) == (None, "queue")
+
+
+def test_a_port_without_a_protocol_is_udp_for_media_and_tcp_otherwise(admin, kit):
+    ports = [{"name": "signaling", "port": 49100}, {"name": "media", "port": 47998}, {"name": "extra", "port": 8011}]
+    body = admin.post("/cfg/profiles", {"id": "p", "name": "P", "supportedApplications": [], "ports": ports},
+                      format="json").json()
+    assert [p["protocol"] for p in body["ports"]] == ["TCP", "UDP", "TCP"]
 
 
 def test_every_problem_of_a_bad_profile_is_named(admin, kit):
@@ -71,7 +83,7 @@ def test_every_problem_of_a_bad_profile_is_named(admin, kit):
         "ports": [{"name": "signaling", "port": 49100}, {"name": "signaling", "port": 70000}],
         "colour": "blue",
     }
-    body = error(admin.post("/cfg/profiles", bad, format="json"), 400, VALIDATION)
+    body = error(admin.post("/cfg/profiles", bad, format="json"), 422, VALIDATION)
     assert fields_of(body) >= {
         "id", "name", "supportedApplications[0].name", "supportedApplications[1].versions",
         "supportedApplications[0].versions[0]", "compute.cpuMemoryRequest", "compute.cpuCoreLimit",
@@ -88,17 +100,17 @@ def test_every_problem_of_a_bad_profile_is_named(admin, kit):
 ])
 def test_encryption_rules(admin, kit, encryption, field):
     body = {"id": "enc", "name": "Enc", "supportedApplications": [], "encryption": encryption}
-    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 400, VALIDATION)) == {field}
+    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 422, VALIDATION)) == {field}
 
 
-def test_duplicate_ports_and_unknown_projects_are_400(admin, kit):
+def test_duplicate_ports_and_unknown_projects_are_422(admin, kit):
     ports = [{"name": "a", "port": 1}, {"name": "b", "port": 1}]
     body = {"id": "dup", "name": "Dup", "supportedApplications": [], "ports": ports}
-    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 400, VALIDATION)) == {"ports"}
+    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 422, VALIDATION)) == {"ports"}
     body = {"id": "dup", "name": "Dup", "supportedApplications": [], "projectId": 999}
-    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 400, VALIDATION)) == {"projectId"}
+    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 422, VALIDATION)) == {"projectId"}
     body = {"id": "dup", "name": "Dup", "supportedApplications": [], "sharing": {"mode": "selected", "projectIds": [998]}}
-    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 400, VALIDATION)) == {"projectIds"}
+    assert fields_of(error(admin.post("/cfg/profiles", body, format="json"), 422, VALIDATION)) == {"projectIds"}
     assert not ApplicationProfile.objects.filter(slug="dup").exists()
 
 
@@ -123,7 +135,7 @@ def test_update_changes_only_what_is_given_and_bumps_the_revision(admin, org, ki
 
 
 def test_the_profile_id_is_immutable(admin, kit):
-    body = error(admin.put("/cfg/profiles/default", {"id": "renamed"}, format="json"), 400, VALIDATION)
+    body = error(admin.put("/cfg/profiles/default", {"id": "renamed"}, format="json"), 422, VALIDATION)
     assert fields_of(body) == {"id"}
     assert ApplicationProfile.objects.filter(slug="default").exists()
 
@@ -135,7 +147,7 @@ def test_a_null_project_id_removes_the_owner_and_an_absent_one_keeps_it(admin, o
     cleared = admin.patch("/cfg/profiles/a-private", {"projectId": None}, format="json")
     assert cleared.status_code == 200 and cleared.json()["projectId"] is None
     assert ApplicationProfile.objects.get(slug="a-private").owner_project is None
-    body = error(admin.put("/cfg/profiles/a-private", {"projectId": 0}, format="json"), 400, VALIDATION)
+    body = error(admin.put("/cfg/profiles/a-private", {"projectId": 0}, format="json"), 422, VALIDATION)
     assert fields_of(body) == {"projectId"}
 
 

@@ -93,9 +93,10 @@ def test_a_member_starts_and_stops_a_session_from_the_page(org, kit):
     assert "Not started" in done and "toast-error" in done  # high-mem serves usd-viewer 1.0.0 only
     done = client.post(reverse("kit-sessions"), {"application": "usd-viewer", "profile": "high-mem",
                                                  "version": "1.0.0"}, follow=True).content.decode()
-    assert "Starting usd-viewer" in done
+    assert "Requested a usd-viewer stream in alpha" in done
     session = Workload.objects.get(kind="stream", project=org.a)
     assert session.launch_inputs["version"] == "1.0.0"
+    assert "How to connect" in done and 'action="' + reverse("kit-session-stop", args=[session.pk]) + '"' in done
     rows = client.get(reverse("kit-sessions"), HTTP_HX_REQUEST="true").content.decode()
     assert str(session.pk) in rows and "<html" not in rows
     browser(org.users.viewer).post(reverse("kit-session-stop", args=[session.pk]))

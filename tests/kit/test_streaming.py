@@ -15,8 +15,11 @@ pytestmark = pytest.mark.django_db
 RUNNING_ENDPOINTS = {
     "url": "", "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
     "ports": [{"name": "port-49100", "port": 49100, "nodePort": 32452},
-              {"name": "port-47998", "port": 47998, "nodePort": 32433}],
+              {"name": "port-47998-udp", "port": 47998, "nodePort": 32433, "protocol": "UDP"}],
 }
+KIT_KEYS = ["id", "status", "routes"]
+STUDIO_KEYS = ["projectId", "projectName", "projectChosenBy", "application", "version", "profile", "workloadId",
+               "queuePosition", "idleTimeoutSeconds"]
 
 
 @pytest.fixture
@@ -38,9 +41,12 @@ def test_launch_is_202_with_a_starting_session(member, org, kit):
     response = launch(member, arguments={"/app/auto_load_usd": "omniverse://host/stage.usd"})
     assert response.status_code == 202, response.json()
     body = response.json()
-    assert list(body) == ["id", "status", "routes"]
+    assert list(body) == KIT_KEYS + STUDIO_KEYS  # Kit's keys first, then PaaS Studio's own
     assert body["status"] == {"condition": "starting", "message": "Session is starting (Creating)", "status": False}
     assert body["routes"] == {}
+    assert (body["projectId"], body["projectName"], body["projectChosenBy"]) == (org.a.pk, "alpha", "profile")
+    assert (body["application"], body["version"], body["profile"]) == ("usd-viewer", "1.1.0", "default")
+    assert body["workloadId"] == body["id"] and body["queuePosition"] is None
     assert response["Location"] == f"/streaming/stream/{body['id']}"
 
     session = Workload.objects.get(pk=body["id"])
@@ -49,7 +55,9 @@ def test_launch_is_202_with_a_starting_session(member, org, kit):
     assert re.fullmatch(r"usd-viewer-[a-z]{5}", session.name)
     assert session.spec["image"] == "nvcr.io/nvidia/omniverse/usd-viewer:1.1.0"  # the newest release
     assert session.spec["args"] == ["--/app/auto_load_usd=omniverse://host/stage.usd"]
-    assert session.spec["ports"][0] == {"container": 49100, "serviceType": "LoadBalancer", "name": "signaling"}
+    assert session.spec["ports"] == [
+        {"container": 49100, "serviceType": "LoadBalancer", "name": "signaling", "protocol": "TCP"},
+        {"container": 47998, "serviceType": "LoadBalancer", "name": "media", "protocol": "UDP"}]
     assert (session.profile_id, session.profile_name, session.profile_revision) == (
         kit.profiles.default.pk, "default", 1)
     assert session.launch_inputs == {"application": "usd-viewer", "version": "1.1.0", "profile": "default",
@@ -71,19 +79,44 @@ def test_the_profile_settings_reach_the_spec(member, kit):
     assert session.spec["serviceAnnotations"]["paas-studio/stream-authorization"] == "required"
 
 
-def test_project_is_the_callers_only_project_or_the_given_one(client_for, org, kit):
-    admin_of_a = client_for(org.users.admin)
-    assert launched(admin_of_a).project == org.a
-    MembershipFactory(user=org.users.admin, project=org.b, role=Level.MEMBER)
-    body = error(launch(admin_of_a), 400, VALIDATION)
-    assert fields_of(body) == {"projectId"} and "several projects" in body["details"]
-    assert launched(admin_of_a, projectId=org.b.id).project == org.b
+def chosen(response) -> tuple:
+    body = response.json()
+    assert response.status_code == 202, body
+    return body["projectId"], body["projectChosenBy"]
 
 
-def test_no_project_or_a_foreign_one_is_400_naming_project_id(client_for, member, org, kit):
-    body = error(launch(client_for(kit.loner)), 400, VALIDATION)
+def test_project_is_the_given_one_else_the_profiles_own_else_the_callers_only_one(client_for, org, kit):
+    """Without projectId: the profile's own project where the caller may launch there, else the caller's only
+    project where they may launch, else a 422 naming the projects to choose from; and the answer says which."""
+    other = client_for(org.users.other)  # a member of B only
+    assert chosen(launch(other)) == (org.b.pk, "onlyProject")  # `default` is A's: B is other's only project
+    MembershipFactory(user=org.users.other, project=org.a, role=Level.MEMBER)
+    assert chosen(launch(other)) == (org.a.pk, "profile")  # now other may launch in the profile's own project
+    assert chosen(launch(other, id="composer", profile="composer-only")) == (org.b.pk, "profile")
+    assert chosen(launch(other, projectId=org.b.pk)) == (org.b.pk, "request")
+    unowned = ApplicationProfile.objects.filter(slug="default")
+    unowned.update(owner_project=None)  # no project of its own: other is in two projects, so a 422 names them
+    body = error(launch(other), 422, VALIDATION)
+    assert fields_of(body) == {"projectId"} and "alpha (" in body["details"] and "beta (" in body["details"]
+
+
+def test_a_platform_admin_in_no_project_gets_the_profiles_own_project(client_for, org, kit):
+    """The issue's case: platform admins may launch everywhere, so {id, version, profile} used to be a 400."""
+    admin = client_for(org.users.platform_admin)
+    assert chosen(launch(admin, version="1.1.0")) == (org.a.pk, "profile")
+
+
+@pytest.mark.parametrize("form", ["number", "string"])
+def test_project_id_is_taken_as_any_answer_hands_it_out(member, org, kit, form):
+    """`"id": "1"` from /api/v1/org-unit/projects and `"projectId": 1` from /cfg/profiles: both accepted."""
+    given = org.a.pk if form == "number" else str(org.a.pk)
+    assert chosen(launch(member, projectId=given)) == (org.a.pk, "request")
+
+
+def test_no_project_or_a_foreign_one_is_422_naming_project_id(client_for, member, org, kit):
+    body = error(launch(client_for(kit.loner)), 422, VALIDATION)
     assert fields_of(body) == {"projectId"} and "no project" in body["details"]
-    assert fields_of(error(launch(member, projectId=org.b.id), 400, VALIDATION)) == {"projectId"}
+    assert fields_of(error(launch(member, projectId=org.b.id), 422, VALIDATION)) == {"projectId"}
 
 
 def test_a_viewer_may_not_launch(client_for, org, kit):
@@ -122,14 +155,14 @@ def test_an_app_without_versions_has_no_newest(member, kit):
     ({"arguments": "--x"}, {"arguments"}),
     ({"colour": "red", "profile": None}, {"colour", "profile"}),
 ])
-def test_bad_launch_bodies_are_400_naming_each_field(member, kit, body, fields):
+def test_bad_launch_bodies_are_422_naming_each_field(member, kit, body, fields):
     response = member.post("/streaming/stream", {"id": "usd-viewer", "profile": "default", **body}, format="json")
-    assert fields_of(error(response, 400, VALIDATION)) == fields
+    assert fields_of(error(response, 422, VALIDATION)) == fields
 
 
 def test_gpu_quota_applies_to_sessions(member, org, kit):
     ApplicationProfile.objects.filter(slug="default").update(compute={"gpuDevicesRequest": 8})
-    body = error(launch(member), 400, VALIDATION)
+    body = error(launch(member), 422, VALIDATION)
     assert fields_of(body) == {"spec.compute"}
 
 
@@ -140,26 +173,42 @@ def test_list_shape_and_each_caller_sees_its_projects_sessions(client_for, membe
     assert list(body) == ["offset", "limit", "count", "items"]
     assert (body["offset"], body["limit"], body["count"]) == (0, 50, 1)
     assert [s["id"] for s in body["items"]] == [str(mine.pk)]
-    assert set(body["items"][0]) == {"id", "status", "routes"}
+    assert list(body["items"][0]) == KIT_KEYS + STUDIO_KEYS
     assert [s["id"] for s in client_for(org.users.viewer).get("/streaming/stream").json()["items"]] == [str(mine.pk)]
     everything = client_for(org.users.platform_admin).get("/streaming/stream").json()
     assert {s["id"] for s in everything["items"]} == {str(mine.pk), str(theirs.pk)}
-    assert member.get("/streaming/stream?limit=0").status_code == 400
+    assert member.get("/streaming/stream?limit=0").status_code == 422
 
 
 def test_a_running_session_answers_its_routes(member, kit):
     session = launched(member)
     Workload.objects.filter(pk=session.pk).update(actual_phase="Running", endpoints=RUNNING_ENDPOINTS)
-    body = member.get(f"/streaming/stream/{session.pk}").json()
-    assert body == {
+    response = member.get(f"/streaming/stream/{session.pk}")
+    assert response.status_code == 200  # ready: Kit clients stop polling at the first 200
+    body = response.json()
+    assert {key: body[key] for key in KIT_KEYS} == {
         "id": str(session.pk),
         "status": {"condition": "ready", "message": "Session is active", "status": True},
-        "routes": {"25.124.78.14": [
+        "routes": {"25.124.78.14": {"routes": [
             {"description": "signaling", "destination_port": 49100, "protocol": "TCP", "source_port": 49100},
-            {"description": "media", "destination_port": 47998, "protocol": "TCP", "source_port": 47998},
-        ]},
+            {"description": "media", "destination_port": 47998, "protocol": "UDP", "source_port": 47998},
+        ]}},
     }
     assert member.get("/streaming/stream").json()["items"] == [body]
+
+
+@pytest.mark.parametrize("phase,endpoints,code", [
+    ("Creating", {}, 202), ("Pending", {}, 202), ("Initializing", {}, 202),
+    ("Running", {}, 202),  # running, but its Service has no address yet: no route to give
+    ("Running", RUNNING_ENDPOINTS, 200), ("Degraded", RUNNING_ENDPOINTS, 202), ("Unknown", RUNNING_ENDPOINTS, 202),
+    ("Failed", {}, 200),  # it never will be ready: the answer says why
+])
+def test_get_answers_202_until_the_session_is_ready(member, kit, phase, endpoints, code):
+    session = launched(member)
+    Workload.objects.filter(pk=session.pk).update(actual_phase=phase, endpoints=endpoints)
+    response = member.get(f"/streaming/stream/{session.pk}")
+    assert response.status_code == code, response.json()
+    assert bool(response.json()["routes"]) is (code == 200 and phase == "Running")
 
 
 def test_another_projects_session_is_404(client_for, org, kit):
@@ -192,8 +241,8 @@ def test_a_viewer_may_not_end_a_session(client_for, member, org, kit):
 
 
 @pytest.mark.parametrize("body,fields", [({}, {"id"}), ({"id": "abc"}, {"id"}), ({"id": 5}, {"id"})])
-def test_a_bad_delete_body_is_400(member, kit, body, fields):
-    assert fields_of(error(member.delete("/streaming/stream", body, format="json"), 400, VALIDATION)) == fields
+def test_a_bad_delete_body_is_422(member, kit, body, fields):
+    assert fields_of(error(member.delete("/streaming/stream", body, format="json"), 422, VALIDATION)) == fields
 
 
 def test_deleting_a_version_or_profile_in_use_leaves_the_session_running(client_for, member, org, kit):
@@ -204,7 +253,7 @@ def test_deleting_a_version_or_profile_in_use_leaves_the_session_running(client_
     session.refresh_from_db()
     assert session.deleted_at is None and session.desired_phase == "Running"
     assert session.spec["image"].endswith(":1.0.0") and session.spec["compute"] == {"cpuMemoryRequest": "64Gi"}
-    assert member.get(f"/streaming/stream/{session.pk}").status_code == 200
+    assert member.get(f"/streaming/stream/{session.pk}").status_code == 202  # still there, still starting
 
 
 def test_list_queries_are_bounded(member, kit, django_assert_max_num_queries):

@@ -40,8 +40,8 @@ def test_full_profile_spec():
     spec = stream_spec(image=IMAGE, settings=FULL, arguments={"/app/auto_load_usd": "s3://x/stage.usd", "fps": 60})
     assert spec == {
         "image": IMAGE,
-        "ports": [{"container": 49100, "serviceType": "LoadBalancer", "name": "signaling"},
-                  {"container": 47998, "serviceType": "LoadBalancer", "name": "media"}],
+        "ports": [{"container": 49100, "serviceType": "LoadBalancer", "name": "signaling", "protocol": "TCP"},
+                  {"container": 47998, "serviceType": "LoadBalancer", "name": "media", "protocol": "UDP"}],
         "serviceAnnotations": {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                AUTHORIZATION_ANNOTATION: "required", ENCRYPTION_ANNOTATION: "pod"},
         "compute": FULL["compute"],
@@ -73,7 +73,8 @@ def test_full_profile_renders_a_deployment_and_a_service_of_the_profile():
     assert {"name": "tls", "mountPath": "/etc/tls", "readOnly": True} in main["volumeMounts"]
     service = objects["Service"]
     assert service["spec"]["type"] == "LoadBalancer"
-    assert [p["port"] for p in service["spec"]["ports"]] == [49100, 47998]
+    assert [(p["port"], p["protocol"]) for p in service["spec"]["ports"]] == [(49100, "TCP"), (47998, "UDP")]
+    assert [p.get("protocol", "TCP") for p in main["ports"]] == ["TCP", "UDP"]
     assert service["metadata"]["annotations"] == spec["serviceAnnotations"]
 
 
@@ -81,12 +82,20 @@ def test_minimal_profile_uses_kit_ports_and_a_load_balancer():
     spec = stream_spec(image=IMAGE, settings={})
     assert spec == {
         "image": IMAGE,
-        "ports": [{"container": 49100, "serviceType": "LoadBalancer", "name": "signaling"},
-                  {"container": 47998, "serviceType": "LoadBalancer", "name": "media"}],
+        "ports": [{"container": 49100, "serviceType": "LoadBalancer", "name": "signaling", "protocol": "TCP"},
+                  {"container": 47998, "serviceType": "LoadBalancer", "name": "media", "protocol": "UDP"}],
         "serviceAnnotations": {AUTHORIZATION_ANNOTATION: "none", ENCRYPTION_ANNOTATION: "none"},
     }
     pod = by_kind(build_manifests(REF, spec))["Deployment"]["spec"]["template"]["spec"]
     assert "volumes" not in pod and "runtimeClassName" not in pod and "args" not in pod["containers"][0]
+
+
+def test_the_media_port_is_published_as_udp_beside_a_tcp_port_of_the_same_number():
+    spec = stream_spec(image=IMAGE, settings={"ports": [{"name": "signaling", "port": 8000},
+                                                        {"name": "media", "port": 8000, "protocol": "UDP"}]})
+    service = by_kind(build_manifests(REF, spec))["Service"]
+    assert [(p["name"], p["port"], p["protocol"]) for p in service["spec"]["ports"]] == [
+        ("port-8000", 8000, "TCP"), ("port-8000-udp", 8000, "UDP")]
 
 
 @pytest.mark.parametrize("encryption,secret,mounted", [
@@ -122,21 +131,23 @@ def test_argument_list(arguments, expected):
     assert argument_list(arguments) == expected
 
 
-SPEC = {"ports": [{"container": 49100, "name": "signaling"}, {"container": 47998, "name": "media"}]}
+SPEC = {"ports": [{"container": 49100, "name": "signaling", "protocol": "TCP"},
+                  {"container": 47998, "name": "media", "protocol": "UDP"}]}
 LB = {"url": "", "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
       "ports": [{"name": "port-49100", "port": 49100, "nodePort": 32452},
-                {"name": "port-47998", "port": 47998, "nodePort": 32433}]}
+                {"name": "port-47998-udp", "port": 47998, "nodePort": 32433, "protocol": "UDP"}]}
 
 
 @pytest.mark.parametrize("endpoints,expected", [
-    (LB, {"25.124.78.14": [
+    (LB, {"25.124.78.14": {"routes": [
         {"description": "signaling", "destination_port": 49100, "protocol": "TCP", "source_port": 49100},
-        {"description": "media", "destination_port": 47998, "protocol": "TCP", "source_port": 47998}]}),
-    ({**LB, "serviceType": "NodePort", "serviceAddress": "10.0.0.7"}, {"10.0.0.7": [
+        {"description": "media", "destination_port": 47998, "protocol": "UDP", "source_port": 47998}]}}),
+    ({**LB, "serviceType": "NodePort", "serviceAddress": "10.0.0.7"}, {"10.0.0.7": {"routes": [
         {"description": "signaling", "destination_port": 49100, "protocol": "TCP", "source_port": 32452},
-        {"description": "media", "destination_port": 47998, "protocol": "TCP", "source_port": 32433}]}),
+        {"description": "media", "destination_port": 47998, "protocol": "UDP", "source_port": 32433}]}}),
     ({"serviceAddress": "10.96.0.12", "serviceType": "ClusterIP", "ports": [{"name": "port-8000", "port": 8000}]},
-     {"10.96.0.12": [{"description": "port-8000", "destination_port": 8000, "protocol": "TCP", "source_port": 8000}]}),
+     {"10.96.0.12": {"routes": [
+         {"description": "port-8000", "destination_port": 8000, "protocol": "TCP", "source_port": 8000}]}}),
     ({**LB, "serviceAddress": ""}, {}),  # the load balancer has no address yet
     ({}, {}),
     (None, {}),
@@ -167,6 +178,6 @@ def test_session_status(phase, message, routes, expected):
 def test_session_view_gives_routes_only_while_running():
     running = session_view(session_id="s1", phase="Running", phase_message="", endpoints=LB, spec=SPEC)
     assert running["id"] == "s1" and running["status"]["status"] is True
-    assert running["routes"]["25.124.78.14"][0]["description"] == "signaling"
+    assert running["routes"]["25.124.78.14"]["routes"][0]["description"] == "signaling"
     failed = session_view(session_id="s1", phase="Failed", phase_message="", endpoints=LB, spec=SPEC)
     assert failed["routes"] == {} and failed["status"]["condition"] == "failed"

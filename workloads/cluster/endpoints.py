@@ -1,7 +1,7 @@
 """Where a workload can be reached, from the objects a sync round saw. Pure: plain dicts in, a plain dict out.
 
-`{"url", "serviceAddress", "serviceType", "ports": [{"name", "port", "nodePort"}]}`, read by Kit sessions
-(routes) and profile outputs (`workload.url`, `workload.serviceAddress`); `{}` while there is nothing to reach.
+`{"url", "serviceAddress", "serviceType", "ports": [{"name", "port", "nodePort"?, "protocol"?}]}` (a protocol only
+where it is not TCP), read by Kit sessions (routes) and profile outputs (`workload.url`, `workload.serviceAddress`); `{}` while there is nothing to reach.
 
 - url: a Knative Service's `status.url`; else the Ingress's first rule (`http(s)://host/path`, its load
   balancer's address when the rule has no host); else the in-cluster DNS URL of the workload's Service.
@@ -32,6 +32,9 @@ def endpoints_of(ref: manifests.WorkloadRef, objects: dict, pods: list[dict]) ->
     service = services[0]
     spec, kind = service.get("spec") or {}, (service.get("spec") or {}).get("type") or "ClusterIP"
     ports = [{k: p[k] for k in ("name", "port", "nodePort") if p.get(k) is not None} for p in spec.get("ports") or ()]
+    for port, given in zip(ports, spec.get("ports") or (), strict=True):
+        if given.get("protocol") not in (None, "TCP"):  # TCP, as Kubernetes, unless said otherwise (a stream's UDP)
+            port["protocol"] = given["protocol"]
     return {"url": _ingress_url(objects) or _service_url(service, ports), "serviceAddress":
             _address(service, kind, pods), "serviceType": kind, "ports": ports}
 

@@ -330,18 +330,21 @@ def _service_ports(ref: WorkloadRef, spec: dict) -> dict[str, list[dict]]:
     ports = parts.enabled(spec.get("ports"))
     stream_type = (ports[0].get("serviceType") if ports else None) or "ClusterIP"
 
-    def add(svc_type: str, container: int, external=None) -> None:
-        port = {"port": external or container, "targetPort": container, "protocol": "TCP"}
+    def add(svc_type: str, container: int, external=None, protocol: str = "TCP") -> None:
+        port = {"port": external or container, "targetPort": container, "protocol": protocol}
         if svc_type == "NodePort" and external:
             port["nodePort"] = external
         group = groups.setdefault(svc_type, [])
-        if all(p["port"] != port["port"] for p in group):
-            group.append({"name": f"port-{port['port']}", **port})
+        if all((p["port"], p["protocol"]) != (port["port"], protocol) for p in group):
+            suffix = "" if protocol == "TCP" else f"-{protocol.lower()}"
+            group.append({"name": f"port-{port['port']}{suffix}", **port})
 
     for item in ports:
         if item.get("container"):
             svc_type = stream_type if ref.kind == "stream" else item.get("serviceType") or "ClusterIP"
-            add(svc_type, item["container"], item.get("external"))
+            # A Kit stream's media port is UDP (its profile says so); every other port is TCP.
+            protocol = item.get("protocol") if ref.kind == "stream" and item.get("protocol") == "UDP" else "TCP"
+            add(svc_type, item["container"], item.get("external"), protocol)
     serving = spec.get("servingPort") if isinstance(spec.get("servingPort"), dict) else {}
     extra = [serving.get("container")] + [url.get("container") for url in parts.enabled(spec.get("exposedUrls"))]
     for container in extra:

@@ -123,8 +123,9 @@ def container_ports(spec: dict, *, knative: bool) -> list[dict]:
     numbers = [serving.get("container")] + [p.get("container") for p in enabled(spec.get("ports"))]
     numbers += [url.get("container") for url in enabled(spec.get("exposedUrls"))]
     numbers = list(dict.fromkeys(n for n in numbers if n))
-    if not knative:
-        return [{"containerPort": n} for n in numbers]
+    if not knative:  # a Kit stream's media port is UDP (its spec says so)
+        udp = {p.get("container") for p in enabled(spec.get("ports")) if p.get("protocol") == "UDP"}
+        return [{"containerPort": n, "protocol": "UDP"} if n in udp else {"containerPort": n} for n in numbers]
     # Knative serves exactly one port, named for its protocol (h2c: gRPC over cleartext HTTP/2).
     name = "h2c" if serving.get("protocol") == "grpc" else "http1"
     return [{"containerPort": numbers[0], "name": name}] if numbers else []
