@@ -11,7 +11,6 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,7 +35,6 @@ from kit.serializers import (
     session_http_status,
     version_data,
 )
-from studio.auth import BearerTokenAuthentication
 from studio.concurrency import current_etag, etag_of, locked_if_match
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import is_platform_admin
@@ -93,12 +91,17 @@ def _same_id(data: dict, current: str) -> None:
 class KitView(APIView):
     pagination_class = None
     filter_backends: list = []
-    authentication_classes = [ClientUrlAuthentication, BearerTokenAuthentication, SessionAuthentication]
     client_token: str | None = None
 
     def dispatch(self, request, *args, **kwargs):
         self.client_token = kwargs.pop("client_token", None)  # a client URL's token (kit.client_urls)
         return super().dispatch(request, *args, **kwargs)
+
+    def get_authenticators(self):
+        """Under a client URL its token alone authenticates; elsewhere the API's usual credentials."""
+        if self.client_token is not None:
+            return [ClientUrlAuthentication()]
+        return super().get_authenticators()
 
     def get_exception_handler(self):
         return errors.kit_exception_handler

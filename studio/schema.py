@@ -82,10 +82,21 @@ def add_error_responses(result, generator, request, public):
     answer, so that clients and schema checks know them; writes may also answer 409 and 412."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    for operations in result.get("paths", {}).values():
+    for path, operations in result.get("paths", {}).items():
+        kit = path.startswith(("/cfg/", "/streaming/"))
         for method, operation in operations.items():
             codes = {**ERROR_CODES, **(WRITE_ERROR_CODES if method != "get" else {})}
+            if kit:  # Kit App Streaming's status for a request that does not validate (kit.errors)
+                codes["422"] = codes.pop("400")
+                if (path, method) == ("/streaming/stream", "post"):
+                    codes["429"] = "The project runs its cap of streams and the profile refuses requests over it."
             responses = operation.setdefault("responses", {})
             for code, description in codes.items():
                 responses.setdefault(code, {"description": description, "content": content})
     return result
+
+
+def without_client_url_copies(endpoints):
+    """The Kit APIs answer again under a client URL (`/kit-client/{token}/cfg/…`): the same operations, documented
+    once, under `/cfg` and `/streaming` (the README says how a client URL is used)."""
+    return [endpoint for endpoint in endpoints if not endpoint[0].startswith("/kit-client/")]

@@ -216,11 +216,20 @@ TABLE = {
     ("PUT", "/cfg/profiles/{profile_id}"): _refused_unless(platform_admin=200),
     ("PATCH", "/cfg/profiles/{profile_id}"): _refused_unless(platform_admin=200),
     ("DELETE", "/cfg/profiles/{profile_id}"): _refused_unless(platform_admin=204),
+    ("PATCH", "/cfg/apps/{app_id}"): _platform_admins(),
     ("GET", "/streaming/stream"): READ_ALL,
-    ("POST", "/streaming/stream"): (401, 403, 202, 202, 400, 202),
+    # a project the caller is not in: 422 naming projectId (Kit's validation status)
+    ("POST", "/streaming/stream"): (401, 403, 202, 202, 422, 202),
     ("DELETE", "/streaming/stream"): _refused_unless(member=204, platform_admin=204),
-    ("GET", "/streaming/stream/{session_id}"): READ_ALPHA,
+    ("GET", "/streaming/stream/{session_id}"): (401, 202, 202, 202, 404, 202),  # 202: it is starting
     ("DELETE", "/streaming/stream/{session_id}"): _refused_unless(member=204, platform_admin=204),
+    # Kit's own additions: client URLs (bob's, of alpha: his, alpha's admins' and platform admins'), a project's cap
+    ("GET", "/api/v1/kit/client-urls"): READ_ALL,
+    ("POST", "/api/v1/kit/client-urls"): (401, 403, 201, 201, 400, 201),
+    ("GET", "/api/v1/kit/client-urls/{clientUrlId}"): (401, 404, 200, 200, 404, 200),
+    ("DELETE", "/api/v1/kit/client-urls/{clientUrlId}"): (401, 404, 204, 204, 404, 204),
+    ("GET", "/api/v1/kit/projects/{projectId}/stream-limit"): READ_ALPHA,
+    ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): _refused_unless(project_admin=200, platform_admin=200),
 }
 
 # A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
@@ -321,6 +330,9 @@ BODIES = {
         lambda w: {"id": "new-stream", "name": "New", "supportedApplications": [{"name": "*", "versions": ["*"]}]},
     ("PUT", "/cfg/profiles/{profile_id}"): lambda w: {"name": "Alpha streaming"},
     ("PATCH", "/cfg/profiles/{profile_id}"): lambda w: {"name": "Alpha streaming"},
+    ("PATCH", "/cfg/apps/{app_id}"): lambda w: {"name": "USD Viewer"},
+    ("POST", "/api/v1/kit/client-urls"): lambda w: {"projectId": w.org.a.pk, "name": "viewer"},
+    ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): lambda w: {"maxSessions": 3},
     ("POST", "/streaming/stream"): lambda w: {"id": "usd-viewer", "profile": "alpha-stream", "projectId": w.org.a.pk},
     ("DELETE", "/streaming/stream"): lambda w: {"id": str(w.stream.pk)},
 }

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from django.utils import timezone
 
+from kit.client_urls import client_url_create
 from kit.sessions import session_request
 from studio.iam.sso_services import service_account_create
 from studio.models import AccessKey, AccessRule, AuditEvent, IdentityProvider, Level, NodePool, Role
@@ -45,6 +46,7 @@ def make_world(org) -> SimpleNamespace:
     kit_profile = ApplicationProfileFactory(slug="alpha-stream", owner_project=org.a)
     stream = session_request(user=org.users.member, app_id=app.id, profile_id=kit_profile.slug, project_id=org.a.pk)
     key, _ = AccessKey.issue(user=org.users.member, name="bob-key")
+    client_url, _ = client_url_create(user=org.users.member, project=org.a, name="bob-viewer")
     audit = AuditEvent.objects.create(actor=org.users.platform_admin, actor_name="root", action="create",
                                       object_type="studio.project", object_id=str(org.a.pk))
     access_rule = AccessRule.objects.get(project=org.a, user=org.users.member)
@@ -57,7 +59,7 @@ def make_world(org) -> SimpleNamespace:
     return SimpleNamespace(
         service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
-        kit_profile=kit_profile, access_key=key, audit=audit,
+        kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
     )
 
 
@@ -105,5 +107,6 @@ def path_values(world, route: str) -> dict[str, str]:
         "roleIdPath": world.role.pk,
         "idp": "oidc",
         "serviceAccountId": world.service_account.pk,
+        "clientUrlId": world.client_url.pk,
     }
     return {name: str(value) for name, value in values.items() if value is not None}

@@ -148,17 +148,23 @@ def test_a_kit_user_starts_a_stream_watches_it_and_stops_it(open_session, org):
     page.get_by_label("Application", exact=True).select_option("usd-viewer")
     page.get_by_label("Application profile").select_option("default")
     page.get_by_role("button", name="Start", exact=True).click()
-    expect(page.get_by_role("status").filter(has_text="Starting usd-viewer")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Requested a usd-viewer stream in alpha")).to_be_visible()
     stream = Workload.objects.get(kind="stream")
-    row = page.locator(f"tr[data-session='{stream.pk}']")
-    expect(row.locator("[data-phase]")).to_have_text("Creating")
+    expect(page.locator("[data-condition]")).to_have_text("Starting")  # the session's own page
     Workload.objects.filter(pk=stream.pk).update(actual_phase="Running", endpoints={
         "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
-        "ports": [{"name": "port-49100", "port": 49100, "nodePort": 32452}]})
-    expect(row.locator("[data-phase]")).to_have_text("Running", timeout=10_000)  # watched without a reload
+        "ports": [{"name": "port-49100", "port": 49100}, {"name": "port-47998-udp", "port": 47998,
+                                                          "protocol": "UDP"}]})
+    expect(page.locator("[data-condition]")).to_have_text("Ready", timeout=10_000)  # watched without a reload
+    expect(page.locator("#routes")).to_contain_text("25.124.78.14")
+    expect(page.locator("#direct-settings")).to_contain_text("mediaPort: 47998 (UDP)")
+    session.screenshot("kit-session")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Streams").click()
+    row = page.locator(f"tr[data-session='{stream.pk}']")
     expect(row).to_contain_text(re.compile(r"25\.124\.78\.14:49100"))
     session.screenshot("kit-sessions")
-    row.get_by_role("button", name=f"Stop {stream.name}").click()
-    session.confirm(f"Stop {stream.name}", says="Its stream ends")
-    expect(page.get_by_role("status").filter(has_text=f"Stopping {stream.name}")).to_be_visible()
+    row.get_by_role("link", name=str(stream.pk)).click()
+    page.get_by_role("button", name="Stop").click()
+    session.confirm("Stop the stream", says="It ends for everyone connected")
+    expect(page.get_by_role("status").filter(has_text="Stopped the usd-viewer stream")).to_be_visible()
     assert Workload.objects.get(pk=stream.pk).desired_phase == "Deleted"

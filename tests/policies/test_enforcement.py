@@ -1,5 +1,5 @@
 """Every submission path is held to the same effective policy: the workloads API, the catalog launch and the
-Kit stream — a 400 naming the field and the rule, and the policy's defaults filled in."""
+Kit stream — a 400 (Kit: 422) naming the field and the rule, and the policy's defaults filled in."""
 
 import copy
 
@@ -109,7 +109,7 @@ def test_a_kit_stream_is_held_to_the_workspace_policy(admin, member, org, kit):
           {"rules": {"compute": {"gpuDevicesRequest": {"max": 1}}},
            "defaults": {"environmentVariables": {"instances": [{"name": "TEAM", "value": "alpha"}]}}})
     response = member.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json")
-    body = error(response, 400, VALIDATION)
+    body = error(response, 422, VALIDATION)
     assert body["errors"] == [{"field": "spec.compute.gpuDevicesRequest",
                                "message": "must be at most 1 (policy: project alpha)"}]
     ApplicationProfile.objects.filter(slug="default").update(compute={"gpuDevicesRequest": 1})
