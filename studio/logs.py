@@ -64,6 +64,9 @@ def logging_config(*, level: str, fmt: str) -> dict:
                                  "filters": ["periodic", "secrets"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
+            # runserver's request lines: only its warnings and errors (studio.request logs every request), through
+            # the console handler, so that its filters apply (its own handler would print a client URL's token)
+            "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False},
             "django.db.backends": {"level": "WARNING"},
             "kubernetes": {"level": "WARNING"},
             "urllib3": {"level": "WARNING"},
