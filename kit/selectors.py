@@ -116,12 +116,19 @@ def sessions_visible(*, user, client_url=None) -> QuerySet[StreamSession]:
     return rows.filter(project_id__in=visible_project_ids(user))
 
 
-def session_get(*, user, session_id: str, client_url=None) -> StreamSession:
+def session_get(*, user, session_id: str, client_url=None, ended_too: bool = False) -> StreamSession:
+    """A session the caller sees; an ended one only with `ended_too` (the portal shows why it ended)."""
     try:
         session_id = uuid.UUID(str(session_id))
     except ValueError:
         raise errors.not_found(errors.SESSION_NOT_FOUND) from None
-    session = sessions_visible(user=user, client_url=client_url).filter(pk=session_id).first()
+    rows = sessions_visible(user=user, client_url=client_url)
+    if ended_too:
+        rows = StreamSession.objects.select_related("project", "workload").filter(
+            pk__in=StreamSession.objects.filter(pk=session_id).values("pk"))
+        if not is_platform_admin(user):
+            rows = rows.filter(project_id__in=visible_project_ids(user))
+    session = rows.filter(pk=session_id).first()
     if session is None:
         raise errors.not_found(errors.SESSION_NOT_FOUND)
     return session

@@ -13,7 +13,7 @@ from rest_framework.exceptions import ValidationError
 
 from kit.matching import LATEST, WILDCARD, is_version
 from kit.models import VERSION_RULE, Application, ApplicationProfile, ApplicationVersion, StreamSession
-from kit.streams import FAILED, MESSAGES, QUEUED, READY, port_protocol, session_view
+from kit.streams import FAILED, MESSAGES, QUEUED, READY, TERMINATED, port_protocol, session_view
 from sharing.models import SharingMode
 from sharing.services import SHARE_WITH_SOME
 from studio.ids import IntegerId, integer_ids
@@ -289,6 +289,9 @@ def session_data(session: StreamSession, *, position: int | None = None) -> dict
         place = f": number {position} in the queue" if position else ""
         view = {"id": str(session.pk), "routes": {}, "status": {
             "condition": QUEUED, "message": f"{MESSAGES[QUEUED]} ({session.project.name}){place}", "status": False}}
+    elif session.state == StreamSession.State.ENDED:
+        view = {"id": str(session.pk), "routes": {},
+                "status": {"condition": TERMINATED, "message": session.message or MESSAGES[TERMINATED], "status": False}}
     elif session.state == StreamSession.State.FAILED or workload is None:
         view = {"id": str(session.pk), "routes": {},
                 "status": {"condition": FAILED, "message": session.message or MESSAGES[FAILED], "status": False}}

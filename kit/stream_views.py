@@ -114,9 +114,9 @@ def _start(request, project):
     return HttpResponseRedirect(reverse("kit-sessions"))
 
 
-def _session(request, session_id) -> StreamSession:
+def _session(request, session_id, *, ended_too: bool = False) -> StreamSession:
     try:
-        return selectors.session_get(user=request.user, session_id=str(session_id))
+        return selectors.session_get(user=request.user, session_id=str(session_id), ended_too=ended_too)
     except APIException:
         raise Http404("No such streaming session.") from None
 
@@ -124,9 +124,11 @@ def _session(request, session_id) -> StreamSession:
 @login_required
 def session_detail(request, session_id):
     """One session: its status and routes (re-read every 2 s), how to connect NVIDIA's web-viewer-sample or any
-    WebRTC client to it, and Stop."""
-    session = _session(request, session_id)
-    sessions.session_touch(session=session)
+    WebRTC client to it, and Stop; an ended one says why it ended (an idle end, a stop)."""
+    session = _session(request, session_id, ended_too=True)
+    ended = session.state in (StreamSession.State.ENDED, StreamSession.State.FAILED)
+    if not ended:
+        sessions.session_touch(session=session)
     view = session_data(session, position=selectors.queue_positions([session]).get(session.pk))
     routes = _routes(view)
     by_name = {route["description"]: (address, route) for address, route in routes}
@@ -134,9 +136,11 @@ def session_detail(request, session_id):
         project_id=session.project_id, revoked_at__isnull=True)
     context = {"session": session, "view": view, "routes": routes, "signaling": by_name.get("signaling"),
                "media": by_name.get("media"), "links": list(links[:20]),
-               "may_stop": has_project_role(request.user, session.project_id, Level.MEMBER)}
-    template = "kit/_session_detail.html" if request.htmx else "kit/session.html"
-    return render(request, template, context)
+               "may_stop": not ended and has_project_role(request.user, session.project_id, Level.MEMBER),
+               "ended": ended}
+    if request.htmx:  # 286: htmx stops polling a session that is over
+        return render(request, "kit/_session_detail.html", context, status=286 if ended else 200)
+    return render(request, "kit/session.html", context)
 
 
 @login_required

@@ -137,6 +137,15 @@ def test_a_stream_idle_past_its_profiles_idle_time_ends(member, org, kit):
     assert StreamSession.objects.get(pk=idle["id"]).message == event.message
     error(member.get(f"/streaming/stream/{idle['id']}"), 404, errors.SESSION_NOT_FOUND)
     assert {s["id"] for s in member.get("/streaming/stream").json()["items"]} == {polled["id"], busy["id"]}
+    # Its page says why it ended, without a Stop button; its poll is told to stop (htmx's 286)
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(org.users.member)
+    html = browser.get(reverse("kit-session", args=[idle["id"]])).content.decode()
+    assert event.message in html and 'data-condition="terminated"' in html and "kit-session-stop" not in html
+    assert reverse("kit-session-stop", args=[idle["id"]]) not in html
+    assert browser.get(reverse("kit-session", args=[idle["id"]]), HTTP_HX_REQUEST="true").status_code == 286
 
 
 def test_a_stream_without_an_idle_time_or_not_yet_running_is_never_idle(member, org, kit):
@@ -178,3 +187,34 @@ def test_the_stream_page_shows_the_session_its_routes_how_to_connect_and_stop(cl
         assert text in html, text
     listing = browser.get(reverse("kit-sessions")).content.decode()
     assert "0 waiting" in listing and "Client URLs" in listing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_requests_at_once_never_take_more_slots_than_the_cap(client_for, org, kit):
+    """Six requests at the same moment under a cap of two: two launch, four wait, each in its own place. Admission
+    runs under the project's row lock (SQLite's IMMEDIATE transactions serialise the writers the same way)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    cap(client_for(org.users.admin), org.a, 2)
+    clients = [client_for(org.users.member) for _ in range(6)]
+    barrier = threading.Barrier(len(clients))
+
+    def run(api):
+        try:
+            barrier.wait(timeout=30)
+            return api.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json")
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(len(clients)) as pool:
+        answers = list(pool.map(run, clients))
+    assert [a.status_code for a in answers] == [202] * 6, [a.content[:200] for a in answers]
+    conditions = sorted(a.json()["status"]["condition"] for a in answers)
+    assert conditions == ["queued"] * 4 + ["starting"] * 2
+    assert Workload.objects.filter(kind="stream", deleted_at__isnull=True).count() == 2
+    places = sorted(s["queuePosition"] for s in clients[0].get("/streaming/stream").json()["items"]
+                    if s["queuePosition"])
+    assert places == [1, 2, 3, 4]
