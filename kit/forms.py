@@ -90,12 +90,20 @@ class ProfileForm(ApiForm):
     nodeSelector = _json("Node selector (JSON)", 'For example {"nvidia.com/gpu.product": "L40S"}.')
     tolerations = _json("Tolerations (JSON list)", 'For example [{"key": "gpu", "operator": "Exists"}].')
     environmentVariables = _json("Environment variables (JSON list)", 'For example [{"name": "LOG", "value": "1"}].')
-    ports = _json("Ports (JSON list)", 'For example [{"name": "signal", "port": 49100}]; empty for the defaults.')
+    ports = _json("Ports (JSON list)", 'For example [{"name": "signaling", "port": 49100}, {"name": "media", "port": '
+                                     '47998, "protocol": "UDP"}]; empty for the defaults.')
+    idleTimeoutSeconds = forms.CharField(
+        label="End a stream idle for (seconds)", required=False, widget=forms.NumberInput(attrs={"min": 60}),
+        help_text="No request naming the session and no GPU activity for this long ends it; empty: never.")
+    overCapacity = forms.CharField(
+        label="Over the project's cap of streams", widget=forms.Select(choices=ApplicationProfile.OverCapacity.choices),
+        help_text="A request over the cap waits in the project's queue, or is refused.")
 
     JSON = {"compute": {}, "nodeSelector": {}, "tolerations": [], "environmentVariables": [], "ports": None}
 
     def __init__(self, data=None, *, profile: ApplicationProfile | None = None, projects=()):
-        initial = {"sharing_mode": "none", "authorization": True, "serviceType": "LoadBalancer", "encryption": "none"}
+        initial = {"sharing_mode": "none", "authorization": True, "serviceType": "LoadBalancer", "encryption": "none",
+                   "overCapacity": "queue"}
         if profile is not None:
             sharing = profile.sharing()
             initial = {
@@ -106,6 +114,7 @@ class ProfileForm(ApiForm):
                 "sharing_projectIds": [str(i) for i in sharing["projectIds"]], "serviceType": profile.service_type,
                 "encryption": profile.encryption, "tlsSecret": profile.tls_secret,
                 "authorization": profile.authorization, "runtimeClassName": profile.runtime_class_name,
+                "idleTimeoutSeconds": profile.idle_timeout_seconds or "", "overCapacity": profile.over_capacity,
                 **{field: json.dumps(value) if value else "" for field, value in (
                     ("compute", profile.compute), ("nodeSelector", profile.node_selector),
                     ("tolerations", profile.tolerations), ("environmentVariables", profile.environment),
@@ -129,7 +138,10 @@ class ProfileForm(ApiForm):
                 "loadBalancing": {"serviceType": data["serviceType"] or ""},
                 "encryption": {"mode": data["encryption"] or ""},
                 "authorization": bool(self["authorization"].data) if self.is_bound else True,
-                "runtimeClassName": data["runtimeClassName"] or ""}
+                "runtimeClassName": data["runtimeClassName"] or "",
+                "overCapacity": data["overCapacity"] or ""}
+        idle = (data["idleTimeoutSeconds"] or "").strip()
+        body["idleTimeoutSeconds"] = (int(idle) if idle.isdigit() else idle) if idle else None
         if data["tlsSecret"]:
             body["encryption"]["tlsSecret"] = data["tlsSecret"]
         if not self.editing:

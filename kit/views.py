@@ -26,6 +26,7 @@ from kit.serializers import (
     VersionIn,
     profile_fields,
 )
+from kit.streams import port_protocol
 from profiles.forms import api_errors
 from studio.errors import Conflict
 from studio.models import Project, is_platform_admin
@@ -181,7 +182,8 @@ def _profile(request, profile_id):
 @login_required
 def profile(request, profile_id):
     found = _profile(request, profile_id)
-    return render(request, "kit/profile.html", {"profile": found, "sharing": found.sharing()})
+    ports = [{**p, "protocol": port_protocol(p)} for p in found.ports]
+    return render(request, "kit/profile.html", {"profile": found, "sharing": found.sharing(), "ports": ports})
 
 
 def _profile_form(request, found=None):

@@ -114,7 +114,9 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.get_by_role("button", name="Create profile").click()
     expect(error_of(page, "Compute (JSON)")).to_contain_text("Not valid JSON")  # checked before the API
     page.get_by_label("Compute (JSON)").fill('{"gpuDevicesRequest": -1}')
+    page.get_by_label("End a stream idle for (seconds)").fill("30")
     page.get_by_role("button", name="Create profile").click()
+    expect(page.locator("#id_idleTimeoutSeconds-error")).to_contain_text("at least 60")
     supported = error_of(page, "Supported applications")
     expect(supported.filter(has_text="Line 2 (name)")).to_contain_text("application id or '*'")
     expect(page.locator("#id_supportedApplications-error").nth(1)).to_contain_text("Line 2 (versions)")
@@ -134,12 +136,15 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.get_by_role("button", name="Create profile").click()
     expect(page.locator("#id_supportedApplications-error")).to_contain_text("semantic version or '*'")
     page.get_by_label("Supported applications").fill("usd-viewer *")
+    page.get_by_label("End a stream idle for (seconds)").fill("900")
+    page.get_by_label("Over the project's cap of streams").select_option("refuse")
     page.get_by_role("button", name="Create profile").click()
     expect(page.get_by_role("status").filter(has_text="Created application profile gpu-l40s")).to_be_visible()
     profile = ApplicationProfile.objects.get(slug="gpu-l40s")
     assert profile.supported_applications == [{"name": "usd-viewer", "versions": ["*"]}]
     assert profile.sharing() == {"mode": "selected", "projectIds": [org.b.pk]} and profile.owner_project == org.a
     assert profile.compute == {"gpuDevicesRequest": 1}
+    assert (profile.idle_timeout_seconds, profile.over_capacity) == (900, "refuse")
     # the application's page lists it: its wildcard serves the app
     page.goto("/kit/apps/usd-viewer")
     expect(page.get_by_role("link", name="L40S")).to_be_visible()
@@ -156,7 +161,8 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     profile.refresh_from_db()
     assert profile.supported_applications == [{"name": "*", "versions": ["*"]}]
     assert (profile.service_type, profile.authorization, profile.revision) == ("NodePort", False, 2)
-    assert profile.compute == {"gpuDevicesRequest": 1}  # kept
+    assert profile.compute == {"gpuDevicesRequest": 1}
+    assert (profile.idle_timeout_seconds, profile.over_capacity) == (900, "refuse")  # kept
     assert profile.owner_project is None and profile.sharing() == {"mode": "selected", "projectIds": [org.b.pk]}
     session.screenshot("kit-profile-admin")
 
