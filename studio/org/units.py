@@ -8,7 +8,8 @@ Where the two disagree on a field's type, CONTRACT §0 makes Run:ai's documents 
 `resources` the per-node-pool array. CONTRACT's shapes stay accepted on input, and CONTRACT's GPU totals stay
 readable in that array: a project without per-pool quotas answers one entry whose `nodePool` is null (the spec
 lets it be null) holding its `gpu.deserved` and `gpu.limit`; such an entry is accepted back. `departmentId`
-(CONTRACT only) stays an integer. docs/runai-compatibility.md lists what is answered and why."""
+(CONTRACT only) is the string `parentId` is, as a workload's `departmentId` in Run:ai's documents: one JSON type
+for one id field; on input both forms are taken. docs/runai-compatibility.md lists what is answered and why."""
 
 import re
 
@@ -94,7 +95,7 @@ def project_data(project: Project) -> dict:
     return {
         "id": str(project.pk), "name": project.name, "description": project.description,
         "clusterId": str(project.cluster_id), "parentId": str(project.department_id),
-        "departmentId": project.department_id, "departmentName": project.department.name,
+        "departmentId": str(project.department_id), "departmentName": project.department.name,
         "namespace": project.namespace, "requestedNamespace": requested,
         "phase": phase,
         "status": {"namespace": project.namespace, "phase": phase, "phaseMessage": message,

@@ -251,6 +251,19 @@ def test_each_id_field_has_one_json_type_across_paas_studios_own_answers(org):
     assert dict(found["projectId"]).keys() == {"int"} and dict(found["projectIds"]).keys() == {"int"}
 
 
+def test_each_id_field_has_one_json_type_across_run_ai_shaped_answers_too(org):
+    """`departmentId` is a string in a workload (Run:ai's type) and so in a project (CONTRACT's field) as well."""
+    make_world(org)
+    api = bearer_client(org.users.platform_admin)
+    found: dict = defaultdict(lambda: defaultdict(set))
+    for path in LISTS:
+        _types(api.get(path).json(), found, path)
+    mixed = {field: {kind: sorted(where) for kind, where in kinds.items()} for field, kinds in found.items()
+             if len(kinds) > 1}
+    assert not mixed, mixed
+    assert dict(found["departmentId"]).keys() == {"str"}
+
+
 def _spec_type(schema_name: str, field: str) -> str:
     schemas = document("latest")["components"]["schemas"]
 

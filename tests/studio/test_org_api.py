@@ -32,7 +32,7 @@ def test_platform_admin_crud_of_everything(client_for, org):
     assert body["namespace"] == "studio-cv-team"
     # Run:ai's per-pool array; CONTRACT's totals as its one pool-less entry (studio.org.units)
     assert body["resources"] == [{"nodePool": None, "gpu": {"deserved": 2.0, "limit": 4.0, "overQuotaWeight": None}}]
-    assert str(body["departmentId"]) == dept["id"] == body["parentId"]  # CONTRACT's integer, Run:ai's string
+    assert body["departmentId"] == dept["id"] == body["parentId"]  # one type: a string, as Run:ai's parentId
     pid = body["id"]
     assert api.get(f"/api/v1/org-unit/projects/{pid}").json()["name"] == "cv-team"
     updated = api.patch(f"/api/v1/org-unit/projects/{pid}", {"resources": {"gpu": {"deserved": 3, "limit": 6}}}, format="json")

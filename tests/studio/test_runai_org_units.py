@@ -55,7 +55,7 @@ def test_a_project_through_runais_bodies_answered_as_runais_project(client_for, 
     created = api.post(PROJECTS, body, format="json")
     assert created.status_code == 201, created.json()
     project = matches(created, "post", PROJECTS)
-    assert project["parentId"] == str(org.department.pk) and project["departmentId"] == org.department.pk
+    assert project["parentId"] == project["departmentId"] == str(org.department.pk)  # a string, as in workloads
     assert project["namespace"] == project["status"]["namespace"] == project["requestedNamespace"] == "team-vision"
     assert (project["phase"], project["status"]["phase"]) == ("Ready", "Ready")
     assert project["totalResources"] == {"gpuQuota": 2.0, "cpuQuota": 8000.0, "memoryQuota": 4000.0}
@@ -104,7 +104,7 @@ def test_contract_bodies_and_fields_keep_working(client_for, org, pools):
     # a numeric string as departmentId (ids are strings now) and an integer as parentId are taken too
     made = api.post(PROJECTS, {"name": "strings", "departmentId": str(org.department.pk), "clusterId": str(org.cluster.pk)},
                     format="json")
-    assert made.status_code == 201 and made.json()["departmentId"] == org.department.pk
+    assert made.status_code == 201 and made.json()["departmentId"] == str(org.department.pk)
 
 
 def test_a_department_through_runais_bodies_answered_as_runais_department(client_for, org, pools):
