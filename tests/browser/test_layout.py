@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from kit import services as kit_services
+from kit import sessions as kit_sessions
 from workloads.launch import launch
 from workloads.models import Workload
 
@@ -49,6 +50,13 @@ def pages(org, make_profile, notebook_version):
     profile = make_profile("lab-notebook", display_name="Lab notebook", readme="# Lab\n\nA notebook.",
                            labels={"team": "ml"}, sharing={"mode": "all", "projectIds": []})
     draft = make_profile("half-done", draft_step="inputs")
+    kit_services.profile_create(actor=org.users.platform_admin, profile_id="any-app", owner_project_id=org.a.pk,
+                                fields={"name": "Any application", "supported_applications": [
+                                    {"name": "*", "versions": ["*"]}]})
+    stream = kit_sessions.session_request(user=org.users.member, app_id="usd-composer", profile_id="any-app")
+    Workload.objects.filter(pk=stream.pk).update(actual_phase="Running", endpoints={
+        "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
+        "ports": [{"name": "port-49100", "port": 49100}, {"name": "port-47998-udp", "port": 47998, "protocol": "UDP"}]})
     workload = launch.profile_launch(profile=profile, project=org.a, user=org.users.member, name="nb-1", inputs={})
     Workload.objects.filter(pk=workload.pk).update(actual_phase="Pending", phase_message="Waiting for a node")
     template = notebook_version.template_id
@@ -61,8 +69,8 @@ def pages(org, make_profile, notebook_version):
              f"/org/projects/{org.a.pk}/edit", f"/org/clusters/{org.cluster.pk}/edit", "/gpus", "/quota",
              f"/quota/projects/{org.a.pk}"]
     member = ["/", "/catalog", f"/catalog/{profile.pk}/launch", "/workloads", f"/workloads/{workload.pk}",
-              "/kit/apps", "/kit/profiles", "/kit/sessions", "/account/access-keys", "/account/password", "/gpus",
-              "/quota"]
+              "/kit/apps", "/kit/profiles", "/kit/sessions", f"/kit/sessions/{stream.pk}", "/account/access-keys",
+              "/account/password", "/gpus", "/quota"]
     return {"root": admin, "bob": member}
 
 
