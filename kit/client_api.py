@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 
 from kit import client_urls, sessions
 from kit.models import ClientUrl, StreamSession
+from studio.iam.permissions import has_project_role
 from studio.ids import IntegerId, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
 from studio.models import Level, Project
-from studio.permissions import has_project_role
 from workloads.specs.fields import Integer, StrictSerializer, Text
 
 LIFETIME_MAX = int(client_urls.MAX_LIFETIME.total_seconds())

@@ -17,8 +17,8 @@ from rest_framework.exceptions import ValidationError
 from kit import errors
 from kit.models import ClientUrl
 from studio.audit import audit_record, snapshot
+from studio.iam.permissions import has_project_role, projects_with_level
 from studio.models import AuditEvent, Level, Project, is_platform_admin
-from studio.permissions import has_project_role, projects_with_level
 
 PREFIX = "kcu_"  # studio.logs redacts what follows it
 PATH = "kit-client"

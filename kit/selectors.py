@@ -13,8 +13,8 @@ from rest_framework.exceptions import ValidationError
 from kit import errors
 from kit.matching import WILDCARD, is_version, matching, newest_first
 from kit.models import Application, ApplicationProfile, ApplicationVersion, StreamSession
+from studio.iam.permissions import visible_project_ids
 from studio.models import Project, is_platform_admin
-from studio.permissions import visible_project_ids
 
 
 def _invalid_version(version: str) -> None:

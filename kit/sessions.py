@@ -27,8 +27,8 @@ from kit.models import (
     StreamSession,
 )
 from kit.streams import SETTINGS, stream_spec
+from studio.iam.permissions import has_project_role, projects_with_level
 from studio.models import Level, Project, is_platform_admin
-from studio.permissions import has_project_role, projects_with_level
 from studio.services import model_create, model_update
 from workloads.models import MetricSample, Workload
 from workloads.services import workload_delete, workload_delete_by_system, workload_submit

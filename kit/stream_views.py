@@ -18,9 +18,9 @@ from kit.matching import newest_first
 from kit.models import StreamSession
 from kit.serializers import session_data
 from studio.context import navigation
+from studio.iam.permissions import has_project_role, projects_with_level
 from studio.models import Level, Project, is_platform_admin
 from studio.pages import offset_paged
-from studio.permissions import has_project_role, projects_with_level
 
 
 class ClientUrlForm(forms.Form):
