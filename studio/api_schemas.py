@@ -68,7 +68,7 @@ ORG_RESOURCES = {"type": "array", "items": _object(
     {"nodePool": {**_object({"id": _S}, {"name": _S}), "nullable": True}, "gpu": _QUOTA},
     {"cpu": _QUOTA, "memory": _QUOTA, "priority": {**_S, "nullable": True}})}
 PROJECT = _object(
-    {"id": _S, "name": _S, "description": _S, "clusterId": _S, "parentId": _S, "departmentId": _I,
+    {"id": _S, "name": _S, "description": _S, "clusterId": _S, "parentId": _S, "departmentId": _S,
      "departmentName": _S, "namespace": _S, "requestedNamespace": {**_S, "nullable": True}, "phase": _S,
      "status": _object({"namespace": _S, "phase": _S, "phaseMessage": _S, "quotaStatus": _QUOTA_STATUS},
                        {"additionalStatusData": {"type": "object", "nullable": True}}),
