@@ -14,7 +14,6 @@ from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
 
-POOL_LABEL = "run.ai/node-pool"
 
 TRAINING = {
     "name": "full-training",
@@ -97,9 +96,9 @@ def test_training_fields_reach_the_job(member, org):
     assert pod["restartPolicy"] == "OnFailure" and pod["terminationGracePeriodSeconds"] == 45
     assert pod["priorityClassName"] == "build"  # non-preemptible
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    # The project's node pool is the default one, which is every node: no pool rule is added to the user's terms.
     assert terms == [{"matchExpressions": [
-        {"key": "gpu.example/model", "operator": "In", "values": ["a100", "h100"]},
-        {"key": POOL_LABEL, "operator": "In", "values": ["default"]}]}]
+        {"key": "gpu.example/model", "operator": "In", "values": ["a100", "h100"]}]}]
     assert "tolerations" not in pod  # excluded
     env = {e["name"]: e for e in pod["containers"][0]["env"]}
     assert env["MODE"]["valueFrom"] == {"configMapKeyRef": {"name": "settings", "key": "mode"}}
