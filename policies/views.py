@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
+from policies import form as policy_form
 from policies import selectors, services
 from policies.fallback import FALLBACK_LABEL
 from policies.models import Policy
@@ -75,8 +76,29 @@ def _default_name(unit: selectors.Unit, policy_type: str) -> str:
     return f"{unit.label.replace(' ', '-')}-{policy_type}"
 
 
+def _unit_meta(unit: selectors.Unit, name: str) -> dict:
+    meta = {"scope": unit.scope, "name": name}
+    if unit.project is not None:
+        meta["projectId"] = unit.project.pk
+    elif unit.department is not None:
+        meta["departmentId"] = str(unit.department.pk)
+    return meta
+
+
+def _json_policy(values: dict, errors: dict) -> dict:
+    policy = {}
+    for key in ("defaults", "rules"):
+        try:
+            policy[key] = json.loads(values[key] or "{}")
+        except ValueError as exc:
+            errors.setdefault(key, []).append(f"Not valid JSON: {exc}.")
+    return policy
+
+
 @login_required
 def policy_edit(request, policy_type):
+    """The policy of one scope: a typed form generated from Run:ai's schema (policies.form), or, as an advanced
+    view, its defaults and rules as JSON. Every problem the API finds is shown at once, each at its field."""
     _admin_only(request)
     policy_type = _type(policy_type)
     try:
@@ -86,40 +108,74 @@ def policy_edit(request, policy_type):
         return HttpResponseRedirect(reverse("policy-list"))
     rows = selectors.stored_chain(policy_type, unit)
     own = next((row for row in rows if row.scope_key == unit.key), None)
-    values = {"name": own.name if own else "", "defaults": json.dumps(own.defaults if own else {}, indent=2),
-              "rules": json.dumps(own.rules if own else {}, indent=2)}
+    stored = {"defaults": own.defaults if own else {}, "rules": own.rules if own else {}}
+    mode = "json" if (request.POST if request.method == "POST" else request.GET).get("view") == "json" else "form"
+    values = {"name": own.name if own else "", "defaults": json.dumps(stored["defaults"], indent=2),
+              "rules": json.dumps(stored["rules"], indent=2),
+              **policy_form.values_of(policy_type, stored["defaults"], stored["rules"])}
     errors: dict[str, list[str]] = {}
     if request.method == "POST":
-        values = {key: request.POST.get(key, "") for key in ("name", "defaults", "rules")}
-        policy = {}
-        for key in ("defaults", "rules"):
-            try:
-                policy[key] = json.loads(values[key] or "{}")
-            except ValueError as exc:
-                errors.setdefault(key, []).append(f"Not valid JSON: {exc}.")
+        values = {**values, **{key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"}}
+        if mode == "json":
+            policy = _json_policy(values, errors)
+        else:
+            policy = policy_form.policy_of(policy_type, request.POST, **stored)
         if not errors:
-            meta = {"scope": unit.scope,
-                    "name": values["name"] or (own.name if own else _default_name(unit, policy_type))}
-            if unit.project is not None:
-                meta["projectId"] = unit.project.pk
-            elif unit.department is not None:
-                meta["departmentId"] = str(unit.department.pk)
+            name = values.get("name") or (own.name if own else _default_name(unit, policy_type))
             try:
                 services.policy_overwrite(actor=request.user, policy_type=policy_type,
-                                          body={"meta": meta, "policy": policy})
+                                          body={"meta": _unit_meta(unit, name), "policy": policy})
                 messages.success(request, f"Saved the {policy_type[:-1]} policy of {unit.label}.")
                 return HttpResponseRedirect(request.get_full_path())
             except ValidationError as exc:
                 for error in flatten_errors(exc.detail):
-                    section = "defaults" if error["field"].startswith("policy.defaults") else (
-                        "rules" if error["field"].startswith("policy.rules") else "name")
-                    errors.setdefault(section, []).append(f"{error['field']}: {error['message']}")
+                    errors.setdefault(_error_key(policy_type, mode, error["field"]), []).append(
+                        f"{error['field']}: {error['message']}")
     merged = selectors.effective_of(policy_type, rows)
     return render(request, "policies/edit.html", {
-        "policy_type": policy_type, "unit": unit, "own": own, "values": values, "errors": errors,
+        "policy_type": policy_type, "unit": unit, "own": own, "values": values, "errors": errors, "mode": mode,
+        "tri": policy_form.TRI,
+        "sections": _sections_shown(policy_type, values, errors) if mode == "form" else (),
+        "form_errors": [m for key, found in errors.items() if key == "other" for m in found],
         "effective_rows": _rule_rows(merged), "effective_defaults": json.dumps(merged.defaults, indent=2),
         "query": _unit_query(unit), "default_name": _default_name(unit, policy_type),
     })
+
+
+def _error_key(policy_type: str, mode: str, path: str) -> str:
+    if mode == "form":
+        if path.startswith("meta.name"):
+            return "name"
+        return policy_form.field_of(policy_type, path) or "other"
+    return "defaults" if path.startswith("policy.defaults") else ("rules" if path.startswith("policy.rules") else "name")
+
+
+def _sections_shown(policy_type: str, values: dict, errors: dict) -> list[dict]:
+    """Each section with its rows' cells (name, value, errors); a section is open when it holds a value or an
+    error, so what is set is seen at once."""
+    shown = []
+    for section in policy_form.sections(policy_type):
+        rows_shown, filled = [], False
+        has_default = any(row.default_type for row in section.rows)
+        columns = [a for a in policy_form.ORDER if any(a in row.attributes for row in section.rows)]
+        for row in section.rows:
+            default = None
+            if row.default_type:
+                name = row.default_name()
+                default = {"name": name, "value": values.get(name, ""), "errors": errors.get(name, ()),
+                           "type": row.default_type, "enum": row.enum}
+            cells = {}
+            for attribute in row.attributes:
+                name = row.rule_name(attribute)
+                cells[attribute] = {"name": name, "value": values.get(name, ""), "errors": errors.get(name, ()),
+                                    "label": policy_form.ATTRIBUTE_LABELS[attribute], "kind": row.kind}
+            filled = filled or bool(default and (default["value"] or default["errors"])) or any(
+                c["value"] or c["errors"] for c in cells.values())
+            rows_shown.append({"row": row, "default": default,
+                               "cells": [cells.get(attribute) for attribute in columns]})
+        shown.append({"section": section, "rows": rows_shown, "open": filled, "has_default": has_default,
+                      "columns": [policy_form.ATTRIBUTE_LABELS[a] for a in columns]})
+    return shown
 
 
 @login_required

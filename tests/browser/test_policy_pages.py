@@ -22,6 +22,7 @@ def test_a_platform_admin_edits_a_project_policy_and_reads_the_effective_one(ope
     page.get_by_role("link", name="project alpha").first.click()  # the trainings policy of alpha
     expect(page.get_by_role("heading", level=1)).to_have_text("Trainings policy of project alpha")
     edit_url = page.url
+    page.get_by_role("link", name="JSON (advanced)").click()
     page.get_by_label("Rules (JSON)").fill(json.dumps({"security": {"runAsUid": {"min": "zero"}},
                                                       "compute": {"gpuDevicesRequest": {"max": 1}}}))
     page.get_by_role("button", name="Save policy").click()

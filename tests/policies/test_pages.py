@@ -1,6 +1,7 @@
 """The policy pages: the list, the edit form with each problem at its field, the effective view of a project."""
 
 import json
+import re
 
 import pytest
 
@@ -26,21 +27,23 @@ def test_the_list_shows_the_built_in_default_and_stored_policies(admin_client, o
     assert 'href="/policies"' in admin_client.get("/").content.decode()  # in the nav
 
 
-def test_edit_saves_and_shows_each_problem_at_its_field(admin_client, org):
-    url = f"/policies/workspaces/edit?scope=project&projectId={org.a.pk}"
+def test_the_json_view_saves_and_shows_each_problem_at_its_field(admin_client, org):
+    url = f"/policies/workspaces/edit?scope=project&projectId={org.a.pk}&view=json"
     page = admin_client.get(url)
     assert page.status_code == 200 and b"no policy of its own yet" in page.content
     assert b"security.runAsUid" in page.content  # the effective rules, from the built-in default
-    bad = admin_client.post(url, {"name": "alpha", "rules": json.dumps({"security": {"runAsUid": {"min": "x"}}}),
-                                  "defaults": "{not json"})
+    bad = admin_client.post(url, {"name": "alpha", "view": "json",
+                                  "rules": json.dumps({"security": {"runAsUid": {"min": "x"}}}), "defaults": "{not json"})
     text = bad.content.decode()
     assert bad.status_code == 200 and 'id="f-defaults-errors"' in text and "Not valid JSON" in text
-    bad = admin_client.post(url, {"name": "alpha", "rules": json.dumps({"security": {"runAsUid": {"min": "x"}}}),
+    bad = admin_client.post(url, {"name": "alpha", "view": "json",
+                                  "rules": json.dumps({"security": {"runAsUid": {"min": "x"}}}),
                                   "defaults": json.dumps({"nosuch": 1})})
     text = bad.content.decode()
     assert 'id="f-rules-errors"' in text and "policy.rules.security.runAsUid.min" in text
     assert 'id="f-defaults-errors"' in text and "policy.defaults.nosuch: Unknown field" in text
-    good = admin_client.post(url, {"name": "alpha", "rules": json.dumps({"security": {"hostNetwork": {"canEdit": True}}}),
+    good = admin_client.post(url, {"name": "alpha", "view": "json",
+                                   "rules": json.dumps({"security": {"hostNetwork": {"canEdit": True}}}),
                                    "defaults": "{}"})
     assert good.status_code == 302
     assert Policy.objects.get(scope_key=f"project:{org.a.pk}").rules == {"security": {"hostNetwork": {"canEdit": True}}}
@@ -48,6 +51,77 @@ def test_edit_saves_and_shows_each_problem_at_its_field(admin_client, org):
     assert "privileged" in effective and "project alpha" in effective
     deleted = admin_client.post(f"/policies/workspaces/delete?scope=project&projectId={org.a.pk}", follow=True)
     assert b"the wider ones apply" in deleted.content and not Policy.objects.exists()
+
+
+def _form_of(page) -> dict:
+    """The typed form's fields as the browser would post them (every input and select, with its value)."""
+    import re
+    from html import unescape
+
+    text = page.content.decode()
+    fields = {unescape(n): unescape(v) for n, v in re.findall(r'<input[^>]*name="([^"]+)" value="([^"]*)"', text)}
+    for name, body in re.findall(r'<select[^>]*name="([^"]+)"[^>]*>(.*?)</select>', text, re.S):
+        chosen = re.search(r'<option value="([^"]*)" selected', body)
+        fields[unescape(name)] = unescape(chosen.group(1)) if chosen else ""
+    for name, body in re.findall(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', text, re.S):
+        fields[unescape(name)] = unescape(body)
+    fields.pop("csrfmiddlewaretoken", None)
+    return fields
+
+
+def test_the_typed_form_is_generated_from_the_schema_and_saves_typed_values(admin_client, org):
+    Policy.objects.create(policy_type="trainings", scope="project", project=org.a, scope_key=f"project:{org.a.pk}",
+                          name="alpha-limits", rules={"compute": {"gpuDevicesRequest": {"max": 2}}},
+                          defaults={"environmentVariables": {"instances": [{"name": "LOG", "value": "1"}]}})
+    url = f"/policies/trainings/edit?scope=project&projectId={org.a.pk}"
+    page = admin_client.get(url)
+    text = page.content.decode()
+    assert page.status_code == 200 and 'name="rules"' not in text  # no JSON box in the form view
+    fields = _form_of(page)
+    # a row per field of Run:ai's training policy, each rule attribute the schema gives it
+    assert fields["r:compute.gpuDevicesRequest:max"] == "2"
+    assert {"r:security.runAsUid:min", "r:image:options", "r:storage.hostPath.instances:canAdd",
+            "d:imagePullPolicy", "d:compute.gpuDevicesRequest"} <= set(fields)
+    assert "r:image:min" not in fields  # a string has no bounds
+    assert '<option value="IfNotPresent">' in text  # the schema's enum, as a choice
+    fields.update({"r:compute.gpuDevicesRequest:max": "4", "r:security.runAsUid:min": "1000",
+                   "r:image:options": "nvcr.io/nvidia/pytorch:24.05 = PyTorch\nubuntu:22.04",
+                   "r:security.hostNetwork:canEdit": "false", "d:compute.gpuDevicesRequest": "1",
+                   "d:imagePullPolicy": "Always", "r:storage.hostPath.instances:canAdd": "true"})
+    saved = admin_client.post(url, fields)
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    policy = Policy.objects.get(scope_key=f"project:{org.a.pk}")
+    assert policy.rules == {
+        "compute": {"gpuDevicesRequest": {"max": 4}}, "security": {"runAsUid": {"min": 1000},
+                                                                    "hostNetwork": {"canEdit": False}},
+        "image": {"options": [{"value": "nvcr.io/nvidia/pytorch:24.05", "displayed": "PyTorch"},
+                              {"value": "ubuntu:22.04"}]},
+        "storage": {"hostPath": {"instances": {"canAdd": True}}}}
+    # what the form does not show (a list field's default instances) is kept
+    assert policy.defaults == {"compute": {"gpuDevicesRequest": 1}, "imagePullPolicy": "Always",
+                               "environmentVariables": {"instances": [{"name": "LOG", "value": "1"}]}}
+    # emptying a cell removes the rule, and the objects it leaves empty
+    fields = _form_of(admin_client.get(url))
+    fields["r:security.hostNetwork:canEdit"] = ""
+    assert admin_client.post(url, fields).status_code == 302
+    assert "hostNetwork" not in Policy.objects.get(scope_key=f"project:{org.a.pk}").rules["security"]
+
+
+def test_the_typed_form_shows_every_problem_at_once_each_at_its_field(admin_client, org):
+    url = f"/policies/trainings/edit?scope=project&projectId={org.a.pk}"
+    fields = _form_of(admin_client.get(url))
+    fields.update({"r:security.runAsUid:min": "zero", "r:compute.gpuDevicesRequest:max": "many",
+                   "d:compute.cpuCoreRequest": "lots"})
+    bad = admin_client.post(url, fields)
+    text = bad.content.decode()
+    assert bad.status_code == 200 and not Policy.objects.exists()
+    assert "3 fields to fix" in text
+    for name in ("r:security.runAsUid:min", "r:compute.gpuDevicesRequest:max", "d:compute.cpuCoreRequest"):
+        cell = re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true" aria-describedby="e-([^"]+)"', text)
+        assert cell, name
+        assert f'id="e-{cell.group(1)}"' in text
+    assert "policy.rules.security.runAsUid.min" in text and "policy.defaults.compute.cpuCoreRequest" in text
+    assert 'value="zero"' in text  # what was typed stays
 
 
 def test_pages_are_for_platform_admins_and_members_read_their_projects_effective_policy(client, org):
