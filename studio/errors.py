@@ -12,6 +12,8 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from studio import kube
+
 log = structlog.get_logger("studio.errors")
 
 VALIDATION_MESSAGE = "There was a validation error in the request."
@@ -109,6 +111,11 @@ def exception_handler(exc, context):
     elif isinstance(exc, (OperationalError, InterfaceError)):
         log.warning("database_unavailable", error=str(exc))
         exc = ServiceUnavailable()
+    elif isinstance(exc, (kube.ClusterError, *kube.TRANSIENT_ERRORS)):
+        # A cluster that a view asked and that did not answer, or whose registration cannot be used: the view
+        # says more where it knows more (pod logs, nodes); anywhere else it is a 503, never a 500.
+        log.warning("cluster_unavailable", error=str(exc))
+        exc = ServiceUnavailable(f"The cluster did not answer: {getattr(exc, 'message', None) or exc}")
     if not isinstance(exc, exceptions.APIException):
         return None  # a real bug: Django's 500 handler answers (as JSON on /api/)
     code = exc.status_code

@@ -53,6 +53,8 @@ def check_may_read_logs(*, workload, user) -> None:
 
 
 def _cluster_refusal(exc: kube.ClusterError, pod_name: str) -> exceptions.APIException:
+    if exc.status == 0:  # refused here before any request: the cluster's address or kubeconfig cannot be used
+        return ServiceUnavailable(f"The cluster cannot be reached: {exc.message}")
     if isinstance(exc, kube.NotFound):
         return exceptions.NotFound(f'Pod "{pod_name}" no longer exists on the cluster.')
     if isinstance(exc, kube.TransientClusterError) and exc.status not in (500, 502):
@@ -70,10 +72,10 @@ def _cluster_refusal(exc: kube.ClusterError, pod_name: str) -> exceptions.APIExc
 
 def pod_log(*, workload, pod, query: dict) -> str | Iterator[bytes]:
     """The log as text, or with `follow` an iterator of chunks (the first request already answered)."""
-    conn = kube.connect(workload.cluster)
     options = {"container": query.get("container", ""), "tail_lines": query.get("tailLines"),
                "since_seconds": query.get("sinceSeconds")}
     try:
+        conn = kube.connect(workload.cluster)
         if query.get("follow"):
             return kube.pod_log_follow(conn, workload.project.namespace, pod.name, max_seconds=MAX_FOLLOW_SECONDS,
                                        **options)
