@@ -268,7 +268,8 @@ class AccessKeyViewSet(
     def create(self, request):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        key, secret = services.access_key_create(user=request.user, name=serializer.validated_data["name"])
+        key, secret = services.access_key_create(user=request.user, name=serializer.validated_data["name"],
+                                                 by_client=auth.from_client_credentials(request.auth))
         return Response({**self.get_serializer(key).data, "clientSecret": secret}, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance):

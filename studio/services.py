@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError
 from django.utils import timezone
+from rest_framework import exceptions
 
 from studio.audit import audit_record, snapshot
 from studio.clusters import kube
@@ -270,8 +271,16 @@ def user_password_reset(user, *, actor) -> str:
     return password
 
 
-def access_key_create(*, user, name: str) -> tuple:
-    """A client id and secret for the user (client_credentials); the secret is returned once, stored hashed."""
+KEYS_FROM_CLIENTS = ("Access keys are made by a user who logged in (password or single sign-on), not with a client's "
+                     "id and secret: a key made with an access key's token would outlive that key's deletion.")
+
+
+def access_key_create(*, user, name: str, by_client: bool = False) -> tuple:
+    """A client id and secret for the user (client_credentials); the secret is returned once, stored hashed.
+    `by_client`: the request came with a token of a client_credentials grant (an access key, a service account),
+    which may not make keys: deleting the key (or disabling the account) must end everything it gave."""
+    if by_client:
+        raise exceptions.PermissionDenied(KEYS_FROM_CLIENTS)
     key, secret = AccessKey.issue(user=user, name=name)
     audit_record(actor=user, action=AuditEvent.Action.CREATE, instance=key)
     return key, secret

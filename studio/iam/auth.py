@@ -116,10 +116,16 @@ def _user_sql(users) -> str:
         f"FROM {table(users)} u WHERE u.{column(users, api_settings.USER_ID_FIELD)} = %s")
 
 
-def issue_token(*, user, access_key: AccessKey | None = None) -> dict:
+CLIENT_CLAIM = "client"  # "access-key" or "service-account": the token came from a client's id and secret
+
+
+def issue_token(*, user, access_key: AccessKey | None = None, client: str | None = None) -> dict:
     token = StudioAccessToken.for_user(user)
     if access_key is not None:
         token["akid"] = str(access_key.id)
+        client = "access-key"
+    if client:
+        token[CLIENT_CLAIM] = client
     return {
         "accessToken": str(token),
         "tokenType": "Bearer",
@@ -150,7 +156,12 @@ def _grant_service_account(*, client_id: str, client_secret: str) -> dict:
             or not check_password(client_secret, account.secret_hash):
         raise exceptions.AuthenticationFailed("Invalid client credentials.")
     ServiceAccount.objects.filter(pk=account.pk).update(last_login=timezone.now())
-    return issue_token(user=account.user)
+    return issue_token(user=account.user, client="service-account")
+
+
+def from_client_credentials(token) -> bool:
+    """Whether a request's validated token came from an access key's or a service account's id and secret."""
+    return token is not None and hasattr(token, "get") and bool(token.get("akid") or token.get(CLIENT_CLAIM))
 
 
 def revoke(raw_token: str) -> None:
