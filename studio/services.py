@@ -32,6 +32,7 @@ from studio.models import (
     Role,
 )
 from studio.queue import enqueue_on_commit
+from studio.signals import deleting
 
 
 def _queues_touched(instance: Model) -> None:
@@ -78,6 +79,7 @@ def model_delete(instance: Model, *, actor) -> None:
     try:
         with transaction.atomic():
             _queues_touched(instance)  # before the row goes: its cluster is read from it
+            deleting.send(sender=type(instance), instance=instance)
             instance.delete()
             audit_record(actor=actor, action=AuditEvent.Action.DELETE, instance=instance, before=before)
     except ProtectedError as exc:

@@ -7,8 +7,17 @@ class WorkloadsConfig(AppConfig):
 
     def ready(self):
         from profiles.validation import register_spec_check
+        from studio.models import Project
+        from studio.signals import deleting
         from workloads.specs import validate_spec
         from workloads.telemetry import prometheus
 
         prometheus.register()
         register_spec_check(validate_spec)  # templates and profiles must render to a spec this accepts
+        deleting.connect(_project_deleting, sender=Project, dispatch_uid="workloads.project_deleting")
+
+
+def _project_deleting(sender, instance, **kwargs):
+    from workloads.services import project_workloads_release
+
+    project_workloads_release(project=instance)

@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from policies.services import policy_enforce
+from profiles.models import LaunchSecret
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
@@ -353,3 +354,19 @@ def workload_delete_by_system(*, workload: Workload, reason: str, message: str) 
     """A delete the platform decides (a Kit stream left idle: kit.sessions), with its reason as the event's."""
     return _transition(workload, desired=Workload.Desired.DELETED, phase=Workload.Phase.DELETING,
                        reason=reason, message=message, task="workloads.tasks.workload_remove")
+
+
+def project_workloads_release(*, project: Project) -> None:
+    """Before a project is deleted: its deleted workloads that are gone from the cluster go with it (their events,
+    pods, samples and launch Secrets' values); a workload still live, or whose objects are still being removed,
+    keeps the project (a 409 naming it). Deleted rows were what made every project that ever ran one undeletable."""
+    rows = Workload.objects.filter(project=project)
+    keeping = list(rows.exclude(deleted_at__isnull=False, actual_phase=Workload.Phase.DELETED)
+                   .order_by("name").values_list("name", flat=True)[:6])
+    if keeping:
+        shown = ", ".join(keeping[:5]) + (", ..." if len(keeping) > 5 else "")
+        raise Conflict(f"Project {project.name} still has workloads that are live or still being removed from the "
+                       f"cluster: {shown}. Delete them (and let their removal finish) first.")
+    ids = list(rows.values_list("pk", flat=True))
+    LaunchSecret.objects.filter(workload_id__in=ids).delete()
+    rows.delete()

@@ -1,0 +1,9 @@
+"""Signals of the organisation's writes, for the apps to the right of studio (which studio never imports).
+
+`deleting` is sent by `studio.services.model_delete` inside its transaction, before the row is deleted and before
+Django collects what protects it: a receiver may remove what the row's deletion should take along (the workloads
+app: a project's deleted workloads) or refuse the deletion by raising (a Conflict naming why)."""
+
+from django.dispatch import Signal
+
+deleting = Signal()  # sender: the model class; keyword: instance
