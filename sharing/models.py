@@ -18,13 +18,17 @@ class SharingMode(models.TextChoices):
 
 class ShareableQuerySet(models.QuerySet):
     def for_projects(self, project_ids):
-        """Rows owned by, or shared with, any of `project_ids` (ids or a subquery of ids)."""
+        """Rows owned by, or shared with, any of `project_ids` (ids or a subquery of ids). "Shared with all" is
+        shared with every project, so it reaches a caller only through a project: none for an empty set."""
+        if isinstance(project_ids, (list, tuple, set, frozenset)) and not project_ids:
+            return self.none()
         through = self.model.shared_with.through
         source = self.model._meta.model_name
         selected = Exists(through.objects.filter(**{f"{source}_id": OuterRef("pk"), "project_id__in": project_ids}))
+        in_some_project = Exists(Project.objects.filter(pk__in=project_ids))  # uncorrelated: evaluated once
         return self.filter(
             Q(owner_project_id__in=project_ids)
-            | Q(sharing_mode=SharingMode.ALL)
+            | (Q(sharing_mode=SharingMode.ALL) & in_some_project)
             | (Q(sharing_mode=SharingMode.SELECTED) & selected)
         )
 
