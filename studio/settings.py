@@ -16,6 +16,8 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").exists() else None
 
 DEBUG = env.bool("DEBUG", default=False)
+# Django's admin site (studio/admin_site.py): a development tool whose writes skip the services and the audit trail.
+ADMIN_SITE_ENABLED = env.bool("ADMIN_SITE_ENABLED", default=DEBUG)
 # No known key outside DEBUG: studio/keys.py refuses to start servers without SECRET_KEY and
 # FIELD_ENCRYPTION_KEY (the latter encrypts cluster credentials at rest; derived from SECRET_KEY only under
 # DEBUG). Unset, SECRET_KEY is a random one of this process only, so that `manage.py check --deploy` can load
@@ -57,7 +59,7 @@ CORS_EXPOSE_HEADERS = ("location", "etag", "retry-after", "x-request-id")
 CORS_PREFLIGHT_MAX_AGE = 600
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "studio.admin_apps.StudioAdminConfig",  # django.contrib.admin, served only with ADMIN_SITE_ENABLED
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

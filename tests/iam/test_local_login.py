@@ -40,8 +40,9 @@ def test_the_portal_and_the_admin_site_check_no_password_and_old_sessions_end(or
     assert b'name="password"' not in page.content and b"Local login is turned off" in page.content
     posted = browser.post("/login", {"username": "root", "password": PASSWORD})
     assert posted.status_code == 403 and "_auth_user_id" not in browser.session
+    settings.ADMIN_SITE_ENABLED = True  # where Django's admin is served, its login is the portal's
     admin_site = browser.post("/admin/login/", {"username": "root", "password": PASSWORD})
-    assert admin_site.status_code == 200 and "_auth_user_id" not in browser.session  # the form again, refused
+    assert admin_site.status_code == 302 and "_auth_user_id" not in browser.session  # sent to /login, not checked
     settings.LOCAL_LOGIN_ENABLED = True
     browser.post("/login", {"username": "bob", "password": PASSWORD})
     assert browser.get("/").status_code == 200
