@@ -11,4 +11,6 @@ RUN pip install -e . && DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.
 # Web, worker and beat run unprivileged: the code and packages stay root's and read-only to them.
 USER 10001:10001
 EXPOSE 8000
-CMD ["gunicorn", "studio.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# gevent workers (also gunicorn.conf.py's): a client that sends its body slowly holds a greenlet, not a worker.
+CMD ["gunicorn", "studio.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gevent", \
+     "--access-logfile", "-"]

@@ -44,6 +44,7 @@ def test_web_probes_its_health_and_readiness_endpoints_and_waits_for_migrations(
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["command"][:2] == ["gunicorn", "studio.wsgi:application"]
+    assert container["command"][container["command"].index("--worker-class") + 1] == "gevent"
     assert "migrate --check" in " ".join(web["initContainers"][0]["command"])
 
 
