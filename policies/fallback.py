@@ -18,9 +18,10 @@ BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSET
 SAFE_SECCOMP = ("RuntimeDefault", "Localhost")
 
 # Run:ai's priority classes, the values its policy schema allows in `rules.priorityClass.options` (`train` and
-# `build` are what `preemptibility` maps to, workloads.manifests.parts): any other class, such as Kubernetes'
-# system-node-critical, would let a workload preempt the cluster's own pods. A platform admin narrows the list
-# for a scope by setting `rules.priorityClass.options` there.
+# `build` are what `preemptibility` maps to, workloads.manifests.parts; with no class named, the KAI scheduler gives
+# an inference its own `inference` class). Any other class, such as Kubernetes' system-node-critical, would let a
+# workload preempt the cluster's own pods. A platform admin narrows the list for a scope by setting
+# `rules.priorityClass.options` there.
 RUNAI_PRIORITY_CLASSES = ("train", "build", "interactive-preemptible")
 
 FALLBACK_SOURCE = {"scope": "tenant", "isFallback": True}

@@ -20,15 +20,18 @@ class ShareableQuerySet(models.QuerySet):
     def for_projects(self, project_ids):
         """Rows owned by, or shared with, any of `project_ids` (ids or a subquery of ids). "Shared with all" is
         shared with every project, so it reaches a caller only through a project: none for an empty set."""
-        if isinstance(project_ids, (list, tuple, set, frozenset)) and not project_ids:
-            return self.none()
+        shared_with_all = Q(sharing_mode=SharingMode.ALL)
+        if isinstance(project_ids, (list, tuple, set, frozenset)):
+            if not project_ids:
+                return self.none()
+        else:  # a subquery of ids: "all" holds only when it has one (uncorrelated, evaluated once)
+            shared_with_all &= Exists(Project.objects.filter(pk__in=project_ids))
         through = self.model.shared_with.through
         source = self.model._meta.model_name
         selected = Exists(through.objects.filter(**{f"{source}_id": OuterRef("pk"), "project_id__in": project_ids}))
-        in_some_project = Exists(Project.objects.filter(pk__in=project_ids))  # uncorrelated: evaluated once
         return self.filter(
             Q(owner_project_id__in=project_ids)
-            | (Q(sharing_mode=SharingMode.ALL) & in_some_project)
+            | shared_with_all
             | (Q(sharing_mode=SharingMode.SELECTED) & selected)
         )
 

@@ -120,9 +120,12 @@ TEMPLATES = [
     },
 ]
 
+# Exposed URLs of workloads (their Ingress hosts): each project's are on `<project>.<EXPOSED_URL_DOMAIN>` and names
+# under it; unset, an exposed URL is /<project>/<workload>/<port> on any host and takes no url of its own.
+EXPOSED_URL_DOMAIN = env.str("EXPOSED_URL_DOMAIN", default="").strip().lower().strip(".")
 # The web tier against slow clients (studio/web_tier.py, with gunicorn.conf.py's gevent workers).
 REQUEST_BODY_TIMEOUT_SECONDS = env.float("REQUEST_BODY_TIMEOUT_SECONDS", default=30)
-WEB_MAX_CONCURRENT_REQUESTS = env.int("WEB_MAX_CONCURRENT_REQUESTS", default=16)
+WEB_MAX_CONCURRENT_REQUESTS = env.int("WEB_MAX_CONCURRENT_REQUESTS", default=8)
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'studio.sqlite3'}")}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=0))

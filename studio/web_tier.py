@@ -8,9 +8,10 @@ workers (three such clients stalled a production web pod). This middleware compl
   client trickling bytes gets no more time than one that stops): a stalled body is answered 408 and never reaches
   Django, so it holds no database connection, no request slot, nothing but its greenlet.
 * **At most WEB_MAX_CONCURRENT_REQUESTS requests run the application at once per worker**, so a flood of whole,
-  fast requests is queued in greenlets rather than opening a database connection each. The slot is taken once
-  the body is in and given back when the application returns its response (a streamed log is then sent without
-  holding one).
+  fast requests is queued in greenlets rather than opening a database connection each (the sync workers of before
+  ran one per process). The slot is taken once the body is in and given back when the application returns its
+  response (a streamed log is then sent without holding one). The probes (/healthz, /readyz) and /metrics take no
+  slot: requests stuck on an unreachable cluster never make a pod look dead.
 
 Outside a gevent worker (runserver, `make bench`'s gthread workers, tests) the body is still read first but there
 is no deadline or slot: the server's own threads bound the work there."""
@@ -22,6 +23,7 @@ import time
 from django.conf import settings
 
 READ_CHUNK = 64 * 1024
+UNSLOTTED = ("/healthz", "/readyz", "/metrics")
 
 
 def _gevent_active() -> bool:
@@ -55,7 +57,7 @@ class SlowClientGuard:
                 return _timed_out(start_response)
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
-        if self.slots is None:
+        if self.slots is None or environ.get("PATH_INFO") in UNSLOTTED:
             return self.application(environ, start_response)
         with self.slots:
             return self.application(environ, start_response)

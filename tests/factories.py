@@ -191,8 +191,8 @@ class ServiceProfileFactory(factory.django.DjangoModelFactory):
 
 
 def allow_host_paths(project):
-    """A project policy (trainings, workspaces and inferences) that lets the project mount hostPath volumes, as seed 003's
-    example does: the secure tenant default refuses them (policies.fallback)."""
+    """A project policy (every type) that lets the project mount hostPath volumes, as seed 003's example does:
+    the secure tenant default refuses them (policies.fallback)."""
     from policies.models import Policy
 
     for policy_type in ("trainings", "workspaces", "inferences"):

@@ -4,6 +4,7 @@ event and enqueues the cluster work on commit."""
 import random
 import string
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -24,6 +25,7 @@ from studio.selectors import node_pool_errors, quota_pools
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
 from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
+from workloads.specs.references import exposed_url_errors, secret_references
 
 
 def _record(workload: Workload, reason: str, message: str, *, type=WorkloadEvent.Type.NORMAL) -> None:
@@ -167,22 +169,68 @@ def with_node_pools(project: Project, spec: dict) -> dict:
     return {**spec, "nodePools": list(pools)} if pools else spec
 
 
-def project_spec_errors(*, project: Project, spec: dict, field: str = "spec") -> dict:
-    """What a spec (after its policy) may not hold in its project, as {"<field>.<path>": [why]}: node pools outside
-    the project's quotas or cluster (a workload naming one would stay Pending for ever)."""
-    return {f"{field}.{key.removeprefix('spec.')}": value
-            for key, value in node_pool_errors(project, spec.get("nodePools")).items()}
+def project_spec_errors(*, project: Project, spec: dict, user, field: str = "spec") -> dict:
+    """What a spec (after its policy) may not hold in its project as `user` sets it, {"<field>.<path>": [why]}:
+    node pools outside the project's quotas or cluster (a workload naming one would stay Pending for ever), a
+    Secret whose values `user` may not see (S07), an exposed URL on a host that is not the project's (S06)."""
+    errors = {f"{field}.{key.removeprefix('spec.')}": value
+              for key, value in node_pool_errors(project, spec.get("nodePools")).items()}
+    for path, message in secret_errors(project=project, spec=spec, user=user).items():
+        errors.setdefault(f"{field}.{path}", []).append(message)
+    own_hosts = frozenset(own_host_names())
+    for path, message in exposed_url_errors(spec, project=project.name, domain=settings.EXPOSED_URL_DOMAIN,
+                                            own_hosts=own_hosts).items():
+        errors.setdefault(f"{field}.{path}", []).append(message)
+    return errors
 
 
-def _held_to_project(*, kind: str, project: Project, spec: dict, field: str) -> dict:
-    """A spec as it enters its project: the policy's defaults filled and its rules checked, the node pools set and
-    checked. Every path that sets a workload's spec (submit, master spec, inference update) goes through it."""
+def own_host_names() -> set[str]:
+    """The host names PaaS Studio itself answers on: ALLOWED_HOSTS' plain names and CSRF_TRUSTED_ORIGINS' hosts
+    (patterns such as `.example.com` or `*` name no one host)."""
+    hosts = {h.lower() for h in settings.ALLOWED_HOSTS if h and not h.startswith(".") and "*" not in h}
+    hosts |= {(urlsplit(o).hostname or "").lower() for o in settings.CSRF_TRUSTED_ORIGINS if "*" not in o}
+    return hosts - {""}
+
+
+def secret_errors(*, project: Project, spec: dict, user) -> dict[str, str]:
+    """{field: why} for each Secret the spec's pods would read that holds values `user` may not see: a catalog
+    launch's Secret (a notebook's token, a secret input) is its submitter's and the project admins' (as its
+    sensitive outputs are), so neither a colleague's new workload nor a colleague's change to the workload that
+    uses it may point a pod at it. Secrets made outside PaaS Studio are the namespace's, as Run:ai's credentials
+    are the project's."""
+    refs = secret_references(spec)
+    if not refs:
+        return {}
+    names = {name for _, name in refs}
+    launches = {row.name: row.workload_id for row in LaunchSecret.objects.filter(name__in=names)}
+    if not launches:
+        return {}
+    owners = {w.pk: w for w in Workload.objects.filter(pk__in=launches.values(), project=project)
+              .only("pk", "name", "created_by_id", "project_id")}
+    errors = {}
+    for path, name in refs:
+        workload = owners.get(launches.get(name))
+        if workload is not None and not _may_see_launch_values(user, workload):
+            errors[path] = (f"Secret {name} holds the launch values of workload {workload.name}: only its submitter "
+                            "and the project's admins may use it in a workload, or change one that does.")
+    return errors
+
+
+def _may_see_launch_values(user, workload: Workload) -> bool:
+    return workload.created_by_id == getattr(user, "pk", None) or has_project_role(user, workload.project_id,
+                                                                                   Level.ADMIN)
+
+
+def spec_for_project(*, kind: str, project: Project, spec: dict, user, field: str = "spec") -> dict:
+    """A spec as it enters its project, set by `user`: the policy's defaults filled and its rules checked, the node
+    pools set and checked, its Secrets and exposed URLs checked (project_spec_errors). Every path that sets a
+    workload's spec (submit, master spec, inference update, profile upgrade) goes through it."""
     try:
         spec = policy_enforce(kind=kind, project=project, spec=spec)
     except ValidationError as exc:
         raise ValidationError({field: exc.detail["spec"]}) from None
     spec = with_node_pools(project, spec)
-    errors = project_spec_errors(project=project, spec=spec, field=field)
+    errors = project_spec_errors(project=project, spec=spec, user=user, field=field)
     if errors:
         raise ValidationError(errors)
     return spec
@@ -193,11 +241,12 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
     """Create a workload from a validated create body (workloads.specs) and enqueue its push to the cluster."""
     project = project_for_submit(user, request)
     # Every path (API, catalog launch, Kit stream) arrives here: the one place the policy applies.
-    spec = _held_to_project(kind=kind, project=project, spec=request["spec"], field="spec")
+    spec = spec_for_project(kind=kind, project=project, spec=request["spec"], user=user)
     # uidGidSource fromIdpToken (asked for, or the policy's default): the ids of the user's identity provider.
     request = {**request, "spec": ids_from_provider(spec, user=user)}
     if request.get("masterSpec"):  # a distributed training's master: the same rules, named by its path
-        master = _held_to_project(kind=kind, project=project, spec=request["masterSpec"], field="masterSpec")
+        master = spec_for_project(kind=kind, project=project, spec=request["masterSpec"], user=user,
+                                  field="masterSpec")
         request["masterSpec"] = ids_from_provider(master, user=user, path="masterSpec")
     gpus = workload_gpus(kind, request)
     as_prefix = bool(request.get("useGivenNameAsPrefix", False))
@@ -322,7 +371,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         merged = validate_spec(workload.kind, {**workload.spec, **spec_changes})
     except ValidationError as exc:
         raise ValidationError({"spec": exc.detail}) from None
-    spec = _held_to_project(kind=workload.kind, project=workload.project, spec=merged, field="spec")
+    spec = spec_for_project(kind=workload.kind, project=workload.project, spec=merged, user=user)
     gpus = gpu_request_of(spec)
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)

@@ -27,7 +27,8 @@ TRAINING = {
             {"matchExpressions": [{"key": "gpu.example/model", "operator": "In", "values": ["a100", "h100"]}]}]},
         "restartPolicy": "OnFailure", "terminationGracePeriodSeconds": 45,
         "relatedUrls": [{"name": "docs", "type": "documentation", "url": "https://example.com/docs"}],
-        "exposedUrls": [{"container": 8080, "url": "https://board.example.com/tb", "authorizationType": "authorizedUsers",
+        "exposedUrls": [{"container": 8080, "url": "https://board.alpha.apps.example.com/tb",
+                         "authorizationType": "authorizedUsers",
                          "authorizedUsers": ["bob"]}],
         "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule", "exclude": True}],
         "environmentVariables": [
@@ -68,7 +69,8 @@ WORKSPACE = {"name": "full-workspace",
 
 
 @pytest.fixture
-def member(client_for, org):
+def member(client_for, org, settings):
+    settings.EXPOSED_URL_DOMAIN = "apps.example.com"  # project alpha's exposed URLs are on alpha.apps.example.com
     allow_host_paths(org.a)  # the inference mounts a hostPath: allowed for this project by a platform admin
     seed_node_pools(org.cluster)  # the seeds ask for my-node-pool-a and -b
     return client_for(org.users.member)
@@ -117,7 +119,7 @@ def test_training_fields_reach_the_job(member, org):
     assert annotations["paas-studio/category"] == "Experiment"
     assert json.loads(annotations["paas-studio/related-urls"])[0]["url"] == "https://example.com/docs"
     ingress = objects["Ingress"]["spec"]["rules"][0]
-    assert ingress["host"] == "board.example.com" and ingress["http"]["paths"][0]["path"] == "/tb"
+    assert ingress["host"] == "board.alpha.apps.example.com" and ingress["http"]["paths"][0]["path"] == "/tb"
 
 
 def test_inference_fields_reach_the_knative_service(member, org):

@@ -23,6 +23,7 @@ from workloads.manifests import distributed as manifest_distributed
 from workloads.manifests import parts
 from workloads.models import Workload, WorkloadEvent
 from workloads.specs.distributed import master_spec_of
+from workloads.specs.references import project_host
 
 log = logging.getLogger(__name__)
 SECRET = ("v1", "Secret")
@@ -37,6 +38,7 @@ def workload_ref(workload: Workload) -> manifests.WorkloadRef:
     return manifests.WorkloadRef(
         id=str(workload.pk), name=workload.name, kind=workload.kind, project=workload.project.name,
         namespace=workload.project.namespace, suspended=workload.desired_phase == Workload.Desired.STOPPED,
+        url_host=project_host(workload.project.name, settings.EXPOSED_URL_DOMAIN),
     )
 
 

@@ -39,6 +39,7 @@ from workloads.services import (
 )
 from workloads.specs import workload_gpus
 from workloads.specs.distributed import master_spec_of
+from workloads.specs.references import project_host
 
 NAMESPACE = ("v1", "Namespace")
 
@@ -58,7 +59,7 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     project = project_for_submit(user, request)
     spec, policy = policy_decision(kind=kind, project=project, spec=request["spec"])
     spec = with_node_pools(project, spec)
-    errors = project_spec_errors(project=project, spec=spec)
+    errors = project_spec_errors(project=project, spec=spec, user=user)
     if errors:
         raise ValidationError(errors)
     name = unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
@@ -67,7 +68,8 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     gpus = workload_gpus(kind, {**request, "spec": spec})  # a distributed training's master and workers
     quota = quota_decision(project, kind, Decimal(gpus), spec=spec)
     ref = manifests.WorkloadRef(id=str(uuid.uuid4()), name=name, kind=kind, project=project.name,
-                                namespace=project.namespace, suspended=False)
+                                namespace=project.namespace, suspended=False,
+                                url_host=project_host(project.name, settings.EXPOSED_URL_DOMAIN))
     master = master_spec_of(request) if kind == Workload.Kind.DISTRIBUTED else None
     return {"dryRun": True, "name": name, "objects": _objects(project, ref, spec, secret, master=master),
             "quota": quota, "policy": policy}

@@ -22,7 +22,6 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import PermissionDenied, ValidationError
 
-from policies.services import policy_enforce
 from profiles.compose import MASK
 from profiles.inputs import effective_inputs
 from profiles.models import LaunchSecret, ServiceProfile
@@ -37,7 +36,7 @@ from workloads.cluster import applied
 from workloads.cluster.push import placement_for, workload_ref
 from workloads.launch import launch
 from workloads.models import Workload, WorkloadEvent
-from workloads.services import check_quota, requested_pods
+from workloads.services import check_quota, requested_pods, spec_for_project
 from workloads.specs import gpu_request_of
 
 UPGRADABLE = (Workload.Kind.INFERENCE, Workload.Kind.WORKSPACE)
@@ -123,7 +122,8 @@ def _plan(*, workload: Workload, user, overrides) -> dict:
                                     inputs=inputs, kept_secret=secret)
     except DjangoValidationError as exc:  # the launch's 400 (inputs.<name>), as the API's
         raise ValidationError(exc.message_dict) from exc
-    spec = policy_enforce(kind=workload.kind, project=project, spec=prepared["request"]["spec"])
+    # The rules of every spec change (the policy, node pools, Secrets the upgrader may not see, exposed URLs).
+    spec = spec_for_project(kind=workload.kind, project=project, spec=prepared["request"]["spec"], user=user)
     shown_inputs = prepared["provenance"]["launch_inputs"]  # secret ones already read as the mask
     return {"profile": profile, "status": status, "spec": spec, "prepared": prepared, "secret": secret,
             "inputs": shown_inputs, "changes": spec_changes(workload.spec, spec)}

@@ -68,6 +68,7 @@ class WorkloadRef:
     project: str
     namespace: str  # "studio-<project>"
     suspended: bool = False  # desired phase Stopped
+    url_host: str = ""  # the project's host for exposed URLs (`<project>.<EXPOSED_URL_DOMAIN>`), "" for any host
 
 
 def object_name(ref: WorkloadRef) -> str:
@@ -366,8 +367,9 @@ def services(ref: WorkloadRef, spec: dict) -> list[dict]:
 
 
 def ingress(ref: WorkloadRef, spec: dict, services: list[dict]) -> dict | None:
-    """One Ingress, one path per exposed URL: the URL's own host and path when it gives one (`url`),
-    else `/<project>/<workload>/<container port>` on any host, as Run:ai routes tool URLs."""
+    """One Ingress, one path per exposed URL: the URL's own host and path when it gives one (`url`, held to the
+    project's subdomain by workloads.specs.references), else `/<project>/<workload>/<container port>`, on the
+    project's host (`ref.url_host`) or, with no domain configured, on any host, as Run:ai routes tool URLs."""
     backends = {}
     for svc in services:
         for port in svc["spec"]["ports"]:
@@ -378,7 +380,7 @@ def ingress(ref: WorkloadRef, spec: dict, services: list[dict]) -> dict | None:
             continue
         service, port = backends[url["container"]]
         split = urlsplit(str(url["url"])) if url.get("url") else None
-        host = split.hostname if split else None
+        host = (split.hostname if split else None) or ref.url_host or None
         path = (split.path if split else "") or f"/{ref.project}/{ref.name}/{url['container']}"
         paths = hosts.setdefault(host, [])
         if all(p["path"] != path for p in paths):
