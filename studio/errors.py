@@ -12,7 +12,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from studio import kube
+from studio.clusters import kube
 
 log = structlog.get_logger("studio.errors")
 
