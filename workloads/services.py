@@ -23,7 +23,7 @@ from studio.models import AuditEvent, Level, Project
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
-from workloads.specs import gpu_request_of, validate_spec, workload_gpus
+from workloads.specs import validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
 from workloads.specs.references import exposed_url_errors, secret_references
 
@@ -372,7 +372,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
     except ValidationError as exc:
         raise ValidationError({"spec": exc.detail}) from None
     spec = spec_for_project(kind=workload.kind, project=workload.project, spec=merged, user=user)
-    gpus = gpu_request_of(spec)
+    gpus = workload_gpus(workload.kind, {"spec": spec})
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)
         locked = Workload.objects.select_for_update().get(pk=workload.pk)

@@ -78,6 +78,31 @@ def test_a_kit_profile_cannot_hold_gpus_as_an_extended_resource(client_for, org)
     assert [e["field"] for e in response.json()["errors"]] == ["compute.extendedResources[0].resource"]
 
 
+# Found again while attacking every field: each pod's GPUs counted once, whatever the number of pods.
+@pytest.mark.parametrize(("kind", "spec"), [
+    ("training", {"parallelism": 8, "completions": 8}),
+    ("inference", {"autoscaling": {"minReplicas": 8, "maxReplicas": 8}}),
+    ("inference", {"autoscaling": {"minReplicas": 1, "maxReplicas": 8, "metric": "concurrency",
+                                   "metricThreshold": 4}}),
+], ids=["training-parallelism", "inference-replicas", "inference-scaling-to"])
+def test_gpus_count_once_per_pod_the_workload_may_run(member, org, kind, spec):
+    """Project alpha may use 4 GPUs: eight pods of one GPU each are eight, not one."""
+    answer = create(member, org, kind, {**spec, "compute": {"gpuDevicesRequest": 1}})
+    assert answer.status_code == 400, answer.content
+    assert "spec.compute" in errors_of(answer) and "8 GPUs requested" in errors_of(answer)["spec.compute"]
+    fits = create(member, org, kind, {**spec, "compute": {"gpuDevicesRequest": 1, "gpuRequestType": "portion",
+                                                          "gpuPortionRequest": 0.5}}, name="half")
+    assert fits.status_code in (200, 202), fits.json()
+    assert member.get(f"/api/v1/workloads/{fits.json()['workloadId']}").json()["requestedGpus"] == 4.0
+
+
+def test_an_inference_update_cannot_scale_past_the_quota(member, org):
+    errors = errors_of(patch_inference(member, org, {"compute": {"gpuDevicesRequest": 1},
+                                                     "autoscaling": {"minReplicas": 1, "maxReplicas": 8,
+                                                                     "metric": "concurrency", "metricThreshold": 4}}))
+    assert "spec.compute" in errors
+
+
 # --- S02: node pools only through nodePools ---------------------------------------------------------------
 
 @pytest.fixture

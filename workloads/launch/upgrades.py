@@ -37,7 +37,7 @@ from workloads.cluster.push import placement_for, workload_ref
 from workloads.launch import launch
 from workloads.models import Workload, WorkloadEvent
 from workloads.services import check_quota, requested_pods, spec_for_project
-from workloads.specs import gpu_request_of
+from workloads.specs import workload_gpus
 
 UPGRADABLE = (Workload.Kind.INFERENCE, Workload.Kind.WORKSPACE)
 TRAINING_NOTE = ("A training cannot be upgraded in place: a Kubernetes Job's pod template is immutable and a "
@@ -187,7 +187,7 @@ def workload_upgrade(*, workload: Workload, user, overrides=None) -> dict:
     and an audit entry; the workload_roll task makes the cluster follow."""
     plan = _plan(workload=workload, user=user, overrides=overrides if overrides is not None else {})
     spec, prepared = plan["spec"], plan["prepared"]
-    gpus = gpu_request_of(spec)
+    gpus = workload_gpus(workload.kind, {"spec": spec})
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)
         locked = Workload.objects.select_for_update().get(pk=workload.pk)

@@ -25,6 +25,7 @@ __all__ = [
     "gpu_request_of",
     "is_valid_name",
     "parse_quantity_strict",
+    "pods_at_most",
     "validate_spec",
     "validate_workload_request",
     "workload_gpus",
@@ -53,12 +54,24 @@ def _checked(kind):
 
 
 def workload_gpus(kind: str, request: dict) -> Decimal:
-    """GPUs a validated create body holds against the quota: a distributed training's master and workers."""
+    """GPUs a validated create body (or `{"spec": spec}`) holds against the quota: each pod's GPUs times the pods it
+    may run at once — a training's `parallelism`, an inference's `maxReplicas` (it may scale to them), a
+    distributed training's master and workers (up to an elastic job's `maxReplicas`)."""
     spec = request["spec"]
     if kind != DISTRIBUTED:
-        return gpu_request_of(spec)
+        return gpu_request_of(spec) * pods_at_most(kind, spec)
     master = master_spec_of(request)
     return worker_count(spec) * gpu_request_of(spec) + (gpu_request_of(master) if master else 0)
+
+
+def pods_at_most(kind: str, spec: Mapping) -> int:
+    """The most pods of one spec a training, workspace, inference or Kit stream runs at once."""
+    if kind == "training":
+        return max(1, int(spec.get("parallelism") or 1))
+    if kind == "inference":
+        auto = spec.get("autoscaling") if isinstance(spec.get("autoscaling"), Mapping) else {}
+        return max(1, int(auto.get("maxReplicas") or 0), int(auto.get("minReplicas") or 0))
+    return 1
 
 
 _built = threading.local()
