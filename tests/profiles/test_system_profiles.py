@@ -106,7 +106,8 @@ def test_each_system_profile_launches_from_the_catalog_and_answers_outputs(clien
     assert distributed.kind == "distributed" and distributed.gpu_request == 8  # (1 master + 3 workers) x 2
     assert (distributed.spec["distributedFramework"], distributed.spec["numWorkers"]) == ("PyTorch", 3)
     assert distributed.spec["command"] == "torchrun" and distributed.spec["args"] == "--nproc-per-node=2 train.py"
-    assert notebook.gpu_request == 0.5 and llm.gpu_request == 1 and training.gpu_request == 1
+    # The LLM server's quota holds its one GPU for each replica it may scale to (max_replicas 3).
+    assert notebook.gpu_request == 0.5 and llm.gpu_request == 3 and training.gpu_request == 1
     assert notebook.spec["args"] == "start-notebook.sh --ServerApp.base_url=/demo/demo-notebook/8888"
     assert notebook.spec["environmentVariables"][0]["secret"]["key"] == "generated.token"
     assert llm.spec["autoscaling"] == {"minReplicas": 1, "maxReplicas": 3, "metric": "concurrency",
