@@ -2,22 +2,45 @@
 (profiles.forms.ApiForm), a form only renders controls and turns what was posted into the `/cfg` request body;
 the API's serializers and services validate it, and their errors are filed next to the controls they name."""
 
-import json
 import re
 
 from django import forms
 
 from kit.models import ApplicationProfile
+from kit.serializers import StreamPort
 from profiles.forms import NAME_HTML, SHARING_CHOICES, ApiForm
 from studio.ids import is_id, parse_id
+from studio.typed_rows import Column, Fields, Rows, columns_of
+from workloads.specs.parts import Compute, EnvironmentVariable, Toleration
 
 WILDCARD_HELP = ("One line per application: its id, then the versions it serves, e.g. \"usd-viewer 1.0.0 1.1.0\". "
                  "'*' as the id matches every application, '*' as a version every version: \"* *\" serves all.")
 
 
-def _json(label: str, help_text: str, rows: int = 3):
-    return forms.CharField(label=label, required=False, help_text=help_text,
-                           widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "class": "code"}))
+# The profile's structured settings as typed inputs, generated from the serializers /cfg validates them with.
+COMPUTE = columns_of(Compute, labels={"gpuDevicesRequest": "GPU devices", "gpuPortionRequest": "GPU portion",
+                                      "gpuMemoryRequest": "GPU memory", "cpuCoreRequest": "CPU cores",
+                                      "cpuMemoryRequest": "CPU memory", "largeShmRequest": "Large /dev/shm",
+                                      "migProfile": "MIG profile"})
+TOLERATION = columns_of(Toleration, only=("key", "operator", "value", "effect", "seconds"))
+ENVIRONMENT = columns_of(EnvironmentVariable, only=("name", "value"))
+PORT = columns_of(StreamPort)
+NODE_LABEL = (Column("label", "Node label"), Column("value", "Value"))
+
+
+def typed_editors(data, profile) -> dict:
+    has = profile is not None
+    return {
+        "compute": Fields("compute", COMPUTE, data=data, value=profile.compute if has else {}),
+        "nodeSelector": Rows("nodeSelector", NODE_LABEL, noun="Node label", data=data, pairs=True,
+                             items=[{"label": k, "value": v} for k, v in (profile.node_selector or {}).items()]
+                             if has else ()),
+        "tolerations": Rows("tolerations", TOLERATION, noun="Toleration", data=data,
+                            items=profile.tolerations if has else ()),
+        "environmentVariables": Rows("environmentVariables", ENVIRONMENT, noun="Variable", data=data,
+                                     items=profile.environment if has else ()),
+        "ports": Rows("ports", PORT, noun="Port", data=data, items=profile.ports if has else ()),
+    }
 
 
 def _words(text: str) -> list[str]:
@@ -65,7 +88,7 @@ class VersionForm(ApiForm):
 
 class ProfileForm(ApiForm):
     """The profile's settings; the structured ones (compute, node selector, tolerations, environment, ports) as
-    JSON in the API's own shapes."""
+    typed inputs and rows (`typed_editors`), generated from the serializers the API validates them with."""
 
     id = forms.CharField(label="Id", max_length=63, widget=forms.TextInput(attrs={"pattern": NAME_HTML}),
                          help_text="Lowercase letters, digits and '-'. It cannot change later.")
@@ -86,12 +109,6 @@ class ProfileForm(ApiForm):
                                 help_text="With encryption in the pod: the Secret holding its certificate.")
     authorization = forms.BooleanField(label="Require authorization", required=False)
     runtimeClassName = forms.CharField(label="Runtime class", required=False)
-    compute = _json("Compute (JSON)", 'For example {"gpuDevicesRequest": 1, "cpuCoreRequest": 4}.')
-    nodeSelector = _json("Node selector (JSON)", 'For example {"nvidia.com/gpu.product": "L40S"}.')
-    tolerations = _json("Tolerations (JSON list)", 'For example [{"key": "gpu", "operator": "Exists"}].')
-    environmentVariables = _json("Environment variables (JSON list)", 'For example [{"name": "LOG", "value": "1"}].')
-    ports = _json("Ports (JSON list)", 'For example [{"name": "signaling", "port": 49100}, {"name": "media", "port": '
-                                     '47998, "protocol": "UDP"}]; empty for the defaults.')
     idleTimeoutSeconds = forms.CharField(
         label="End a stream idle for (seconds)", required=False, widget=forms.NumberInput(attrs={"min": 60}),
         help_text="No request naming the session and no GPU activity for this long ends it; empty: never.")
@@ -99,7 +116,7 @@ class ProfileForm(ApiForm):
         label="Over the project's cap of streams", widget=forms.Select(choices=ApplicationProfile.OverCapacity.choices),
         help_text="A request over the cap waits in the project's queue, or is refused.")
 
-    JSON = {"compute": {}, "nodeSelector": {}, "tolerations": [], "environmentVariables": [], "ports": None}
+    TYPED = ("compute", "nodeSelector", "tolerations", "environmentVariables", "ports")
 
     def __init__(self, data=None, *, profile: ApplicationProfile | None = None, projects=()):
         initial = {"sharing_mode": "none", "authorization": True, "serviceType": "LoadBalancer", "encryption": "none",
@@ -115,12 +132,9 @@ class ProfileForm(ApiForm):
                 "encryption": profile.encryption, "tlsSecret": profile.tls_secret,
                 "authorization": profile.authorization, "runtimeClassName": profile.runtime_class_name,
                 "idleTimeoutSeconds": profile.idle_timeout_seconds or "", "overCapacity": profile.over_capacity,
-                **{field: json.dumps(value) if value else "" for field, value in (
-                    ("compute", profile.compute), ("nodeSelector", profile.node_selector),
-                    ("tolerations", profile.tolerations), ("environmentVariables", profile.environment),
-                    ("ports", profile.ports))},
             }
         super().__init__(data, initial=initial)
+        self.typed = typed_editors(data, profile)
         self.editing = profile is not None
         if self.editing:
             self.fields["id"].disabled = True
@@ -128,7 +142,7 @@ class ProfileForm(ApiForm):
         self.fields["sharing_projectIds"].choices = [(str(p.pk), p.name) for p in projects]
 
     def payload(self) -> dict | None:
-        """The request body, or None when a JSON field is not JSON (filed on that field)."""
+        """The request body (what a typed input holds that does not fit its type goes as typed: the API names it)."""
         self.is_valid()
         data = self.cleaned_data
         body = {"name": data["name"] or "", "description": data["description"] or "",
@@ -155,22 +169,22 @@ class ProfileForm(ApiForm):
         ids = data["sharing_projectIds"] or []
         body["sharing"] = {"mode": mode, "projectIds": [parse_id(str(i)) if is_id(str(i)) else i for i in ids]
                            if mode == "selected" else []}
-        for field, empty in self.JSON.items():
-            raw = (data[field] or "").strip()
-            if not raw:
-                if empty is not None:
-                    body[field] = empty
-                continue
-            try:
-                body[field] = json.loads(raw)
-            except ValueError as exc:
-                self.add_error(field, f"Not valid JSON: {exc}.")
+        body["compute"] = self.typed["compute"].value()
+        body["nodeSelector"] = self.typed["nodeSelector"].mapping()
+        body["tolerations"] = self.typed["tolerations"].items()
+        body["environmentVariables"] = self.typed["environmentVariables"].items()
+        ports = self.typed["ports"].items()
+        if ports:
+            body["ports"] = ports
         return None if self.errors else body
 
     def file_profile_errors(self, errors: list[dict]) -> None:
-        """The API's paths → this form's fields; an entry of supportedApplications is named by its line."""
+        """The API's paths → this form's fields (a typed editor's cell first); an entry of supportedApplications
+        is named by its line."""
         renamed = []
         for error in errors:
+            if any(editor.file(error["field"], error["message"]) for editor in self.typed.values()):
+                continue
             path = error["field"]
             for api, field in (("loadBalancing.serviceType", "serviceType"), ("loadBalancing", "serviceType"),
                                ("encryption.mode", "encryption"), ("encryption.tlsSecret", "tlsSecret"),

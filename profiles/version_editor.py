@@ -1,6 +1,7 @@
 """The form of a new environment template version: its variables and outputs as typed tables (a row per
 variable: name, type, default, constraints), with the JSON of the API as an advanced view. Switching views and
-adding rows are round trips to the server (no script), which converts what was typed from one view to the other.
+adding a row happens in the page (static/studio/rows.js; without script, a round trip to the server); switching
+views is a round trip, which converts what was typed from one view to the other.
 
 As everywhere in the portal, the API's serializer and service validate the body; their errors (`variables[1].min`)
 are filed on the row and cell they name."""
@@ -105,7 +106,8 @@ class Table:
             self.rows = [row_class(prefix=f"{key}-{i}", initial=row) for i, row in enumerate(initial)]
             self.rows += [row_class(prefix=f"{key}-{len(initial) + i}") for i in range(extra)]
         noun = "Variable" if key == "variables" else "Output"
-        for number, row in enumerate(self.rows, 1):
+        self.template = row_class(prefix=f"{key}-__i__")  # the row static/studio/rows.js adds in the page
+        for number, row in [*enumerate(self.rows, 1), ("__n__", self.template)]:
             for field in row.fields.values():
                 field.widget.attrs["aria-label"] = f"{noun} {number} {field.label.lower()}"
         self.count = len(self.rows)

@@ -110,10 +110,22 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.get_by_label("Supported applications").fill("usd-viewer 1.0.0\nUSD 2.x")
     page.get_by_label("Encryption").select_option("pod")  # without a TLS secret
     page.get_by_label("Share with").select_option("selected")  # and no project chosen
-    page.get_by_label("Compute (JSON)").fill("{gpus: 1")
-    page.get_by_role("button", name="Create profile").click()
-    expect(error_of(page, "Compute (JSON)")).to_contain_text("Not valid JSON")  # checked before the API
-    page.get_by_label("Compute (JSON)").fill('{"gpuDevicesRequest": -1}')
+    expect(page.get_by_label("Compute (JSON)")).to_have_count(0)  # typed inputs, from the API's serializers
+    page.get_by_label("GPU devices").fill("-1")
+    # a toleration and a port, each row added in the page (no reload: what was typed stays)
+    page.get_by_label("Toleration 1 key").fill("nvidia.com/gpu")
+    page.get_by_role("button", name="Add a toleration").click()
+    page.get_by_label("Toleration 2 operator").select_option("Exists")
+    page.get_by_label("Toleration 2 value").fill("x")  # Exists with a value and no key: two problems
+    expect(page.get_by_label("Toleration 1 key")).to_have_value("nvidia.com/gpu")
+    page.get_by_label("Port 1 name").fill("signaling")
+    page.get_by_label("Port 1 port").fill("49100")
+    page.get_by_role("button", name="Add a port").click()
+    page.get_by_label("Port 2 name").fill("media")
+    page.get_by_label("Port 2 port").fill("47998")
+    page.get_by_label("Port 2 protocol").select_option("UDP")
+    page.get_by_label("Variable 1 name").fill("LOG_LEVEL")
+    page.get_by_label("Variable 1 value").fill("debug")
     page.get_by_label("End a stream idle for (seconds)").fill("30")
     page.get_by_role("button", name="Create profile").click()
     expect(page.locator("#id_idleTimeoutSeconds-error")).to_contain_text("at least 60")
@@ -121,7 +133,11 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     expect(supported.filter(has_text="Line 2 (name)")).to_contain_text("application id or '*'")
     expect(page.locator("#id_supportedApplications-error").nth(1)).to_contain_text("Line 2 (versions)")
     expect(error_of(page, "TLS secret")).to_contain_text("Is required when mode is pod")
-    expect(page.locator("#id_compute-error")).to_contain_text("gpuDevicesRequest")
+    expect(page.get_by_label("GPU devices")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#computegpudevicesrequest-err")).to_contain_text("0")
+    expect(page.get_by_label("Toleration 2 key")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Toleration 2 value")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Port 2 protocol")).to_have_value("UDP")  # rows added in the page were posted
     expect(page.locator("#id_sharing_projectIds-error")).to_contain_text("at least one project")
     assert not ApplicationProfile.objects.exists()
     page.add_script_tag(url=AXE)
@@ -130,7 +146,9 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
 
     page.get_by_label("Supported applications").fill("usd-viewer 1.*\n")
     page.get_by_label("Encryption").select_option("none")
-    page.get_by_label("Compute (JSON)").fill('{"gpuDevicesRequest": 1}')
+    page.get_by_label("GPU devices").fill("1")
+    page.get_by_label("Toleration 2 operator").select_option("")
+    page.get_by_label("Toleration 2 value").fill("")
     page.get_by_label("Owner project").select_option(label="alpha")
     page.get_by_label("beta").check()
     page.get_by_role("button", name="Create profile").click()
@@ -144,6 +162,9 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     assert profile.supported_applications == [{"name": "usd-viewer", "versions": ["*"]}]
     assert profile.sharing() == {"mode": "selected", "projectIds": [org.b.pk]} and profile.owner_project == org.a
     assert profile.compute == {"gpuDevicesRequest": 1}
+    assert profile.tolerations == [{"key": "nvidia.com/gpu"}]
+    assert profile.ports == [{"name": "signaling", "port": 49100}, {"name": "media", "port": 47998, "protocol": "UDP"}]
+    assert profile.environment == [{"name": "LOG_LEVEL", "value": "debug"}]
     assert (profile.idle_timeout_seconds, profile.over_capacity) == (900, "refuse")
     # the application's page lists it: its wildcard serves the app
     page.goto("/kit/apps/usd-viewer")
@@ -152,6 +173,10 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.goto("/kit/profiles/gpu-l40s")
     page.get_by_role("link", name="Edit").click()
     expect(page.get_by_label("Supported applications")).to_have_value("usd-viewer *")
+    expect(page.get_by_label("Port 2 port")).to_have_value("47998")  # the stored rows, typed
+    expect(page.get_by_label("GPU devices")).to_have_value("1")
+    page.add_script_tag(url=AXE)
+    assert page.evaluate(AXE_RUN) == []
     page.get_by_label("Supported applications").fill("* *")
     page.get_by_label("Load balancing").select_option("NodePort")
     page.get_by_label("Require authorization").uncheck()
@@ -161,7 +186,7 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     profile.refresh_from_db()
     assert profile.supported_applications == [{"name": "*", "versions": ["*"]}]
     assert (profile.service_type, profile.authorization, profile.revision) == ("NodePort", False, 2)
-    assert profile.compute == {"gpuDevicesRequest": 1}
+    assert profile.compute == {"gpuDevicesRequest": 1} and profile.tolerations == [{"key": "nvidia.com/gpu"}]
     assert (profile.idle_timeout_seconds, profile.over_capacity) == (900, "refuse")  # kept
     assert profile.owner_project is None and profile.sharing() == {"mode": "selected", "projectIds": [org.b.pk]}
     session.screenshot("kit-profile-admin")

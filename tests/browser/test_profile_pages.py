@@ -203,14 +203,21 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     expect(page.get_by_label("Variable 1 default")).to_have_value("many")  # what was typed stays
     page.get_by_label("Variable 1 default").fill("3")
     page.get_by_label("Variable 1 min").fill("1")
-    page.get_by_role("button", name="Add a variable row").click()  # a second row, nothing saved
-    expect(page.get_by_label("Variable 2 name")).to_be_visible()
+    page.evaluate("window.stillThisPage = true")
+    page.get_by_role("button", name="Add a variable row").click()  # a second row in the page, nothing saved
+    expect(page.get_by_label("Variable 2 name")).to_be_focused()
+    assert page.evaluate("window.stillThisPage") is True  # no reload
+    expect(page.get_by_label("Variable 1 min")).to_have_value("1")
+    page.get_by_label("Variable 2 name").fill("lr")
+    page.get_by_label("Variable 2 type").select_option("number")
+    page.get_by_label("Variable 2 default").fill("0.5")
     page.get_by_label("Output 1 name").fill("run")
     page.get_by_label("Output 1 expression").fill("{{ workload.name }}")
     # The advanced view: the same values as the API's JSON
     page.get_by_role("button", name="JSON (advanced)").click()
     variables = json.loads(page.get_by_label("Variables (JSON list)").input_value())
-    assert variables == [{"name": "epochs", "type": "integer", "required": False, "default": 3, "min": 1}]
+    assert variables == [{"name": "epochs", "type": "integer", "required": False, "default": 3, "min": 1},
+                         {"name": "lr", "type": "number", "required": False, "default": 0.5}]
     assert json.loads(page.get_by_label("Outputs (JSON list)").input_value()) == [
         {"name": "run", "expression": "{{ workload.name }}", "sensitive": False}]
     page.get_by_role("button", name="Tables").click()

@@ -121,3 +121,56 @@ def test_sessions_page_is_paged_and_its_refresh_keeps_the_page(client_for, org, 
     assert f'hx-get="{reverse("kit-sessions")}?offset=25"' in second  # the refresh stays on page 2
     refreshed = client.get(reverse("kit-sessions") + "?offset=25", HTTP_HX_REQUEST="true").content.decode()
     assert set(re.findall(r'data-session="([0-9a-f-]+)"', refreshed)) == rest and "<html" not in refreshed
+
+
+def _posted_form(html: str) -> dict:
+    """What the browser would post: every input, select (its chosen option) and textarea of the page's form."""
+    from html import unescape
+
+    fields = {}
+    for tag in re.findall(r"<input[^>]*>", html):
+        name, value = re.search(r'name="([^"]+)"', tag), re.search(r'value="([^"]*)"', tag)
+        if name and "type=\"checkbox\"" not in tag and "type=\"submit\"" not in tag:
+            fields[unescape(name.group(1))] = unescape(value.group(1)) if value else ""
+    for name, body in re.findall(r'<select[^>]*name="([^"]+)"[^>]*>(.*?)</select>', html, re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', body)
+        fields.setdefault(unescape(name), unescape(chosen.group(1)) if chosen else "")
+    for name, body in re.findall(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', html, re.S):
+        fields[unescape(name)] = unescape(body).lstrip("\n")
+    fields.pop("csrfmiddlewaretoken", None)
+    return {k: v for k, v in fields.items() if "__i__" not in k}
+
+
+def test_the_profile_form_has_typed_inputs_from_the_serializers_and_keeps_what_it_does_not_show(org, kit):
+    """Compute as one input per field of the API's Compute, tolerations and ports as rows; an environment
+    variable from a secret (no column for it) is kept when the profile is saved from the form."""
+    profile = kit.profiles.high_mem
+    profile.environment = [{"name": "TOKEN", "secret": {"name": "stream-token", "key": "token"}}]
+    profile.tolerations = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    profile.save()
+    admin = browser(org.users.platform_admin)
+    html = page(admin, "kit-profile-edit", "high-mem")
+    assert 'name="compute"' not in html and "Compute (JSON)" not in html
+    fields = _posted_form(html)
+    assert fields["compute.cpuMemoryRequest"] == "64Gi" and fields["tolerations-0-key"] == "gpu"
+    assert fields["tolerations-0-effect"] == "NoSchedule" and fields["tolerations-rows"] == "2"
+    assert '<option value="migProfile">' in html  # the serializer's choices
+    fields.update({"compute.gpuDevicesRequest": "2", "compute.cpuCoreRequest": "1.5", "tolerations-1-key": "zone",
+                   "tolerations-1-value": "eu", "tolerations-1-operator": "Equal", "ports-0-name": "signaling",
+                   "ports-0-port": "49200", "nodeSelector-0-label": "nvidia.com/gpu.product",
+                   "nodeSelector-0-value": "L40S"})
+    saved = admin.post(reverse("kit-profile-edit", args=["high-mem"]), fields)
+    assert saved.status_code == 302, saved.content.decode()[-3000:]
+    profile.refresh_from_db()
+    assert profile.compute == {"cpuMemoryRequest": "64Gi", "gpuDevicesRequest": 2, "cpuCoreRequest": 1.5}
+    assert profile.tolerations == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
+                                   {"key": "zone", "operator": "Equal", "value": "eu"}]
+    assert profile.ports[0] == {"name": "signaling", "port": 49200}
+    assert profile.node_selector == {"nvidia.com/gpu.product": "L40S"}
+    assert profile.environment == [{"name": "TOKEN", "secret": {"name": "stream-token", "key": "token"}}]
+    # every problem at once, each on its cell
+    fields = _posted_form(page(admin, "kit-profile-edit", "high-mem"))
+    fields.update({"compute.gpuDevicesRequest": "two", "ports-0-port": "70000", "tolerations-1-key": ""})
+    bad = admin.post(reverse("kit-profile-edit", args=["high-mem"]), fields).content.decode()
+    for name in ("compute.gpuDevicesRequest", "ports-0-port", "tolerations-1-key"):
+        assert re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true"', bad), name

@@ -1,0 +1,201 @@
+"""Typed inputs generated from an API serializer (the one the API validates with), for the portal's forms: a
+set of fields (`Fields`: one input per scalar field, as Compute's) or a table of rows (`Rows`: one row per item
+of a list, as tolerations or ports), with `static/studio/rows.js` adding a row in the page (no round trip) and
+one empty row always there without script.
+
+What was typed goes to the API as JSON of the field's type when it reads as one (`"4"` -> 4 for an integer),
+and as typed otherwise, so the API's answer names the problem; its errors (`tolerations[1].key`) are filed on
+the cell they name. Keys of an item that no column shows are kept with the row (a hidden field), so editing a
+row never drops them."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from rest_framework import serializers
+
+_INT = re.compile(r"-?\d+")
+_NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+MAX_ROWS = 200
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    label: str
+    kind: str = "text"  # text, integer, number, boolean, choice
+    choices: tuple = ()
+
+    def typed(self, raw: str):
+        raw = raw.strip()
+        if self.kind == "integer" and _INT.fullmatch(raw):
+            return int(raw)
+        if self.kind == "number" and _NUMBER.fullmatch(raw):
+            number = float(raw)
+            return int(number) if number.is_integer() and "." not in raw else number
+        if self.kind == "boolean":
+            return {"true": True, "false": False, "on": True}.get(raw, raw)
+        return raw
+
+    def text(self, value) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+
+def _label(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r" \1", name).replace("gpu", "GPU").replace("cpu", "CPU").capitalize() \
+        .replace("Gpu", "GPU").replace("Cpu", "CPU").replace(" gpu", " GPU").replace(" cpu", " CPU")
+
+
+def column_of(name: str, field, label: str = "") -> Column | None:
+    """The column of one serializer field; None for a nested one (a list or an object)."""
+    label = label or _label(name)
+    if isinstance(field, (serializers.BaseSerializer, serializers.ListField, serializers.DictField)):
+        return None
+    if isinstance(field, serializers.BooleanField):
+        return Column(name, label, "boolean")
+    if isinstance(field, serializers.ChoiceField):
+        return Column(name, label, "choice", tuple(field.choices))
+    if isinstance(field, serializers.IntegerField):
+        return Column(name, label, "integer")
+    if isinstance(field, (serializers.FloatField, serializers.DecimalField)):
+        return Column(name, label, "number")
+    return Column(name, label)
+
+
+def columns_of(serializer_class, *, only=(), labels=None) -> tuple[Column, ...]:
+    """The scalar fields of a serializer, in its order (or in `only`'s)."""
+    fields = serializer_class().fields
+    names = only or list(fields)
+    found = (column_of(name, fields[name], (labels or {}).get(name, "")) for name in names)
+    return tuple(column for column in found if column is not None)
+
+
+class Fields:
+    """One input per column, named `<key>.<column>`: an object of the API (Compute)."""
+
+    def __init__(self, key: str, columns, *, data=None, value=None):
+        self.key, self.columns = key, columns
+        value = value if isinstance(value, dict) else {}
+        self.cells = []
+        for column in columns:
+            name = f"{key}.{column.name}"
+            shown = data.get(name, "") if data is not None else column.text(value.get(column.name))
+            self.cells.append({"column": column, "name": name, "id": f"f-{key}-{column.name}", "value": shown,
+                               "errors": []})
+        self.rest = {k: v for k, v in value.items() if k not in {c.name for c in columns}}
+        if data is not None:
+            self.rest = _kept(data.get(f"{key}.__rest__"))
+
+    def value(self) -> dict:
+        found = dict(self.rest)
+        for cell in self.cells:
+            if str(cell["value"]).strip():
+                found[cell["column"].name] = cell["column"].typed(str(cell["value"]))
+        return found
+
+    def file(self, path: str, message: str) -> bool:
+        head, _, tail = path.partition(".")
+        if head != self.key:
+            return False
+        name = re.split(r"[.\[]", tail, maxsplit=1)[0]
+        for cell in self.cells:
+            if cell["column"].name == name:
+                cell["errors"].append(message)
+                return True
+        return False
+
+    def rest_json(self) -> str:
+        return json.dumps(self.rest) if self.rest else ""
+
+    @property
+    def errors(self) -> bool:
+        return any(cell["errors"] for cell in self.cells)
+
+
+class Rows:
+    """A row per item of a list of the API (tolerations, ports…), named `<key>-<i>-<column>`; `<key>-rows` says
+    how many were sent. Empty rows are ignored."""
+
+    def __init__(self, key: str, columns, *, noun: str, data=None, items=(), extra=1, pairs: bool = False):
+        self.key, self.columns, self.noun, self.pairs = key, columns, noun, pairs
+        self.rows: list[dict] = []
+        if data is not None:
+            try:
+                count = min(max(int(data.get(f"{key}-rows", 0)), 0), MAX_ROWS)
+            except ValueError:
+                count = 0
+            for i in range(count):
+                self.rows.append(self._row(i, {c.name: data.get(f"{key}-{i}-{c.name}", "") for c in columns},
+                                           _kept(data.get(f"{key}-{i}-__rest__"))))
+        else:
+            for i, item in enumerate(items):
+                item = item if isinstance(item, dict) else {}
+                self.rows.append(self._row(i, {c.name: c.text(item.get(c.name)) for c in columns},
+                                           {k: v for k, v in item.items() if k not in {c.name for c in columns}}))
+            for _ in range(extra):
+                self.rows.append(self._row(len(self.rows), {}, {}))
+        self.index: list[int] = []
+        self.template = self._row("__i__", {}, {})
+
+    def _row(self, i, values: dict, rest: dict) -> dict:
+        number = i + 1 if isinstance(i, int) else "__n__"
+        return {"i": i, "number": number, "errors": [], "rest": json.dumps(rest) if rest else "",
+                "rest_value": rest,
+                "cells": [{"column": c, "name": f"{self.key}-{i}-{c.name}", "value": values.get(c.name, ""),
+                           "label": f"{self.noun} {number} {c.label.lower()}", "errors": []} for c in self.columns]}
+
+    def items(self) -> list[dict]:
+        found, self.index = [], []
+        for number, row in enumerate(self.rows):
+            item = dict(row["rest_value"])
+            for cell in row["cells"]:
+                if str(cell["value"]).strip():
+                    item[cell["column"].name] = cell["column"].typed(str(cell["value"]))
+            if not any(str(cell["value"]).strip() for cell in row["cells"]) and not row["rest_value"]:
+                continue
+            found.append(item)
+            self.index.append(number)
+        return found
+
+    def mapping(self) -> dict:
+        """For a two-column table of a JSON object (a node selector): {first: second}."""
+        first, second = self.columns[0].name, self.columns[1].name
+        return {item.get(first, ""): item.get(second, "") for item in self.items()}
+
+    def file(self, path: str, message: str) -> bool:
+        if self.pairs:  # nodeSelector.<key>: the row whose key it is
+            head, _, name = path.partition(".")
+            if head != self.key:
+                return False
+            for row in self.rows:
+                if row["cells"][0]["value"].strip() == name:
+                    row["cells"][1]["errors"].append(message)
+                    return True
+            return False
+        found = re.fullmatch(rf"{re.escape(self.key)}\[(\d+)\]\.?([A-Za-z]*)(.*)", path)
+        if not found:
+            return False
+        position = int(found.group(1))
+        if position >= len(self.index):
+            return False
+        row = self.rows[self.index[position]]
+        for cell in row["cells"]:
+            if cell["column"].name == found.group(2):
+                cell["errors"].append(f"{found.group(3).lstrip('.')}: {message}" if found.group(3) else message)
+                return True
+        row["errors"].append(f"{found.group(2)}{found.group(3)}: {message}" if found.group(2) else message)
+        return True
+
+
+def _kept(raw) -> dict:
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
