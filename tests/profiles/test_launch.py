@@ -1,6 +1,7 @@
 """Launch from the catalog: the rendered spec, provenance, secrets, input errors, edits after launch."""
 
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -187,3 +188,40 @@ def test_a_required_input_sent_empty_is_a_400_not_its_default(member, org, make_
     assert errors == {"inputs.epochs": "This input is required; an empty value is not accepted."}
     assert not Workload.objects.exists()
     assert launch(member, profile, org.a, command="python").status_code == 201  # left out: the default, 3
+
+
+def test_every_problem_of_a_launch_comes_at_once(member, org, profile):
+    """A bad name and bad inputs in one answer; a spec the policy refuses and a quota it exceeds, both named."""
+    errors = errors_of(launch(member, profile, org.a, name="Bad Name", gpus="two", mode="turbo"))
+    assert set(errors) == {"name", "inputs.gpus", "inputs.command", "inputs.mode"}
+    from policies.models import Policy
+
+    Policy.objects.create(policy_type="trainings", scope="project", project=org.a, scope_key=f"project:{org.a.pk}",
+                          name="alpha", rules={"compute": {"cpuMemoryRequest": {"max": "512Mi"}}})
+    org.a.gpu_deserved, org.a.gpu_limit = 1, 1
+    org.a.save(update_fields=["gpu_deserved", "gpu_limit"])
+    errors = errors_of(launch(member, profile, org.a, command="python", gpus=2))
+    assert any("512Mi" in message for message in errors.values()), errors  # the policy's refusal
+    assert any("quota" in message.lower() or "limit" in message.lower() for field, message in errors.items()
+               if field != "spec.compute.cpuMemoryRequest"), errors  # and the quota's, in the same answer
+    assert not Workload.objects.exists()
+
+
+def test_a_taken_name_is_named_with_the_inputs_problems(member, org, profile):
+    assert launch(member, profile, org.a, command="python").status_code == 201
+    errors = errors_of(launch(member, profile, org.a, gpus="two", command="python"))
+    assert set(errors) == {"name", "inputs.gpus"} and "already exists" in errors["name"]
+
+
+def test_the_portal_launch_form_shows_the_name_and_the_inputs_problems_at_once(org, profile):
+    from django.test import Client
+    from django.urls import reverse
+
+    browser = Client()
+    browser.force_login(org.users.member)
+    url = reverse("catalog-launch", args=[profile.pk])
+    page = browser.post(url, {"name": "Bad Name", "inputs.gpus": "5", "inputs.command": "python"})
+    text = page.content.decode()
+    assert page.status_code == 200 and not Workload.objects.exists()
+    assert "at most 2" in text and "Bad Name" in text
+    assert re.search(r'name="name"[^>]*aria-invalid="true"|aria-invalid="true"[^>]*name="name"', text), text[:3000]

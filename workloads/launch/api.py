@@ -9,6 +9,7 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, status
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from profiles.api import ServiceProfileViewSet
@@ -28,7 +29,10 @@ class ServiceProfileLaunchViewSet(ServiceProfileViewSet):
     @action(detail=True, methods=["post"], filterset_class=None, permission_classes=[permissions.IsAuthenticated])
     def launch(self, request, pk=None):
         profile = self.get_object()
-        data = self._validated(LaunchSerializer).validated_data
+        serializer = LaunchSerializer(data=request.data)
+        if not serializer.is_valid():  # the body's problems (its name…) and its inputs', at once
+            raise ValidationError({**serializer.errors, **self._input_errors(profile, request)})
+        data = serializer.validated_data
         project = (Project.objects.visible_to(request.user).select_related("cluster", "department")
                    .filter(pk=data["projectId"]).first())
         # Not shared with that project (or a project the caller is not in): as if the profile did not exist.
@@ -41,6 +45,19 @@ class ServiceProfileLaunchViewSet(ServiceProfileViewSet):
                                          inputs=dict(data["inputs"]))
         workload.profile_current_revision = profile.revision  # as GET's annotation reads it: not outdated
         return Response(WorkloadSerializer(workload).data, status=status.HTTP_201_CREATED)
+
+
+    @staticmethod
+    def _input_errors(profile, request) -> dict:
+        body = request.data if isinstance(request.data, dict) else {}
+        project_id = body.get("projectId")
+        if not isinstance(project_id, int) or isinstance(project_id, bool):
+            return {}
+        project = (Project.objects.visible_to(request.user).select_related("cluster", "department")
+                   .filter(pk=project_id).first())
+        if project is None or not ServiceProfile.objects.for_project(project).filter(pk=profile.pk).exists():
+            return {}
+        return launch.input_errors(profile=profile, project=project, user=request.user, inputs=body.get("inputs"))
 
 
 def launch_urls() -> list:

@@ -10,11 +10,13 @@ Kubernetes Secret named per launch, whose values are kept encrypted in a LaunchS
 import json
 import secrets
 
+from django.core.exceptions import PermissionDenied as NotAllowed
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
+from policies.services import policy_decision
 from profiles.compose import GENERATED, MASK, blame, compose
 from profiles.inputs import effective_inputs, resolve, secret_names
 from profiles.models import LaunchSecret, ServiceProfile, TemplateVersion
@@ -24,8 +26,8 @@ from studio.iam.permissions import has_project_role
 from studio.models import Level, Project
 from workloads.launch.preview import workload_preview
 from workloads.models import Workload
-from workloads.services import workload_submit
-from workloads.specs import validate_workload_request
+from workloads.services import project_for_submit, quota_decision, with_node_pools, workload_submit
+from workloads.specs import validate_workload_request, workload_gpus
 
 GENERATORS = {"generated.token": lambda: secrets.token_urlsafe(24)}
 
@@ -112,8 +114,15 @@ def prepared_launch(*, profile: ServiceProfile, project: Project, user, name: st
 
 
 def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict) -> Workload:
-    """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`)."""
-    launch = prepared_launch(profile=profile, project=project, user=user, name=name, inputs=inputs)
+    """Create the workload of one launch; 403 for viewers, 400 naming each faulty input (`inputs.<name>`), and
+    the name too when a live workload of the project has it (otherwise a 409 once the inputs are right)."""
+    try:
+        launch = prepared_launch(profile=profile, project=project, user=user, name=name, inputs=inputs)
+    except ValidationError as exc:
+        if hasattr(exc, "error_dict") and Workload.objects.live().filter(project=project, name=name).exists():
+            raise ValidationError({**exc.message_dict, "name": [
+                f"A workload named {name!r} already exists in project {project.name}."]}) from exc
+        raise
     secret_data = launch["secret_data"]
     try:
         with transaction.atomic():  # the push is enqueued on commit, so it finds the LaunchSecret row
@@ -123,8 +132,55 @@ def profile_launch(*, profile: ServiceProfile, project: Project, user, name: str
                 LaunchSecret.objects.create(workload_id=workload.pk, name=launch["secret_name"],
                                             data_json=json.dumps(secret_data))
     except DRFValidationError as exc:  # the workload policy or the quota: named by the input that set the field
-        raise ValidationError(_request_errors(exc.detail, launch["sources"], launch["given"])) from exc
+        detail = every_refusal(exc.detail, kind=launch["kind"], request=launch["request"], user=user)
+        raise ValidationError(_request_errors(detail, launch["sources"], launch["given"])) from exc
     return workload
+
+
+def every_refusal(detail, *, kind: str, request: dict, user) -> dict:
+    """A submit stops at its first refusal (the policy's, then the quota's): the launch names them all at once,
+    each on its field, so one round trip shows everything to change."""
+    detail = dict(detail)
+    if not isinstance(detail.get("spec", {}), dict) or "projectId" in detail or "clusterId" in detail:
+        return detail
+    try:
+        project = project_for_submit(user, request)
+    except (DRFValidationError, PermissionDenied, NotAllowed):
+        return detail
+    spec_problems = {key: list(value) if isinstance(value, list) else [value]
+                     for key, value in (detail.get("spec") or {}).items()}
+    spec, policy = policy_decision(kind=kind, project=project, spec=request["spec"])
+    for violation in policy["violations"]:
+        messages = spec_problems.setdefault(violation["field"].removeprefix("spec."), [])
+        if violation["message"] not in messages:
+            messages.append(violation["message"])
+    if spec_problems:
+        detail["spec"] = spec_problems
+    quota = quota_decision(project, kind, workload_gpus(kind, {**request, "spec": with_node_pools(project, spec)}),
+                           spec=spec)
+    if not quota["allowed"]:
+        messages = list(detail.get("spec.compute") or [])
+        if quota["message"] not in messages:
+            detail["spec.compute"] = [*messages, quota["message"]]
+    return detail
+
+
+STAND_IN_NAME = "launch-check"
+
+
+def input_errors(*, profile: ServiceProfile, project: Project, user, inputs) -> dict:
+    """The inputs' problems, checked as the launch checks them under a stand-in name: for a launch body whose
+    own fields (its name) are wrong too, so that both are reported at once."""
+    if not isinstance(inputs, dict):
+        return {}
+    try:
+        launch = prepared_launch(profile=profile, project=project, user=user, name=STAND_IN_NAME, inputs=inputs)
+    except ValidationError as exc:
+        return {field: list(messages) for field, messages in exc.message_dict.items()}
+    except (DRFValidationError, PermissionDenied, NotAllowed):
+        return {}
+    detail = every_refusal({}, kind=launch["kind"], request=launch["request"], user=user)
+    return _request_errors(detail, launch["sources"], launch["given"]) if detail else {}
 
 
 def profile_launch_preview(*, profile: ServiceProfile, project: Project, user, name: str, inputs: dict,

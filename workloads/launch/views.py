@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.exceptions import APIException
+from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from profiles import forms, selectors
 from profiles.forms import write_errors
@@ -75,8 +76,11 @@ def catalog_launch(request, pk):
         try:
             if not may_launch:
                 raise PermissionDenied("Viewers may not launch workloads.")
-            serializer = LaunchSerializer(data=form.payload(project.pk))
-            serializer.is_valid(raise_exception=True)
+            body = form.payload(project.pk)
+            serializer = LaunchSerializer(data=body)
+            if not serializer.is_valid():  # the name's problems and the inputs', at once
+                raise DRFValidationError({**serializer.errors, **launch.input_errors(
+                    profile=profile, project=project, user=request.user, inputs=body.get("inputs"))})
             data = serializer.validated_data
             if request.POST.get("action") == "preview":  # the launch's dry run: nothing created
                 preview = launch.profile_launch_preview(profile=profile, project=project, user=request.user,
