@@ -38,7 +38,7 @@ class AdminWritesViewSet(ETagMixin, mixins.ListModelMixin, mixins.RetrieveModelM
     404 before it is a 403, so nothing leaks. A GET answers an ETag; a write with a stale If-Match, a 412."""
 
     permission_classes = [IsPlatformAdminOrReadOnly]
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = r"[0-9]+"  # ASCII: \d takes any Unicode digit (٣ is 3 to int)
 
     def check_permissions(self, request):
         lookup = self.lookup_url_kwarg or self.lookup_field
@@ -201,7 +201,7 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     serializer_class = CatalogEntrySerializer
     filterset_class = ServiceProfileFilterSet
     results_key = "profiles"
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = r"[0-9]+"  # ASCII: \d takes any Unicode digit (٣ is 3 to int)
 
     def project(self) -> Project:
         raw = self.request.query_params.get("projectId")

@@ -21,7 +21,7 @@ router = Router()
 router.register("clusters", api.ClusterViewSet, basename="cluster")
 router.register("org-unit/departments", api.DepartmentViewSet, basename="department")
 router.register("org-unit/projects", api.ProjectViewSet, basename="project")
-router.register(r"org-unit/projects/(?P<projectId>\d+)/members", api.MemberViewSet, basename="member")
+router.register(r"org-unit/projects/(?P<projectId>[0-9]+)/members", api.MemberViewSet, basename="member")
 router.register("access-keys", api.AccessKeyViewSet, basename="access-key")
 router.register("audit-events", api.AuditEventViewSet, basename="audit-event")
 
