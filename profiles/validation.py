@@ -29,6 +29,19 @@ def register_spec_check(check: Callable[[str, dict], dict]) -> None:
     _spec_check[:] = [check]
 
 
+_spec_serializer: list[Callable[[str], type | None]] = []
+
+
+def register_spec_serializer(provider: Callable[[str], type | None]) -> None:
+    """`provider(kind)` answers the serializer class of a workload spec of that kind (workloads.specs), from which
+    the version editor generates its typed spec inputs (profiles.spec_editor)."""
+    _spec_serializer[:] = [provider]
+
+
+def spec_serializer(kind: str) -> type | None:
+    return _spec_serializer[0](kind) if _spec_serializer else None
+
+
 def validate_rendered_spec(kind: str, spec: dict) -> dict:
     if not _spec_check:
         raise ImproperlyConfigured("No workload spec check is registered (workloads.apps registers it).")

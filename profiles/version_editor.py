@@ -14,6 +14,7 @@ from django.http import QueryDict
 
 from profiles.forms import VersionForm
 from profiles.rendering import text
+from profiles.spec_editor import MARK, SpecEditor
 from profiles.variables import TYPES, InputError, coerce
 
 VARIABLE_CELLS = ("name", "type", "required", "default", "description", "min", "max", "pattern", "options")
@@ -140,6 +141,13 @@ class Table:
         return [e for row in self.rows for e in row.non_field_errors()]
 
 
+def _parsed(raw):
+    try:
+        return json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except ValueError:
+        return {}
+
+
 def _count(data, key: str) -> int:
     try:
         return min(max(int(data.get(f"{key}-rows", 0)), 0), 200)
@@ -155,6 +163,9 @@ class VersionEditor:
         self.mode = JSON if data is not None and data.get("editor") == JSON else TABLE
         self.form = VersionForm(data, initial={**initial, "variables": json.dumps(list(variables), indent=2),
                                                "outputs": json.dumps(list(outputs), indent=2)})
+        kind = (data.get("kind") if data is not None else None) or initial.get("kind") or "training"
+        self.spec = SpecEditor(kind, data=data, spec=_parsed(
+            data.get("specTemplate") if data is not None and "specTemplate" in data else initial.get("specTemplate")))
         more = (data or {}).get("more", "")
         self.variables = Table("variables", VariableRow, VARIABLE_CELLS, variable_of, cells_of_variable,
                                data=data, items=variables, extra=1 if more == "variables" else (0 if data else 1))
@@ -173,6 +184,8 @@ class VersionEditor:
         if switch == JSON:
             fresh["variables"] = json.dumps(editor.variables.items(), indent=2)
             fresh["outputs"] = json.dumps(editor.outputs.items(), indent=2)
+            fresh["specTemplate"] = json.dumps(editor.spec.value(), indent=2)
+            fresh.pop(MARK, None)
             return cls(fresh, initial=initial)
         parsed = editor.form.payload()
         if parsed is None:  # JSON that does not parse stays in the JSON view, with its error
@@ -196,11 +209,12 @@ class VersionEditor:
         if self.mode == TABLE:
             self.form.errors.pop("variables", None)  # the JSON fields are not what was edited
             self.form.errors.pop("outputs", None)
+            self.form.errors.pop("specTemplate", None)
             if self.form.errors:
                 return None
             body = body or {"version": self.form.cleaned_data["version"], "kind": self.form.cleaned_data["kind"],
-                            "state": self.form.cleaned_data["state"],
-                            "specTemplate": json.loads(self.form.cleaned_data["specTemplate"] or "{}")}
+                            "state": self.form.cleaned_data["state"]}
+            body["specTemplate"] = self.spec.value()
             body["variables"] = self.variables.items()
             body["outputs"] = self.outputs.items()
         return body
@@ -210,5 +224,6 @@ class VersionEditor:
             self.form.file_all(errors)
             return
         rest = [e for e in errors if not (self.variables.file(e["field"], e["message"])
-                                          or self.outputs.file(e["field"], e["message"]))]
+                                          or self.outputs.file(e["field"], e["message"])
+                                          or self.spec.file(e["field"], e["message"]))]
         self.form.file_all(rest)

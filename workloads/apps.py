@@ -6,14 +6,15 @@ class WorkloadsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from profiles.validation import register_spec_check
+        from profiles.validation import register_spec_check, register_spec_serializer
         from studio.models import Project
         from studio.signals import deleting
-        from workloads.specs import validate_spec
+        from workloads.specs import ALL_SPECS, validate_spec
         from workloads.telemetry import prometheus
 
         prometheus.register()
         register_spec_check(validate_spec)  # templates and profiles must render to a spec this accepts
+        register_spec_serializer(ALL_SPECS.get)  # the version editor's typed spec inputs
         deleting.connect(_project_deleting, sender=Project, dispatch_uid="workloads.project_deleting")
 
 

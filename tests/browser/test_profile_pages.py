@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from profiles.models import EnvironmentTemplate, ServiceProfile
 from profiles.selectors import catalog_for
+from tests.browser.test_layout import AXE, AXE_RUN
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ADMIN_LINKS = ["Service profiles", "Environment templates", "Clusters", "Departments", "Projects", "Audit trail"]
@@ -185,49 +186,66 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
 
     page.get_by_label("Version", exact=True).fill("1.0.0")
     page.get_by_label("Workload kind").select_option("training")
-    page.get_by_label("Spec template (JSON)").fill('{"image": "python:3.12", "args": "--epochs {{ epochs }"')
+    # The spec template as typed inputs, from the training spec's serializer (no JSON box)
+    expect(page.get_by_label("Spec template (JSON)")).to_have_count(0)
+    page.get_by_label("Image", exact=True).fill("python:3.12")
+    page.get_by_label("Args", exact=True).fill("--epochs {{ epochs }}")
+    page.get_by_label("Image pull policy").select_option("IfNotPresent")
+    page.get_by_label("CPU core request").fill("2")
+    page.get_by_label("Environment variable 1 name").fill("MODE")
+    page.get_by_role("button", name="Add an environment variable").click()
+    page.get_by_label("Environment variable 2 name").fill("EPOCHS")
+    page.get_by_label("Environment variable 2 value").fill("run-{{ epochs }}")
     page.get_by_role("button", name="Add version").click()
-    spec_field = page.locator(".field", has=page.get_by_label("Spec template (JSON)"))
-    expect(spec_field.get_by_role("alert")).to_contain_text("Not valid JSON")
-    page.get_by_label("Spec template (JSON)").fill('{"image": "python:3.12", "args": "--epochs {{ epochs }}"}')
-    page.get_by_role("button", name="Add version").click()
-    expect(spec_field.get_by_role("alert")).to_contain_text("Unknown placeholder {{ epochs }}")
+    # each problem on its input, at once: the placeholder in args and in the variable's value
+    expect(page.locator("#specargs-err")).to_contain_text("Unknown placeholder {{ epochs }}")
+    expect(page.get_by_label("Args", exact=True)).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Environment variable 2 value")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Environment variable 2 name")).to_have_value("EPOCHS")  # what was typed stays
     # The variables as a typed table: a bad default is filed on its cell
-    page.get_by_label("Variable 1 name").fill("epochs")
-    page.get_by_label("Variable 1 type").select_option("integer")
-    page.get_by_label("Variable 1 default").fill("many")
+    page.get_by_label("Variable 1 name", exact=True).fill("epochs")
+    page.get_by_label("Variable 1 type", exact=True).select_option("integer")
+    page.get_by_label("Variable 1 default", exact=True).fill("many")
     page.get_by_role("button", name="Add version").click()
     row = page.locator("tr[data-row='1']")
-    expect(row.locator("td", has=page.get_by_label("Variable 1 default")).get_by_role("alert")).to_have_text(
+    expect(row.locator("td", has=page.get_by_label("Variable 1 default", exact=True)).get_by_role("alert")).to_have_text(
         "Must be an integer.")
-    expect(page.get_by_label("Variable 1 default")).to_have_value("many")  # what was typed stays
-    page.get_by_label("Variable 1 default").fill("3")
-    page.get_by_label("Variable 1 min").fill("1")
+    expect(page.get_by_label("Variable 1 default", exact=True)).to_have_value("many")  # what was typed stays
+    page.get_by_label("Variable 1 default", exact=True).fill("3")
+    page.get_by_label("Variable 1 min", exact=True).fill("1")
     page.evaluate("window.stillThisPage = true")
     page.get_by_role("button", name="Add a variable row").click()  # a second row in the page, nothing saved
-    expect(page.get_by_label("Variable 2 name")).to_be_focused()
+    expect(page.get_by_label("Variable 2 name", exact=True)).to_be_focused()
     assert page.evaluate("window.stillThisPage") is True  # no reload
-    expect(page.get_by_label("Variable 1 min")).to_have_value("1")
-    page.get_by_label("Variable 2 name").fill("lr")
-    page.get_by_label("Variable 2 type").select_option("number")
-    page.get_by_label("Variable 2 default").fill("0.5")
+    expect(page.get_by_label("Variable 1 min", exact=True)).to_have_value("1")
+    page.get_by_label("Variable 2 name", exact=True).fill("lr")
+    page.get_by_label("Variable 2 type", exact=True).select_option("number")
+    page.get_by_label("Variable 2 default", exact=True).fill("0.5")
     page.get_by_label("Output 1 name").fill("run")
     page.get_by_label("Output 1 expression").fill("{{ workload.name }}")
     # The advanced view: the same values as the API's JSON
     page.get_by_role("button", name="JSON (advanced)").click()
+    assert json.loads(page.get_by_label("Spec template (JSON)").input_value()) == {
+        "image": "python:3.12", "args": "--epochs {{ epochs }}", "imagePullPolicy": "IfNotPresent",
+        "compute": {"cpuCoreRequest": 2}, "environmentVariables": [{"name": "MODE"},
+                                                                  {"name": "EPOCHS", "value": "run-{{ epochs }}"}]}
     variables = json.loads(page.get_by_label("Variables (JSON list)").input_value())
     assert variables == [{"name": "epochs", "type": "integer", "required": False, "default": 3, "min": 1},
                          {"name": "lr", "type": "number", "required": False, "default": 0.5}]
     assert json.loads(page.get_by_label("Outputs (JSON list)").input_value()) == [
         {"name": "run", "expression": "{{ workload.name }}", "sensitive": False}]
-    page.get_by_role("button", name="Tables").click()
-    expect(page.get_by_label("Variable 1 min")).to_have_value("1")
+    page.get_by_role("button", name="Form", exact=True).click()
+    expect(page.get_by_label("Variable 1 min", exact=True)).to_have_value("1")
     expect(page.get_by_label("Output 1 expression")).to_have_value("{{ workload.name }}")
+    expect(page.get_by_label("Image", exact=True)).to_have_value("python:3.12")  # back from JSON, typed
+    page.add_script_tag(url=AXE)
+    assert page.evaluate(AXE_RUN) == []
     page.get_by_role("button", name="Add version").click()
     expect(page.get_by_text("Added version 1.0.0 (draft).")).to_be_visible()
     version = EnvironmentTemplate.objects.get(name="trainer").versions.get()
     assert version.variables[0]["name"] == "epochs" and version.variables[0]["default"] == 3
     assert version.outputs[0]["expression"] == "{{ workload.name }}"
+    assert version.spec_template["compute"] == {"cpuCoreRequest": 2}
     page.get_by_role("button", name="Activate version 1.0.0").click()
     expect(page.get_by_text("Version 1.0.0 is active.")).to_be_visible()
     assert EnvironmentTemplate.objects.get(name="trainer").versions.get().state == "active"

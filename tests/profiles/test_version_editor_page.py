@@ -1,0 +1,58 @@
+"""The new-version form of an environment template: its spec template as typed inputs generated from the
+workload spec serializer of its kind; what no input shows is kept; problems land on their inputs."""
+
+import re
+
+import pytest
+from django.test import Client
+
+from profiles import services
+from tests.kit.test_pages import _posted_form
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin(org):
+    client = Client()
+    client.force_login(org.users.platform_admin)
+    return client
+
+
+def test_the_spec_template_is_typed_and_keeps_what_no_input_shows(admin, org, template):
+    services.version_create(actor=org.users.platform_admin, template=template, version="1.0.0", state="active",
+                            kind="training", spec_template={
+                                "image": "python:3.12", "compute": {"gpuDevicesRequest": 1},
+                                "storage": {"pvc": [{"claimName": "data", "path": "/data", "existingPvc": True}]}},
+                            variables=[], outputs=[])
+    url = f"/studio/environment-templates/{template.pk}"
+    page = admin.get(url).content.decode()
+    assert 'name="specTemplate"' not in page  # the form view: no JSON box for the spec
+    fields = _posted_form(page)
+    assert fields["spec.image"] == "python:3.12" and fields["compute.gpuDevicesRequest"] == "1"
+    assert "storage" in page  # said to be kept
+    assert {"spec.backoffLimit", "spec.parallelism", "compute.cpuMemoryRequest"} <= set(fields)
+    fields.update({"version": "1.1.0", "spec.command": "python", "spec.backoffLimit": "3",
+                   "compute.gpuDevicesRequest": "2", "environmentVariables-0-name": "MODE",
+                   "environmentVariables-0-value": "fast"})
+    saved = admin.post(url, fields)
+    assert saved.status_code == 302, re.findall(r'class="error"[^>]*>([^<]*)', saved.content.decode())
+    version = template.versions.get(version="1.1.0")
+    assert version.spec_template == {
+        "image": "python:3.12", "command": "python", "backoffLimit": 3, "compute": {"gpuDevicesRequest": 2},
+        "environmentVariables": [{"name": "MODE", "value": "fast"}],
+        "storage": {"pvc": [{"claimName": "data", "path": "/data", "existingPvc": True}]}}
+
+
+def test_each_spec_problem_is_on_its_input(admin, org, template):
+    url = f"/studio/environment-templates/{template.pk}"
+    fields = _posted_form(admin.get(url).content.decode())
+    fields.update({"version": "1.0.0", "kind": "training", "spec.image": "python:3.12",
+                   "spec.backoffLimit": "many", "compute.cpuCoreRequest": "{{ nosuch }}"})
+    page = admin.post(url, fields).content.decode()
+    assert re.search(r'name="compute\.cpuCoreRequest"[^>]*aria-invalid="true"', page)
+    assert "Unknown placeholder {{ nosuch }}" in page and 'value="many"' in page  # what was typed stays
+    fields["compute.cpuCoreRequest"] = "2"
+    page = admin.post(url, fields).content.decode()
+    assert re.search(r'name="spec\.backoffLimit"[^>]*aria-invalid="true"', page)
+    assert not template.versions.exists()
