@@ -40,6 +40,7 @@ class Column:
     natural: bool = False  # sorted by natural_key of `value` instead of the database's order
     default: bool = True  # shown until the user chooses otherwise
     numeric: bool = False
+    export: bool = True  # False for a column of buttons (a row's actions): not in the CSV
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,8 @@ class Table:
     def export_columns(self) -> list[Column]:
         """The columns chosen on the page (?columns=a,b), in the table's order; all of them when none is named."""
         asked = {key for key in self.request.GET.get("columns", "").split(",") if key}
-        chosen = [c for c in self.columns if c.key in asked]
-        return chosen or list(self.columns)
+        chosen = [c for c in self.columns if c.key in asked and c.export]
+        return chosen or [c for c in self.columns if c.export]
 
     def export(self) -> StreamingHttpResponse:
         """Every row of the filtered list (no paging) as CSV; a wrong filter is a 400 naming it."""

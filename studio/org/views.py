@@ -9,11 +9,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException
+from rest_framework.exceptions import ValidationError as InvalidQuery
 
 from studio import selectors, services
 from studio.filtersets import (
@@ -27,6 +28,7 @@ from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditFor
 from studio.iam.permissions import has_project_role
 from studio.ids import is_id, parse_id
 from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
+from studio.org.tables import TABLES, table_queryset
 from studio.pages import paged
 
 # kind → (model, form, FilterSet, columns as (label, attribute, API sort field))
@@ -80,19 +82,63 @@ def org_list(request, kind):
         if saved:
             messages.success(request, f"Created {SINGULAR[kind]} {form.cleaned_data['name']}.")
             return HttpResponseRedirect(request.path)
-    queryset = model.objects.all()
-    if kind == "projects":
-        queryset = queryset.select_related("department", "cluster")
-    rows, errors, page = paged(request, filterset_class, queryset)
+    table = TABLES[kind](request, table_queryset(kind, model))
     live = kind == "clusters"  # a cluster's status changes with every sync round
-    context = {
-        "kind": kind, "singular": SINGULAR[kind], "form": form, "columns": columns, "errors": errors, "page": page,
-        "rows": [(row, [getattr(row, attribute) for _, attribute, _ in columns]) for row in rows],
-        "search": request.GET.get("search", ""), "live": live,
-    }
+    context = {**table.context(), "kind": kind, "singular": SINGULAR[kind], "form": form,
+               "search": request.GET.get("search", ""), "live": live}
     if request.htmx and live:
-        return render(request, "studio/_org_rows.html", context)
+        return render(request, "studio/_table_rows.html", context)
     return render(request, "studio/org_list.html", context)
+
+
+@login_required
+def org_export(request, kind):
+    """The filtered list as CSV (platform admins only, as the page)."""
+    _admin_only(request)
+    try:
+        return TABLES[kind](request, table_queryset(kind, PAGES[kind][0])).export()
+    except InvalidQuery as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+@login_required
+@require_POST
+def org_bulk(request, kind):
+    """Delete the selected rows, each through the same service as one delete; what is refused (a department
+    with projects, a cluster with projects) is reported row by row."""
+    _admin_only(request)
+    model = PAGES[kind][0]
+    target = request.POST.get("next", "")
+    if not target.startswith("/") or target.startswith("//"):
+        target = reverse("org-list", args=[kind])
+    ids = [i for i in dict.fromkeys(request.POST.getlist("ids")) if _valid_key(kind, i)]
+    if request.POST.get("action") != "delete" or not ids:
+        messages.error(request, f"Choose {kind} and an action.")
+        return HttpResponseRedirect(target)
+    found = {str(row.pk): row for row in model.objects.filter(pk__in=[_key(kind, i) for i in ids])}
+    done = []
+    for key in ids:
+        row = found.get(key)
+        if row is None:
+            messages.error(request, f"Refused — {key}: not found.")
+            continue
+        try:
+            services.model_delete(row, actor=request.user)
+            done.append(str(row))
+        except APIException as exc:
+            messages.error(request, f"Refused — {row}: {exc.detail}")
+    if done:
+        messages.success(request, f"Deleted {len(done)} {SINGULAR[kind] if len(done) == 1 else kind}: "
+                                  f"{', '.join(done)}.")
+    return HttpResponseRedirect(target)
+
+
+def _valid_key(kind: str, pk: str) -> bool:
+    try:
+        _key(kind, pk)
+    except Http404:
+        return False
+    return True
 
 
 def _key(kind: str, pk: str):

@@ -1,0 +1,145 @@
+"""The organisation lists as tables (studio.tables): clusters, departments and projects, with natural sort of
+names, totals over the filtered list, CSV export, and bulk delete through the same service as one delete."""
+
+from django.db.models import Count, Sum
+from django.template.loader import get_template
+from django.urls import reverse
+from django.utils.html import format_html
+
+from studio.filtersets import ClusterFilterSet, DepartmentFilterSet, ProjectFilterSet
+from studio.tables import BulkAction, Column, Table
+
+DELETE = (BulkAction("delete", "Delete", "trash", danger=True),)
+
+
+def _number(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:f}".rstrip("0").rstrip(".") if hasattr(value, "as_tuple") else str(value)
+
+
+def _when(value, fmt="%Y-%m-%d %H:%M") -> str:
+    return value.strftime(fmt) if value else ""
+
+
+class OrgTable(Table):
+    kind = ""
+    singular = ""
+    bulk_actions = DELETE
+
+    def __init__(self, request, queryset, **kwargs):
+        super().__init__(request, queryset, **kwargs)
+        self.bulk_url_name = f"org-{self.kind}-bulk"
+        self.export_url_name = f"org-{self.kind}-export"
+
+    def actions(self, row) -> str:
+        return get_template("studio/_org_actions.html").render(
+            {"row": row, "kind": self.kind, "singular": self.singular}, request=self.request)
+
+    def actions_column(self) -> Column:
+        return Column("actions", "Actions", lambda row: "", html=self.actions, export=False)
+
+    def row_label(self, row) -> str:
+        return row.name
+
+
+def _name_link(kind):
+    return lambda row: format_html('<a href="{}"><strong>{}</strong></a>', reverse("org-edit", args=[kind, row.pk]),
+                                   row.name)
+
+
+class ClusterTable(OrgTable):
+    name = kind = "clusters"
+    singular, noun, noun_one = "cluster", "clusters", "cluster"
+    filterset_class = ClusterFilterSet
+    empty_template = "studio/_org_empty.html"
+
+    @property
+    def columns(self):
+        return (
+            Column("name", "Name", lambda c: c.name, sort="name", natural=True, html=lambda c: format_html(
+                '<a href="{}"><strong>{}</strong></a>{}', reverse("org-edit", args=["clusters", c.pk]), c.name,
+                format_html('<div class="text-secondary small">{}</div>', c.status_message[:120])
+                if c.status_message else "")),
+            Column("url", "API server URL", lambda c: c.api_server_url),
+            Column("status", "Status", lambda c: c.status, sort="status", html=lambda c: get_template(
+                "studio/_status_badge.html").render({"value": c.status})),
+            Column("last_seen", "Last seen", lambda c: _when(c.last_seen_at, "%Y-%m-%d %H:%M:%S"),
+                   sort="lastSeenAt", html=lambda c: format_html('<time datetime="{}">{}</time>',
+                                                                 c.last_seen_at.isoformat(),
+                                                                 _when(c.last_seen_at, "%Y-%m-%d %H:%M:%S"))
+                   if c.last_seen_at else "—"),
+            Column("scheduler", "Scheduler", lambda c: c.scheduler_shown),
+            Column("pools", "Node pools", lambda c: c.pool_count, numeric=True),
+            Column("projects", "Projects", lambda c: c.project_count, numeric=True),
+            Column("created", "Created", lambda c: _when(c.created_at), sort="createdAt", default=False),
+            self.actions_column(),
+        )
+
+    def totals(self, qs) -> dict:
+        return {"projects": qs.aggregate(n=Count("projects", distinct=True))["n"] or 0}
+
+
+class DepartmentTable(OrgTable):
+    name = kind = "departments"
+    singular, noun, noun_one = "department", "departments", "department"
+    filterset_class = DepartmentFilterSet
+    empty_template = "studio/_org_empty.html"
+
+    @property
+    def columns(self):
+        return (
+            Column("name", "Name", lambda d: d.name, sort="name", natural=True, html=_name_link("departments")),
+            Column("description", "Description", lambda d: d.description),
+            Column("projects", "Projects", lambda d: d.project_count, numeric=True),
+            Column("deserved", "GPUs deserved (projects)", lambda d: _number(d.projects_deserved) or "0",
+                   numeric=True),
+            Column("created", "Created", lambda d: _when(d.created_at), sort="createdAt"),
+            self.actions_column(),
+        )
+
+    def totals(self, qs) -> dict:
+        from studio.models import Project
+
+        found = Project.objects.filter(department__in=qs.values("pk")).aggregate(n=Count("pk"), gpus=Sum("gpu_deserved"))
+        return {"projects": found["n"] or 0, "deserved": _number(found["gpus"]) or "0"}
+
+
+class ProjectTable(OrgTable):
+    name = kind = "projects"
+    singular, noun, noun_one = "project", "projects", "project"
+    filterset_class = ProjectFilterSet
+    empty_template = "studio/_org_empty.html"
+
+    @property
+    def columns(self):
+        return (
+            Column("name", "Name", lambda p: p.name, sort="name", natural=True, html=_name_link("projects")),
+            Column("department", "Department", lambda p: p.department.name, sort="parentName"),
+            Column("cluster", "Cluster", lambda p: p.cluster.name),
+            Column("namespace", "Namespace", lambda p: p.namespace, sort="namespace"),
+            Column("deserved", "GPUs deserved", lambda p: _number(p.gpu_deserved), sort="totalGpuQuota",
+                   numeric=True),
+            Column("limit", "GPU limit", lambda p: _number(p.gpu_limit), numeric=True,
+                   html=lambda p: _number(p.gpu_limit) or "—"),
+            Column("created", "Created", lambda p: _when(p.created_at), sort="createdAt", default=False),
+            self.actions_column(),
+        )
+
+    def totals(self, qs) -> dict:
+        found = qs.aggregate(deserved=Sum("gpu_deserved"), limit=Sum("gpu_limit"))
+        return {"deserved": _number(found["deserved"]) or "0", "limit": _number(found["limit"]) or "—"}
+
+
+TABLES = {"clusters": ClusterTable, "departments": DepartmentTable, "projects": ProjectTable}
+
+
+def table_queryset(kind: str, model):
+    queryset = model.objects.all()
+    if kind == "projects":
+        return queryset.select_related("department", "cluster")
+    if kind == "departments":
+        return queryset.annotate(project_count=Count("projects", distinct=True),
+                                 projects_deserved=Sum("projects__gpu_deserved"))
+    return queryset.annotate(pool_count=Count("node_pools", distinct=True),
+                             project_count=Count("projects", distinct=True))

@@ -1,0 +1,72 @@
+"""Clusters, departments and projects as the one table component (studio.tables): natural sort of names,
+totals over the filtered list, CSV export of it, bulk delete through the single delete's service."""
+
+import csv
+import io
+
+import pytest
+from django.test import Client
+
+from studio.models import Department, Project
+from tests.factories import DepartmentFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin(org):
+    client = Client()
+    client.force_login(org.users.platform_admin)
+    return client
+
+
+def _csv(response) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+
+def test_projects_sort_naturally_with_totals_and_export(admin, org):
+    for name, deserved in (("team-10", 1), ("team-2", 2), ("Team-1", 3)):
+        ProjectFactory(name=name, department=org.department, cluster=org.cluster, gpu_deserved=deserved,
+                       gpu_limit=None)
+    page = admin.get("/org/projects?sortBy=name&search=team").content.decode()
+    import re
+
+    assert re.findall(r"aria-label=\"Select ([^\"]+)\"", page)[1:] == ["Team-1", "team-2", "team-10"]
+    assert 'data-testid="total-count">3 projects' in page
+    assert '<td data-col="deserved" data-label="Total GPUs deserved"' in page and "<strong>6</strong>" in page
+    assert 'data-select-row aria-label="Select team-2"' in page and 'value="delete"' in page  # bulk delete
+    rows = _csv(admin.get("/org/projects/export.csv?sortBy=name&search=team&columns=name,deserved,actions"))
+    assert rows == [["Name", "GPUs deserved"], ["Team-1", "3"], ["team-2", "2"], ["team-10", "1"]]
+    assert admin.get("/org/projects/export.csv?sortBy=nosuch").status_code == 400
+
+
+def test_departments_and_clusters_are_tables_too(admin, org):
+    page = admin.get("/org/departments").content.decode()
+    assert 'data-table="departments"' in page and 'data-col="projects"' in page
+    assert 'data-testid="total-count">1 departments' in page or 'data-testid="total-count">1 department' in page
+    rows = _csv(admin.get("/org/departments/export.csv"))
+    assert rows[0] == ["Name", "Description", "Projects", "GPUs deserved (projects)", "Created"]
+    assert rows[1][:3] == ["research", org.department.description, "2"]
+    page = admin.get("/org/clusters").content.decode()
+    assert 'data-table="clusters"' in page and "Test connection to main" in page
+    assert _csv(admin.get("/org/clusters/export.csv"))[1][0] == "main"
+
+
+def test_bulk_delete_goes_through_the_service_and_reports_each_refusal(admin, org):
+    empty = DepartmentFactory(name="empty")
+    response = admin.post("/org/departments/bulk", {"action": "delete", "ids": [str(empty.pk), str(org.department.pk)],
+                                                    "next": "/org/departments"}, follow=True)
+    text = response.content.decode()
+    assert not Department.objects.filter(pk=empty.pk).exists()
+    assert Department.objects.filter(pk=org.department.pk).exists()  # it has projects: refused, and said why
+    assert "Deleted 1 department: empty." in text and "Refused — research" in text
+    assert admin.post("/org/projects/bulk", {"action": "delete", "ids": ["nope"]}).status_code == 302
+    assert Project.objects.count() == 2
+
+
+def test_only_platform_admins_use_them(org):
+    client = Client()
+    client.force_login(org.users.member)
+    assert client.get("/org/projects/export.csv").status_code == 403
+    assert client.post("/org/projects/bulk", {"action": "delete", "ids": [str(org.a.pk)]}).status_code == 403
+    assert Project.objects.filter(pk=org.a.pk).exists()
