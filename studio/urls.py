@@ -72,6 +72,7 @@ urlpatterns = [
     path("sso/callback", sso_views.SsoCallbackView.as_view(), name="sso-callback"),
     path("switch-project", views.switch_project, name="switch-project"),
     path("org/audit", org_views.audit_trail, name="audit-trail"),
+    path("org/audit/export.csv", org_views.audit_export, name="audit-export"),
     path("org/users", user_views.user_list, name="portal-users"),
     path("org/users/export.csv", user_views.user_export, name="portal-users-export"),
     path("org/users/<int:pk>", user_views.user_detail, name="portal-user"),

@@ -6,7 +6,7 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from studio.filtersets import ClusterFilterSet, DepartmentFilterSet, ProjectFilterSet
+from studio.filtersets import AuditEventFilterSet, ClusterFilterSet, DepartmentFilterSet, ProjectFilterSet
 from studio.tables import BulkAction, Column, Table
 
 DELETE = (BulkAction("delete", "Delete", "trash", danger=True),)
@@ -143,3 +143,43 @@ def table_queryset(kind: str, model):
                                  projects_deserved=Sum("projects__gpu_deserved"))
     return queryset.annotate(pool_count=Count("node_pools", distinct=True),
                              project_count=Count("projects", distinct=True))
+
+
+def _changes_text(event) -> str:
+    if not isinstance(event.changes, dict):
+        return ""
+    return "; ".join(f"{key}: {_shown(pair[0])} → {_shown(pair[1])}" if isinstance(pair, (list, tuple))
+                     and len(pair) == 2 else f"{key}: {_shown(pair)}" for key, pair in event.changes.items())
+
+
+def _shown(value) -> str:
+    return "—" if value is None else str(value)
+
+
+ACTION_BADGE = {"delete": "bg-red-lt", "create": "bg-green-lt"}
+
+
+class AuditTable(Table):
+    """The audit trail: every recorded change, newest first; exported as the page filters it."""
+
+    name = "audit"
+    noun, noun_one = "events", "event"
+    filterset_class = AuditEventFilterSet
+    export_url_name = "audit-export"
+    empty_template = "studio/_audit_empty.html"
+    columns = (
+        Column("at", "When", lambda e: e.at.isoformat(timespec="seconds"), sort="at",
+               html=lambda e: format_html('<time datetime="{}">{}</time>', e.at.isoformat(),
+                                          e.at.strftime("%Y-%m-%d %H:%M:%S"))),
+        Column("actor", "Who", lambda e: e.actor_name, sort="actor", html=lambda e: e.actor_name or "—"),
+        Column("action", "Action", lambda e: e.action, sort="action", html=lambda e: format_html(
+            '<span class="badge {}">{}</span>', ACTION_BADGE.get(e.action, "bg-azure-lt"), e.action)),
+        Column("type", "Object type", lambda e: e.object_type, sort="objectType"),
+        Column("object", "Object", lambda e: e.object_repr, html=lambda e: format_html(
+            '<span class="text-secondary">{}</span>', e.object_repr)),
+        Column("changes", "Changes", _changes_text, html=lambda e: get_template("studio/_audit_changes.html")
+               .render({"e": e})),
+    )
+
+    def row_label(self, row) -> str:
+        return f"{row.action} {row.object_type} {row.object_repr}"

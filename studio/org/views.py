@@ -18,7 +18,6 @@ from rest_framework.exceptions import ValidationError as InvalidQuery
 
 from studio import selectors, services
 from studio.filtersets import (
-    AuditEventFilterSet,
     ClusterFilterSet,
     DepartmentFilterSet,
     MemberFilterSet,
@@ -28,7 +27,7 @@ from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditFor
 from studio.iam.permissions import has_project_role
 from studio.ids import is_id, parse_id
 from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
-from studio.org.tables import TABLES, table_queryset
+from studio.org.tables import TABLES, AuditTable, table_queryset
 from studio.pages import paged
 
 # kind → (model, form, FilterSet, columns as (label, attribute, API sort field))
@@ -262,7 +261,16 @@ def member_remove(request, pk, user_id):
 def audit_trail(request):
     """Every recorded change, newest first, paged like the API's /audit-events (never cut off)."""
     _admin_only(request)
-    events, errors, page = paged(request, AuditEventFilterSet, AuditEvent.objects.all(), size=50)
-    return render(request, "studio/audit.html", {"events": events, "errors": errors, "page": page,
-                                                 "search": request.GET.get("search", ""),
+    table = AuditTable(request, AuditEvent.objects.all(), size=50)
+    return render(request, "studio/audit.html", {**table.context(), "search": request.GET.get("search", ""),
                                                  "actions": AuditEvent.Action.choices})
+
+
+@login_required
+def audit_export(request):
+    """The filtered audit trail as CSV (platform admins only, as the page)."""
+    _admin_only(request)
+    try:
+        return AuditTable(request, AuditEvent.objects.all()).export()
+    except InvalidQuery as exc:
+        return JsonResponse(exc.detail, status=400)

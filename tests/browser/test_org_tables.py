@@ -49,6 +49,11 @@ def test_org_lists_are_tables(open_session, org, width):
     page.goto("/org/clusters")
     expect(page.locator("table[data-table=clusters] td[data-col=projects]").first).to_have_text("5")
     _clean(page, width)
+    page.goto("/org/audit")  # the two deletes, newest first
+    expect(page.locator("table[data-table=audit] tbody td[data-col=object]").first).to_have_text("idle-b")
+    page.locator("table[data-table=audit] tbody summary").first.click()
+    _clean(page, width)
+    session.screenshot(f"audit-table-{width}")
 
 
 def test_org_tables_are_axe_clean_in_dark_mode(open_session, org):
@@ -59,6 +64,6 @@ def test_org_tables_are_axe_clean_in_dark_mode(open_session, org):
     expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
     for width in (1440, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        for path in ("/org/projects", "/org/departments", "/org/clusters"):
+        for path in ("/org/projects", "/org/departments", "/org/clusters", "/org/audit"):
             page.goto(path)
             _clean(page, width)
