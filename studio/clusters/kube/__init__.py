@@ -30,6 +30,7 @@ from studio.clusters.kube.client import (
     connect,
     resource_label,
     resource_path,
+    sorted_error,
     unreachable_reason,
 )
 from studio.clusters.kube.namespaces import (
@@ -52,11 +53,13 @@ from studio.clusters.kube.objects import (
     has_api_group,
     list_managed,
     list_objects,
+    list_snapshot,
     patch,
     served_version,
     version,
     watch,
     watch_events,
+    watch_stream,
 )
 from studio.clusters.kube.pods import (
     LOG_LIMIT_BYTES,
@@ -89,6 +92,7 @@ __all__ = [
     "PermanentClusterError",
     "resource_label",
     "resource_path",
+    "sorted_error",
     "TransientClusterError",
     "unreachable_reason",
     "api_groups",
@@ -102,11 +106,13 @@ __all__ = [
     "has_api_group",
     "list_managed",
     "list_objects",
+    "list_snapshot",
     "patch",
     "served_version",
     "version",
     "watch",
     "watch_events",
+    "watch_stream",
     "NAMESPACE_ENSURED_SECONDS",
     "NAMESPACE_ROLE",
     "namespace_access_ensure",

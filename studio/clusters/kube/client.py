@@ -10,6 +10,7 @@ read with `_preload_content=False` and `json.loads`: much faster than the typed 
 import hashlib
 import json
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -166,7 +167,7 @@ def unreachable_reason(exc: Exception) -> str:
     return "unreachable"
 
 
-def _sorted_error(exc: ApiException) -> ClusterError:
+def sorted_error(exc: ApiException) -> ClusterError:
     message, reason = _status_message(exc)
     if exc.status == 410:
         return Expired(message, status=410, reason=reason)
@@ -201,7 +202,7 @@ class Connection:
         try:
             return fn(*args, **kwargs)
         except ApiException as exc:
-            error = _sorted_error(exc)
+            error = sorted_error(exc)
             API_ERRORS.labels(self.cluster_name, verb, resource, str(error.status)).inc()
             raise error from exc
         except urllib3.exceptions.HTTPError as exc:
@@ -235,7 +236,22 @@ _connections: dict[tuple, Connection] = {}
 _connections_lock = threading.Lock()
 
 
+# Connections kept open per cluster (a watcher holds one per watch: a kind, or a kind in each namespace), and
+# TCP keepalives, so that a peer gone without a word (a cut network) ends a quiet watch within about a minute.
+POOL_SIZE = 64
+KEEPALIVE = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)] + [
+    (socket.IPPROTO_TCP, getattr(socket, name), value)
+    for name, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)) if hasattr(socket, name)]
+
+
 def _api_client(cluster) -> client.ApiClient:
+    api = _configured_client(cluster)
+    api.rest_client.pool_manager.connection_pool_kw["socket_options"] = [
+        *urllib3.connection.HTTPConnection.default_socket_options, *KEEPALIVE]
+    return api
+
+
+def _configured_client(cluster) -> client.ApiClient:
     if cluster.kubeconfig:
         configuration = client.Configuration()
         try:
@@ -245,6 +261,7 @@ def _api_client(cluster) -> client.ApiClient:
         except (config.ConfigException, TypeError, ValueError) as exc:
             raise PermanentClusterError(f"The cluster's kubeconfig cannot be used: {exc}") from exc
         configuration.retries = False
+        configuration.connection_pool_maxsize = POOL_SIZE
         return client.ApiClient(configuration)
     try:
         cluster_access.check_url("apiServerUrl", cluster.api_server_url)
@@ -257,6 +274,7 @@ def _api_client(cluster) -> client.ApiClient:
     if cluster.ca_cert:
         configuration.ssl_ca_cert = ca_file(cluster.ca_cert)
     configuration.retries = False  # retries are Celery's, with backoff; a hidden retry loop would hide outages
+    configuration.connection_pool_maxsize = POOL_SIZE
     return client.ApiClient(configuration)
 
 

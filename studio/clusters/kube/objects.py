@@ -5,6 +5,9 @@ import json
 import time
 from collections.abc import Iterator
 
+from kubernetes import watch as k8s_watch
+from kubernetes.client.exceptions import ApiException
+
 from studio.clusters.kube.client import (
     LIST_PAGE_SIZE,
     MANAGED_BY_SELECTOR,
@@ -18,6 +21,7 @@ from studio.clusters.kube.client import (
     TransientClusterError,
     resource_label,
     resource_path,
+    sorted_error,
 )
 
 # --- discovery -----------------------------------------------------------------------------------------
@@ -153,11 +157,21 @@ def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: st
                  label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE) -> list[dict]:
     """Every object of a kind matching the selectors, read `limit` at a time (`continue` tokens). A token that
     expired (410) starts the list over, as client-go's pager does."""
+    return list_snapshot(conn, api_version, kind, namespace=namespace, label_selector=label_selector,
+                         field_selector=field_selector, limit=limit)[0]
+
+
+def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: str | None = None,
+                  label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE,
+                  each=None) -> tuple[list[dict], str]:
+    """`list_objects`, and the resourceVersion the list was read at (every page of a list is one snapshot): a
+    watch from it misses nothing that happened after. `each(object)`, when given, is kept instead of each object
+    as its page arrives (a page at a time in memory, not the whole list)."""
     served = served_version(conn, api_version)
     path = resource_path(served, kind, namespace=namespace)
     resource = resource_label(api_version, kind)
     items: list[dict] = []
-    token = ""
+    token, version = "", ""
     while True:
         query = {"labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
                  "continue": token}
@@ -168,10 +182,12 @@ def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: st
                 raise
             items, token = [], ""
             continue
-        items.extend(_with_kind(page.get("items") or [], api_version, kind))
+        found = _with_kind(page.get("items") or [], api_version, kind)
+        items.extend(found if each is None else map(each, found))
+        version = version if token else (page.get("metadata") or {}).get("resourceVersion") or ""
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
-            return items
+            return items, version
 
 
 def list_managed(conn: Connection, api_version: str, kind: str, *, label_selector: str = MANAGED_BY_SELECTOR,
@@ -208,46 +224,75 @@ def _with_kind(items: list[dict], api_version: str, kind: str) -> list[dict]:
     return items
 
 
+class _Watch(k8s_watch.Watch):
+    """The official client's watch, each event's JSON read once into plain dicts (no typed models), and its
+    resourceVersion moved by bookmarks too (the client keeps it only from typed objects)."""
+
+    def unmarshal_event(self, data, return_type):
+        if not data or data.isspace():
+            return None
+        event = json.loads(data)
+        event["raw_object"] = event.get("object") or {}
+        if event.get("type") != "ERROR":
+            version = (event["raw_object"].get("metadata") or {}).get("resourceVersion")
+            if version:
+                self.resource_version = version
+        return event
+
+
+def watch_stream(conn: Connection, api_version: str, kind: str, *, resource_version: str,
+                 namespace: str | None = None, label_selector: str = "", field_selector: str = "",
+                 timeout_seconds: int = 300, on_response=None) -> Iterator[dict]:
+    """One WATCH request from `resource_version`, with bookmarks: its events ({"type", "object"}: ADDED,
+    MODIFIED, DELETED, BOOKMARK) until the server ends it after `timeout_seconds`. A resourceVersion too old
+    for the server raises Expired (410), whether it answers so or says so in the stream. `on_response` gets the
+    open response (whose `shutdown()` ends the watch from another thread)."""
+    served = served_version(conn, api_version)
+    path = resource_path(served, kind, namespace=namespace)
+    resource = resource_label(api_version, kind)
+
+    def request(*, watch, _preload_content, resource_version=None, timeout_seconds=None, **_):
+        query = {"watch": "true", "allowWatchBookmarks": "true", "resourceVersion": resource_version,
+                 "timeoutSeconds": timeout_seconds, "labelSelector": label_selector, "fieldSelector": field_selector}
+        response = conn.request("GET", path, verb="watch", resource=resource, query=query, stream=True,
+                                timeout=(conn.timeout, timeout_seconds + conn.timeout))
+        if on_response is not None:
+            on_response(response)
+        return response
+
+    try:
+        for event in _Watch(return_type="object").stream(request, resource_version=resource_version,
+                                                         timeout_seconds=timeout_seconds):
+            yield {"type": event.get("type"), "object": _with_kind([event["raw_object"]], api_version, kind)[0]}
+    except ApiException as exc:  # an ERROR event in the stream (the client raises it as an ApiException)
+        raise sorted_error(exc) from exc
+
+
 def watch(conn: Connection, api_version: str, kind: str, *, namespace: str | None = None,
           label_selector: str = "", timeout_seconds: int = 60) -> Iterator[tuple[str, dict]]:
     """("SYNCED", {"items": [...]}) with the full list first, then ("ADDED"|"MODIFIED"|"DELETED", object)
     as they happen, for `timeout_seconds`. When the server says the resourceVersion is too old (410), it
     lists again and yields a fresh "SYNCED" before watching on, as client-go's reflector does."""
-    path = resource_path(api_version, kind, namespace=namespace)
-    resource = resource_label(api_version, kind)
     deadline = time.monotonic() + timeout_seconds
     version_seen = None
     while time.monotonic() < deadline:
         if version_seen is None:
-            listed = conn.request("GET", path, verb="list", resource=resource,
-                                  query={"labelSelector": label_selector}) or {}
-            version_seen = (listed.get("metadata") or {}).get("resourceVersion") or ""
-            yield "SYNCED", {"items": _with_kind(listed.get("items") or [], api_version, kind)}
-        remaining = max(1, int(deadline - time.monotonic()))
-        query = {"watch": "true", "labelSelector": label_selector, "resourceVersion": version_seen,
-                 "timeoutSeconds": remaining, "allowWatchBookmarks": "true"}
+            items, version_seen = list_snapshot(conn, api_version, kind, namespace=namespace,
+                                                label_selector=label_selector)
+            yield "SYNCED", {"items": items}
         try:
-            response = conn.request("GET", path, verb="watch", resource=resource, query=query, stream=True,
-                                    timeout=(conn.timeout, remaining + conn.timeout))
+            for event in watch_stream(conn, api_version, kind, resource_version=version_seen, namespace=namespace,
+                                      label_selector=label_selector,
+                                      timeout_seconds=max(1, int(deadline - time.monotonic()))):
+                version_seen = (event["object"].get("metadata") or {}).get("resourceVersion") or version_seen
+                if event["type"] != "BOOKMARK":
+                    yield event["type"], event["object"]
         except Expired:
             version_seen = None
-            continue
-        try:
-            for event in watch_events(response):
-                if event.get("type") == "ERROR":
-                    if (event.get("object") or {}).get("code") == 410:
-                        version_seen = None  # relist
-                        break
-                    raise TransientClusterError(str((event.get("object") or {}).get("message")))
-                obj = event.get("object") or {}
-                version_seen = (obj.get("metadata") or {}).get("resourceVersion") or version_seen
-                if event.get("type") != "BOOKMARK":
-                    yield event["type"], _with_kind([obj], api_version, kind)[0]
-        finally:
-            response.release_conn()
 
 
 def watch_events(response) -> Iterator[dict]:
+    """The events of a raw watch response, one JSON object a line."""
     buffer = b""
     for chunk in response.stream(4096, decode_content=True):
         buffer += chunk
