@@ -16,15 +16,16 @@ from django.utils.dateparse import parse_datetime
 
 from studio.models import Cluster
 from workloads.cluster import phases
+from workloads.cluster.bulk_rows import insert_rows, pk_in, update_rows
 from workloads.models import Pod, Workload, WorkloadEvent
 
-BATCH = 500
-SMALL_BATCH = 100  # bulk_update's CASE expressions slow down with the square of the batch on SQLite
-POD_FIELDS = ["name", "phase", "role", "node_name", "message", "created_at", "updated_at"]
+CHUNK = 2000  # rows per statement (ids bound as one array on PostgreSQL)
+POD_COMPARED = ["name", "phase", "role", "node_name", "message", "created_at"]
+POD_FIELDS = [*POD_COMPARED, "updated_at"]
 WARNING_PHASES = {Workload.Phase.FAILED, Workload.Phase.DEGRADED, Workload.Phase.UNKNOWN}
 
 
-def _chunks(items: list, size: int = BATCH):
+def _chunks(items: list, size: int):
     for start in range(0, len(items), size):
         yield items[start:start + size]
 
@@ -34,23 +35,23 @@ def _event_type(phase: str) -> str:
 
 
 class Changes:
-    def __init__(self, *, cluster: Cluster, now: datetime):
-        self.cluster, self.now = cluster, now
+    def __init__(self, *, cluster: Cluster, now: datetime, whole: bool = True):
+        """`whole`: the changes of every followed row of the cluster (a round), else of some (a watcher's pass)."""
+        self.cluster, self.now, self.whole = cluster, now, whole
         self.deltas: dict = {}  # pk -> {field: new value}, the changed fields only
         self.read_as: dict = {}  # pk -> (desired, actual) when the round read the row
-        self.transitions: list[WorkloadEvent] = []
+        self.transitions: list[dict] = []  # WorkloadEvent rows
         self.pods_now: dict = {}  # workload pk -> {uid: pod summary}
         self.warnings: dict = defaultdict(list)  # workload pk -> [v1 Event]
+        self.kept: set = set()  # the rows save() wrote
 
     def phase(self, workload: Workload, phase: str, message: str, *, primary: dict | None, running: int,
               endpoints: dict) -> None:
         new = {"actual_phase": phase, "phase_message": message, "running_pods": running, "endpoints": endpoints}
         if phase != workload.actual_phase:
             new["phase_updated_at"] = self.now
-            self.transitions.append(WorkloadEvent(
-                workload_id=workload.pk, at=self.now, type=_event_type(phase), reason=phase, message=message,
-                phase=phase,
-            ))
+            self.transitions.append({"workload_id": workload.pk, "at": self.now, "type": _event_type(phase),
+                                     "reason": phase, "message": message, "phase": phase})
         if primary is not None and workload.submitted_at is None:
             new["submitted_at"] = self.now
         if phase == Workload.Phase.RUNNING and workload.started_at is None:
@@ -62,13 +63,12 @@ class Changes:
             self.deltas[workload.pk] = delta
             self.read_as[workload.pk] = (workload.desired_phase, workload.actual_phase)
 
-    def waiting(self, workload: Workload, reason: dict | None, position: int | None) -> None:
-        """Why the workload waits and its place in its pool's queue (workloads.cluster.pending), when they changed."""
-        new = {name: value for name, value in (("pending_reason", reason), ("queue_position", position))
-               if getattr(workload, name) != value}
-        if new:
-            self.deltas.setdefault(workload.pk, {}).update(new)
-            self.read_as.setdefault(workload.pk, (workload.desired_phase, workload.actual_phase))
+    def waiting(self, pk, reason: dict | None, position: int | None, *, read_as: tuple[str, str]) -> None:
+        """Why the workload waits and its place in its pool's queue (workloads.cluster.pending), which changed; written
+        only while its row is still `read_as` (desired, actual)."""
+        delta = self.deltas.setdefault(pk, {})
+        delta.update({"pending_reason": reason, "queue_position": position})
+        self.read_as.setdefault(pk, read_as)
 
     def pods(self, workload: Workload, pods: list[dict]) -> None:
         summaries = (phases.pod_summary(pod, now=self.now) for pod in pods)
@@ -81,57 +81,70 @@ class Changes:
     def save(self) -> int:
         """Write everything in one transaction; the number of workload rows written."""
         with transaction.atomic():
-            kept = self._still_as_read()
+            kept = self.kept = self._still_as_read()
             _update_grouped(kept, self.deltas)
-            WorkloadEvent.objects.bulk_create([e for e in self.transitions if e.workload_id in kept],
-                                              batch_size=BATCH)
+            insert_rows(WorkloadEvent, [e for e in self.transitions if e["workload_id"] in kept])
             self._save_pods()
             self._save_warnings()
         return len(kept)
 
+    def answers_written(self) -> dict:
+        """pk -> (pending_reason, queue_position) of each row whose answer this save wrote."""
+        return {pk: (self.deltas[pk]["pending_reason"], self.deltas[pk]["queue_position"])
+                for pk in self.kept if "pending_reason" in self.deltas[pk]}
+
+    def not_written(self) -> set:
+        """Rows left alone because their intent or phase changed meanwhile: to be derived again."""
+        return set(self.deltas) - self.kept
+
     def _still_as_read(self) -> set:
         current = {}
-        for chunk in _chunks(list(self.deltas)):
-            rows = Workload.objects.select_for_update().filter(pk__in=chunk)
+        for chunk in _chunks(list(self.deltas), CHUNK):
+            rows = Workload.objects.select_for_update().filter(pk_in(Workload, chunk))
             current.update({pk: (desired, actual) for pk, desired, actual in
                             rows.values_list("pk", "desired_phase", "actual_phase")})
         return {pk for pk in self.deltas if current.get(pk) == self.read_as[pk]}
 
     def _save_pods(self) -> None:
         in_play = Q(workload__deleted_at__isnull=True) | ~Q(workload__actual_phase=Workload.Phase.DELETED)
-        existing = Pod.objects.filter(workload__cluster=self.cluster).filter(in_play).only(
-            "id", "workload_id", "uid", *POD_FIELDS)
+        rows = Pod.objects.filter(workload__cluster=self.cluster).filter(in_play).values_list(
+            "id", "workload_id", "uid", *POD_COMPARED)
+        if self.whole:
+            existing = list(rows)
+        else:  # the pods of the workloads derived, not all the cluster's
+            existing = [pod for chunk in _chunks(list(self.pods_now), CHUNK)
+                        for pod in rows.filter(pk_in(Pod, chunk, field="workload_id"))]
         new, changed, gone, known = [], [], [], set()
-        for row in existing:
-            current = self.pods_now.get(row.workload_id)
+        for pk, workload_id, uid, *stored in existing:
+            current = self.pods_now.get(workload_id)
             if current is None:
                 continue  # a workload this round did not follow
-            summary = current.get(row.uid)
+            summary = current.get(uid)
             if summary is None:
-                gone.append(row.pk)
+                gone.append(pk)
                 continue
-            known.add((row.workload_id, row.uid))
-            if _apply_pod(row, summary, self.now):
-                changed.append(row)
+            known.add((workload_id, uid))
+            values = _pod_values(summary)
+            if list(values.values()) != stored:
+                changed.append({"pk": pk, "updated_at": self.now, **values})
         for workload_id, summaries in self.pods_now.items():
             for uid, summary in summaries.items():
                 if (workload_id, uid) not in known:
-                    row = Pod(workload_id=workload_id, uid=uid)
-                    _apply_pod(row, summary, self.now)
-                    new.append(row)
-        Pod.objects.bulk_create(new, batch_size=BATCH, ignore_conflicts=True)
-        Pod.objects.bulk_update(changed, POD_FIELDS, batch_size=SMALL_BATCH)
-        for chunk in _chunks(gone):
-            Pod.objects.filter(pk__in=chunk).delete()
+                    new.append({"workload_id": workload_id, "uid": uid, "updated_at": self.now,
+                                **_pod_values(summary)})
+        insert_rows(Pod, new, ignore_conflicts=True)
+        update_rows(Pod, changed, POD_FIELDS)
+        for chunk in _chunks(gone, CHUNK):
+            Pod.objects.filter(pk_in(Pod, chunk)).delete()
 
     def _save_warnings(self) -> None:
         """Each Kubernetes Warning event once per workload, keyed by its uid."""
         if not self.warnings:
             return
         recorded = set()
-        for chunk in _chunks(list(self.warnings)):
-            recorded.update(WorkloadEvent.objects.filter(workload_id__in=chunk, source="cluster")
-                            .values_list("workload_id", "dedup_key"))
+        for chunk in _chunks(list(self.warnings), CHUNK):
+            recorded.update(WorkloadEvent.objects.filter(pk_in(WorkloadEvent, chunk, field="workload_id"),
+                                                         source="cluster").values_list("workload_id", "dedup_key"))
         new = []
         for workload_id, events in self.warnings.items():
             for event in events:
@@ -139,46 +152,36 @@ class Changes:
                 if not key or (workload_id, key) in recorded:
                     continue
                 recorded.add((workload_id, key))
-                new.append(WorkloadEvent(
-                    workload_id=workload_id, at=_event_time(event) or self.now, type=WorkloadEvent.Type.WARNING,
-                    reason=str(event.get("reason") or "Warning")[:64], message=str(event.get("message") or ""),
-                    source="cluster", dedup_key=key,
-                ))
-        WorkloadEvent.objects.bulk_create(new, batch_size=BATCH, ignore_conflicts=True)
+                new.append({"workload_id": workload_id, "at": _event_time(event) or self.now,
+                            "type": WorkloadEvent.Type.WARNING, "reason": str(event.get("reason") or "Warning")[:64],
+                            "message": str(event.get("message") or ""), "source": "cluster", "dedup_key": key})
+        insert_rows(WorkloadEvent, new, ignore_conflicts=True)
 
 
 def _update_grouped(pks: set, deltas: dict) -> None:
-    """Rows that get the same new values (a round stamps one `now`, and most rows share a phase and message)
-    in one `UPDATE ... WHERE id IN (...)` per group; the odd ones out in a batched bulk_update. Faster than one
-    bulk_update of them all, whose CASE per field grows with the batch."""
+    """Rows that get the same new values (a pass stamps one `now`, and most rows share a phase and message)
+    in one `UPDATE ... WHERE id IN (...)` per group; the odd ones out with `update_rows`, by the fields they
+    change."""
     groups: dict = defaultdict(list)
     for pk in pks:
         groups[json.dumps(deltas[pk], sort_keys=True, default=str)].append(pk)
-    singles = []
+    by_fields: dict = defaultdict(list)  # each row writes only the fields it changed
     for members in groups.values():
         delta = deltas[members[0]]
         if len(members) == 1:
-            singles.append(Workload(pk=members[0], **delta))
+            by_fields[tuple(sorted(delta))].append({"pk": members[0], **delta})
             continue
-        for chunk in _chunks(members):
-            Workload.objects.filter(pk__in=chunk).update(**delta)
-    by_fields: dict = defaultdict(list)  # each row writes only the fields it changed
-    for row in singles:
-        by_fields[tuple(sorted(deltas[row.pk]))].append(row)
+        for chunk in _chunks(members, CHUNK):
+            Workload.objects.filter(pk_in(Workload, chunk)).update(**delta)
     for names, rows in by_fields.items():
-        Workload.objects.bulk_update(rows, list(names), batch_size=SMALL_BATCH)
+        update_rows(Workload, rows, list(names))
 
 
-def _apply_pod(row: Pod, summary: dict, now: datetime) -> bool:
-    values = {"name": summary["name"], "phase": summary["phase"], "role": summary["role"],
-              "node_name": summary["nodeName"] or "",
-              "message": summary["message"], "created_at": parse_datetime(summary["createdAt"] or "")}
-    if all(getattr(row, name) == value for name, value in values.items()):
-        return False
-    for name, value in values.items():
-        setattr(row, name, value)
-    row.updated_at = now
-    return True
+def _pod_values(summary: dict) -> dict:
+    """A pod's row (POD_COMPARED, in order) from its summary (phases.pod_summary)."""
+    return {"name": summary["name"], "phase": summary["phase"], "role": summary["role"],
+            "node_name": summary["nodeName"] or "", "message": summary["message"],
+            "created_at": parse_datetime(summary["createdAt"] or "")}
 
 
 def _event_time(event: dict) -> datetime | None:
@@ -196,11 +199,10 @@ def mark_unknown(cluster: Cluster, message: str, *, now: datetime) -> int:
     rows = Workload.objects.select_for_update().filter(cluster=cluster, deleted_at__isnull=True).exclude(
         actual_phase__in=finished_or_known)
     ids = list(rows.values_list("pk", flat=True))
-    for chunk in _chunks(ids):
-        Workload.objects.filter(pk__in=chunk).update(
+    for chunk in _chunks(ids, CHUNK):
+        Workload.objects.filter(pk_in(Workload, chunk)).update(
             actual_phase=Workload.Phase.UNKNOWN, phase_message=message, phase_updated_at=now)
-    WorkloadEvent.objects.bulk_create([
-        WorkloadEvent(workload_id=pk, at=now, type=WorkloadEvent.Type.WARNING, reason=Workload.Phase.UNKNOWN,
-                      message=message, phase=Workload.Phase.UNKNOWN) for pk in ids
-    ], batch_size=BATCH)
+    insert_rows(WorkloadEvent, [{"workload_id": pk, "at": now, "type": WorkloadEvent.Type.WARNING,
+                                 "reason": Workload.Phase.UNKNOWN, "message": message, "phase": Workload.Phase.UNKNOWN}
+                                for pk in ids])
     return len(ids)
