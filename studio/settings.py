@@ -273,7 +273,15 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# The sync follows each cluster by watch (`manage.py cluster_watch`, workloads/watcher.py): changes are applied
+# as they arrive, gathered for SYNC_BATCH_SECONDS; every SYNC_INTERVAL_SECONDS the watcher checks the cluster's
+# health and the repairs that came due; every SYNC_RESYNC_SECONDS it derives every workload again (the safety
+# net), and beat's full sync round runs where no watcher follows the cluster. A watch request lasts between one
+# and two WATCH_TIMEOUT_SECONDS, then resumes where it stopped.
 SYNC_INTERVAL_SECONDS = env.float("SYNC_INTERVAL_SECONDS", default=5.0)
+SYNC_BATCH_SECONDS = env.float("SYNC_BATCH_SECONDS", default=0.2)
+SYNC_RESYNC_SECONDS = env.float("SYNC_RESYNC_SECONDS", default=1800.0)
+WATCH_TIMEOUT_SECONDS = env.float("WATCH_TIMEOUT_SECONDS", default=300.0)
 METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
 # Idle GPU reclaim and time limits (projects' schedulingRules, workloads/cluster/reclaim.py): how often the round runs,
 # and the GPU utilisation (percent) under which a workload counts as idle.
@@ -306,10 +314,12 @@ PROMETHEUS_QUERIES = env.json("PROMETHEUS_QUERIES", default={})
 CELERY_BEAT_SCHEDULER = "workloads.cluster.beat_lease:LeasedScheduler"
 BEAT_LEASE_CHECK_SECONDS = env.float("BEAT_LEASE_CHECK_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    # The fallback where no watcher follows a cluster (a round takes the watcher's lease, so it does nothing
+    # while one does): a full sync round every SYNC_RESYNC_SECONDS.
     "clusters-sync": {
         "task": "workloads.tasks.clusters_sync",
-        "schedule": SYNC_INTERVAL_SECONDS,
-        "options": {"expires": SYNC_INTERVAL_SECONDS * 2},
+        "schedule": SYNC_RESYNC_SECONDS,
+        "options": {"expires": SYNC_RESYNC_SECONDS},
     },
     "clusters-collect-metrics": {
         "task": "workloads.tasks.clusters_collect_metrics",

@@ -52,7 +52,7 @@ def workload_remove(workload_id: str) -> None:
 @shared_task(name="workloads.tasks.clusters_sync", acks_late=True)
 def clusters_sync() -> None:
     for cluster_id in Cluster.objects.values_list("pk", flat=True):
-        cluster_sync.apply_async(args=[str(cluster_id)], expires=settings.SYNC_INTERVAL_SECONDS * 2)
+        cluster_sync.apply_async(args=[str(cluster_id)], expires=settings.SYNC_RESYNC_SECONDS)
 
 
 @shared_task(name="workloads.tasks.cluster_sync", acks_late=True)

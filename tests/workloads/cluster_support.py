@@ -130,3 +130,55 @@ def make_workload(project, name: str, *, kind: str = "training", desired: str = 
         cluster=project.cluster, created_by_name="tests", spec=spec, gpu_request=gpu_request_of(spec),
         desired_phase=desired, deleted_at=timezone.now() if desired == "Deleted" else None,
     )
+
+
+WATCHER_LOG = Path(settings.VAR_DIR) / "test-watcher.log"
+# Ticks, repairs and failed rounds within a test's time.
+WATCHER_ENV = {"SYNC_INTERVAL_SECONDS": "0.5", "SYNC_REPAIR_GRACE_SECONDS": "3", "SYNC_BATCH_SECONDS": "0.1",
+               "KUBE_REQUEST_TIMEOUT_SECONDS": "3", "LOG_FORMAT": "console", "LOG_LEVEL": "INFO",
+               "PYTHONUNBUFFERED": "1"}
+
+
+class Watcher:
+    """`manage.py cluster_watch` in its own process group on the test database, started and killed on demand;
+    its log lines are kept (`lines`) and appended to WATCHER_LOG."""
+
+    def __init__(self, **env):
+        self.env = {**WATCHER_ENV, **{k: str(v) for k, v in env.items()}}
+        self.process: subprocess.Popen | None = None
+        self.lines: list[str] = []
+
+    def start(self) -> "Watcher":
+        env = {**os.environ, **self.env, "DATABASE_URL": database_url()}
+        self.process = subprocess.Popen([sys.executable, "manage.py", "cluster_watch"], cwd=ROOT, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        start_new_session=True)
+        threading.Thread(target=self._pump, args=(self.process,), daemon=True).start()
+        return self
+
+    def _pump(self, process: subprocess.Popen) -> None:
+        with open(WATCHER_LOG, "a") as log:
+            for line in process.stdout:
+                log.write(line)
+                log.flush()
+                self.lines.append(line)
+
+    def said(self, text: str) -> int:
+        return sum(1 for line in list(self.lines) if text in line)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL to the whole process group: no release, no goodbye."""
+        if self.alive():
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.alive():
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()

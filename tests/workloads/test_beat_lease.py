@@ -24,7 +24,7 @@ class Beat:
 
     def __init__(self, database_url: str, var_dir):
         env = {**os.environ, "DATABASE_URL": database_url, "STUDIO_VAR_DIR": str(var_dir), "REDIS_URL": "",
-               "LOG_FORMAT": "console", "LOG_LEVEL": "DEBUG", "SYNC_INTERVAL_SECONDS": "0.3",
+               "LOG_FORMAT": "console", "LOG_LEVEL": "DEBUG", "SYNC_RESYNC_SECONDS": "0.3",
                "BEAT_LEASE_CHECK_SECONDS": str(CHECK_SECONDS), "PYTHONUNBUFFERED": "1"}
         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         self.process = subprocess.Popen(

@@ -105,3 +105,53 @@ class _FileLock:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
         self.fd = None
+
+
+class ClusterLease:
+    """A cluster's round lock held for as long as its holder follows the cluster (a watcher), on the database
+    session of the thread that took it: the thread's writes go through that session, so a holder whose
+    session ended (a restart of the database, a cut connection) has lost its lock and its way to write at once.
+    `held()` says whether that session is still the thread's. Released by `release()`, by the session's end, or
+    by the kernel when the process exits (flock)."""
+
+    def __init__(self, cluster_id, purpose: str):
+        self.name = lock_name(cluster_id, purpose)
+        self._lock = None
+        self._session = None
+
+    def acquire(self) -> bool:
+        with _held_guard:
+            if self.name in _held:
+                return False
+            _held.add(self.name)
+        try:
+            lock = _AdvisoryLock(self.name) if connection.vendor == "postgresql" else _FileLock(self.name)
+            if lock.acquire():
+                self._lock, self._session = lock, connection.connection
+                return True
+        except Exception:
+            with _held_guard:
+                _held.discard(self.name)
+            raise
+        with _held_guard:
+            _held.discard(self.name)
+        return False
+
+    def held(self) -> bool:
+        if self._lock is None:
+            return False
+        if isinstance(self._lock, _FileLock):
+            return True
+        return connection.connection is self._session and self._session is not None and not self._session.closed
+
+    def release(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is None:
+            return
+        try:
+            if isinstance(lock, _FileLock) or connection.connection is self._session:
+                lock.release()
+        finally:
+            self._session = None
+            with _held_guard:
+                _held.discard(self.name)

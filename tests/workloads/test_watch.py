@@ -1,0 +1,161 @@
+"""The sync follows the cluster by watch (`manage.py cluster_watch`, a process of its own as in production):
+phases arrive without rounds, a watch resumes from its resourceVersion instead of listing again, a 410 lists
+again, a cluster outage makes workloads Unknown and back, one watcher per cluster and a standby that takes over
+from a killed one, drift repaired as it happens."""
+
+import pytest
+from kubernetes import client
+
+from tests.conftest import official_client
+from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
+from workloads import manifests
+from workloads.cluster import collect, push, sync
+from workloads.models import MetricSample, Pod, Workload
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def phase_of(workload) -> str:
+    return Workload.objects.values_list("actual_phase", flat=True).get(pk=workload.pk)
+
+
+def requests(sim, verb: str, resource: str) -> int:
+    return sim.stats().get((verb, resource), 0)
+
+
+def test_phases_arrive_by_watch_with_one_list_per_kind_and_no_round(sim_org, start_watcher):
+    watcher = start_watcher()
+    wait_for(lambda: watcher.said(f"watching cluster {sim_org.cluster.name}"), what="the watcher to hold the lease")
+    workload = make_workload(sim_org.project, "watched", annotations=run_seconds(600))
+    push.workload_push(workload.pk)
+    wait_for(lambda: phase_of(workload) == "Running", timeout=30, what="Running, by watch")
+    assert sync.cluster_sync(sim_org.cluster.pk) is None  # a round finds the cluster followed: it does nothing
+    assert requests(sim_org.sim, "list", "jobs") == 1
+    assert requests(sim_org.sim, "list", "pods") == 1
+    assert requests(sim_org.sim, "watch", "jobs") >= 1
+
+
+def following(watcher, org) -> bool:
+    return watcher.said(f"watching cluster {org.cluster.name}") > 0
+
+
+def running_workload(org, name: str):
+    workload = make_workload(org.project, name, annotations=run_seconds(600))
+    push.workload_push(workload.pk)
+    wait_for(lambda: phase_of(workload) == "Running", timeout=30, what=f"{name} Running, by watch")
+    return Workload.objects.select_related("project").get(pk=workload.pk)
+
+
+def test_a_watch_that_ends_resumes_from_its_resource_version_without_listing_again(sim_org, start_watcher):
+    watcher = start_watcher(WATCH_TIMEOUT_SECONDS=1)  # each watch ends after 1-2 s, as the server's timeout
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    running_workload(sim_org, "first")
+    wait_for(lambda: requests(sim_org.sim, "watch", "jobs") >= 4, timeout=20, what="watches to end and resume")
+    second = running_workload(sim_org, "second")  # a change after the resumptions still arrives
+    assert requests(sim_org.sim, "list", "jobs") == 1
+    assert requests(sim_org.sim, "list", "pods") == 1
+    assert phase_of(second) == "Running"
+
+
+def test_a_410_on_resume_lists_again_and_applies_what_changed_meanwhile(worker, sim_org, start_kubesim,
+                                                                        start_watcher):
+    sim = start_kubesim(run_seconds=600)
+    sim_org.cluster.api_server_url = sim.url
+    sim_org.cluster.save()
+    watcher = start_watcher()
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = running_workload(sim_org, "relisted")
+    name = manifests.object_name(push.workload_ref(workload))
+    batch = client.BatchV1Api(official_client(sim))
+    first_uid = batch.read_namespaced_job(name, sim_org.namespace).metadata.uid
+
+    sim.set_faults(outage=True)  # every watch ends, and cannot resume while the API answers 503
+    wait_for(lambda: watcher.said("watch of Job"), what="the Job watch to fail")
+    with sim.store.lock:  # meanwhile, behind the API: the Job goes, and the history with it
+        sim.api.delete(sim.registry.by_kind("batch/v1", "Job"), sim_org.namespace, name,
+                       {"propagationPolicy": "Background"})
+    sim.compact()
+    sim.set_faults(outage=False)
+
+    wait_for(lambda: watcher.said("watch of Job in all namespaces: resourceVersion"), what="410 to the Job watch")
+    assert sim.stats()[("list", "jobs")] == 2  # the first list, and the one after the 410
+
+    def recreated():
+        try:
+            return batch.read_namespaced_job(name, sim_org.namespace).metadata.uid != first_uid
+        except client.ApiException:
+            return False
+
+    wait_for(recreated, timeout=30, what="the Job, missing after the relist, pushed again")
+    wait_for(lambda: phase_of(workload) == "Running", timeout=30, what="Running again")
+
+
+def test_a_cluster_outage_makes_workloads_unknown_then_the_watch_brings_them_back(sim_org, start_watcher):
+    watcher = start_watcher(SYNC_DISCONNECTED_AFTER_ROUNDS=2)
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = running_workload(sim_org, "outage")
+    sim_org.sim.set_faults(outage=True)
+    wait_for(lambda: phase_of(workload) == "Unknown", timeout=30, what="Unknown while the cluster is away")
+    sim_org.cluster.refresh_from_db()
+    assert sim_org.cluster.status == "Disconnected"
+    sim_org.sim.set_faults(outage=False)
+    wait_for(lambda: phase_of(workload) == "Running", timeout=30, what="Running once the cluster is back")
+    wait_for(lambda: type(sim_org.cluster).objects.get(pk=sim_org.cluster.pk).status == "Connected",
+             what="the cluster Connected again")
+
+
+def test_one_watcher_follows_a_cluster_and_a_standby_takes_over_when_it_is_killed(sim_org, start_watcher):
+    first, second = start_watcher(), start_watcher()
+    wait_for(lambda: following(first, sim_org) or following(second, sim_org), what="a watcher to hold the lease")
+    holder, standby = (first, second) if following(first, sim_org) else (second, first)
+    wait_for(lambda: standby.said("is followed by another watcher"), what="the standby to wait")
+    running_workload(sim_org, "before")
+    assert not following(standby, sim_org)
+    holder.kill()  # no release: the lease goes with its database session (or the process's file lock)
+    wait_for(lambda: following(standby, sim_org), timeout=15, what="the standby to take the lease")
+    running_workload(sim_org, "after")
+
+
+def test_drift_is_repaired_as_it_happens(worker, sim_org, start_watcher):
+    watcher = start_watcher()
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = running_workload(sim_org, "drift")
+    name = manifests.object_name(push.workload_ref(workload))
+    batch = client.BatchV1Api(sim_org.k8s)
+    first_uid = batch.read_namespaced_job(name, sim_org.namespace).metadata.uid
+    batch.delete_namespaced_job(name, sim_org.namespace, propagation_policy="Background")  # behind our back
+    wait_for(lambda: [j for j in batch.list_namespaced_job(sim_org.namespace).items
+                      if j.metadata.name == name and j.metadata.uid != first_uid], timeout=30,
+             what="the deleted Job pushed again")
+    orphan = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "orphan", "labels": {manifests.MANAGED_BY_LABEL: manifests.MANAGED_BY,
+                                     manifests.WORKLOAD_ID_LABEL: "00000000-0000-0000-0000-000000000000"}},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    batch.create_namespaced_job(sim_org.namespace, orphan)
+    wait_for(lambda: "orphan" not in [j.metadata.name for j in batch.list_namespaced_job(sim_org.namespace).items],
+             timeout=30, what="the orphan deleted")
+    wait_for(lambda: phase_of(workload) == "Running", timeout=30, what="Running again")
+
+
+def test_a_suspension_whose_task_was_lost_is_applied_once_its_grace_has_passed(worker, sim_org, start_watcher):
+    watcher = start_watcher()
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = running_workload(sim_org, "lost-suspend")
+    # The intent changes, and its task is lost (nothing enqueued): nothing on the cluster says so.
+    row = Workload.objects.get(pk=workload.pk)
+    row.desired_phase = "Stopped"
+    row.save(update_fields=["desired_phase", "updated_at"])
+    wait_for(lambda: phase_of(workload) == "Stopped", timeout=40, what="Stopped, by the repair once due")
+
+
+def test_a_metrics_round_reads_the_pods_the_watch_keeps_and_lists_only_their_usage(sim_org, start_watcher):
+    watcher = start_watcher()
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = running_workload(sim_org, "measured")
+    wait_for(lambda: Pod.objects.filter(workload=workload, phase="Running").exists(), what="its pod row")
+    sim_org.sim.reset_stats()
+    assert collect.cluster_collect_metrics(sim_org.cluster.pk) > 0
+    assert MetricSample.objects.filter(workload=workload, type="RUNNING_POD_COUNT", value=1).exists()
+    assert MetricSample.objects.filter(workload=workload, type="CPU_USAGE_CORES").exclude(pod_name="").exists()
+    lists = {resource for (verb, resource), n in sim_org.sim.stats().items() if verb == "list"}
+    assert "pods" not in lists and lists  # the usage (metrics.k8s.io), never the pods again

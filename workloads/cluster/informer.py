@@ -1,0 +1,436 @@
+"""What one cluster runs, kept current by watches: a store of the product's objects grouped by workload, and the
+reflectors that fill it, as client-go's informers do.
+
+A `Reflector` (one thread per kind, and per namespace where the account may only read inside its namespaces)
+LISTs its kind once, then WATCHes from the list's resourceVersion with bookmarks; a watch that ends (its
+timeout, a dropped connection, an outage) resumes from the last resourceVersion seen, so nothing is listed
+again; one that is too old for the server (410 Expired) lists again and replaces what the store held of the
+kind. An account that may list but not watch (RBAC of an older deploy/) is polled: a LIST every
+SYNC_INTERVAL_SECONDS, compared with the store.
+
+The `Store` keeps each object as the reflector trimmed it, to what the phases, endpoints and repairs read (no pod
+specs, no secret data, no managed fields), and marks *dirty* each workload whose objects, pods or Warning events changed; the
+watcher (`workloads.cluster.watcher`) takes the dirty ones and applies them.
+"""
+
+import logging
+import random
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+
+import orjson
+
+from studio.clusters import kube
+from workloads import manifests
+from workloads.cluster import phases
+
+log = logging.getLogger(__name__)
+POD, EVENT, NAMESPACE = kube.POD, kube.EVENT, ("v1", "Namespace")
+WARNING_SELECTOR = "type=Warning"
+BACKOFF_MAX_SECONDS = 30.0
+REPLICA_SPECS = "ReplicaSpecs"
+
+
+# --- trimming --------------------------------------------------------------------------------------------
+
+KEPT_LABELS = (manifests.WORKLOAD_ID_LABEL, phases.REPLICA_TYPE_LABEL)
+CONDITION_KEYS = ("type", "status", "reason", "message", "lastTransitionTime")
+POD_CONDITIONS = ("PodScheduled", "Ready")  # the only ones phases and pending reasons read
+# Of these kinds, only these spec fields are read (phases, the suspension repair); the rest of a spec goes.
+SPEC_KEPT = {("batch/v1", "Job"): ("suspend",), ("apps/v1", "Deployment"): ("replicas",)}
+CONTAINER_KEYS = ("name", "image", "state", "lastState", "restartCount", "ready")
+POD_STATUS_KEYS = ("phase", "reason", "message", "hostIP", "startTime")
+
+
+def _pick(obj, keys) -> dict:
+    return {k: obj[k] for k in keys if k in obj} if isinstance(obj, dict) else {}
+
+
+def _meta(meta: dict) -> dict:
+    """What the sync reads of metadata: identity, times, our labels, whether a controller owns it."""
+    out = _pick(meta, ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
+                       "generation"))
+    labels = meta.get("labels") or {}
+    kept = {k: labels[k] for k in KEPT_LABELS if k in labels}
+    if kept:
+        out["labels"] = kept
+    if any(isinstance(r, dict) and r.get("controller") for r in meta.get("ownerReferences") or ()):
+        out["ownerReferences"] = [{"controller": True}]
+    return out
+
+
+def _pod_status(status) -> dict:
+    if not isinstance(status, dict):
+        return {}
+    out = _pick(status, POD_STATUS_KEYS)
+    conditions = [_pick(c, CONDITION_KEYS) for c in status.get("conditions") or ()
+                  if isinstance(c, dict) and c.get("type") in POD_CONDITIONS]
+    if conditions:
+        out["conditions"] = conditions
+    for key in ("initContainerStatuses", "containerStatuses"):
+        if isinstance(status.get(key), list) and status[key]:
+            out[key] = [{k: v for k, v in _pick(c, CONTAINER_KEYS).items() if v != {}} for c in status[key]]
+    return out
+
+
+def _status(status) -> dict:
+    if not isinstance(status, dict):
+        return status
+    if isinstance(status.get("conditions"), list):
+        return {**status, "conditions": [_pick(c, CONDITION_KEYS) for c in status["conditions"]]}
+    return status
+
+
+def _containers(items) -> list[dict]:
+    return [{"name": c.get("name"), "image": c.get("image")} for c in items or () if isinstance(c, dict)]
+
+
+def trim(kind: tuple[str, str], obj: dict) -> dict:
+    """The object as much as the store's readers need (`phases`, `pending`, `endpoints`, the repairs), which at
+    100,000 workloads is the difference between gigabytes and a few hundred megabytes: no managed fields or
+    annotations, no pod specs but the node and the containers' images, no templates' pod specs, no Secret data.
+    Kept objects are never changed after: readers share them without copying."""
+    out = {"apiVersion": obj.get("apiVersion") or kind[0], "kind": obj.get("kind") or kind[1],
+           "metadata": _meta(obj.get("metadata") or {})}
+    if kind == EVENT:
+        out["metadata"] = _pick(obj.get("metadata") or {}, ("name", "namespace", "uid", "resourceVersion",
+                                                             "creationTimestamp"))
+        for key in ("involvedObject", "reason", "message", "type", "lastTimestamp", "eventTime"):
+            if key in obj:
+                out[key] = _pick(obj[key], ("kind", "name", "namespace", "uid")) if key == "involvedObject" \
+                    else obj[key]
+        return out
+    if kind[1] == "Secret":
+        return out
+    spec = obj.get("spec")
+    if kind == POD:
+        if isinstance(spec, dict):
+            out["spec"] = {k: v for k, v in (("nodeName", spec.get("nodeName")),
+                                             ("containers", _containers(spec.get("containers"))),
+                                             ("initContainers", _containers(spec.get("initContainers")))) if v}
+        out["status"] = _pod_status(obj.get("status"))
+        return out
+    if isinstance(spec, dict):
+        out["spec"] = _pick(spec, SPEC_KEPT[kind]) if kind in SPEC_KEPT else _without_pod_specs(spec)
+    if "status" in obj:
+        out["status"] = _status(obj["status"])
+    return out
+
+
+def _without_pod_specs(spec: dict) -> dict:
+    """A controller's spec with its pod template's spec dropped (its metadata stays: Knative's scale bounds are
+    annotations there), in the template itself and in each replica spec of a Kubeflow job."""
+    spec = dict(spec)
+    if isinstance(spec.get("template"), dict):
+        spec["template"] = {k: v for k, v in spec["template"].items() if k != "spec"}
+    for key, replicas in list(spec.items()):
+        if key.endswith(REPLICA_SPECS) and isinstance(replicas, dict):
+            spec[key] = {role: {k: v for k, v in r.items() if k != "template"} if isinstance(r, dict) else r
+                         for role, r in replicas.items()}
+    return spec
+
+
+# --- the store -------------------------------------------------------------------------------------------
+
+def _key(obj: dict) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _wid(obj: dict) -> str | None:
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL) or None
+
+
+def _event_key(event: dict) -> tuple[tuple[str, str], str]:
+    """((namespace, name) of the object an event is about, the event's uid)."""
+    involved = event.get("involvedObject") or {}
+    namespace = involved.get("namespace") or (event.get("metadata") or {}).get("namespace") or ""
+    return (namespace, involved.get("name") or ""), (event.get("metadata") or {}).get("uid") or ""
+
+
+def _version(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("resourceVersion") or ""
+
+
+class Store:
+    """A cluster's objects by kind, and which belong to each workload (by its id label); Warning events by the
+    object they are about. Objects are kept as compact JSON (a third of the memory of the dicts: at 100,000
+    workloads, hundreds of megabytes), decoded when a pass reads them."""
+
+    def __init__(self, *, namespaces: Iterable[str] | None = None):
+        self.lock = threading.Lock()
+        self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> (resourceVersion, wid, JSON)
+        self.groups: dict = {}  # wid -> ((kind, (namespace, name)), ...): the workload's objects
+        self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> event
+        self.dirty: set[str] = set()
+        self.changed = threading.Event()  # set when something became dirty
+        self.namespaces = set(namespaces) if namespaces is not None else None  # events kept from these only
+
+    # writers: the reflectors
+
+    def apply(self, kind: tuple[str, str], kind_of_event: str, obj: dict) -> None:
+        """One watch event (ADDED, MODIFIED, DELETED) of `kind`."""
+        with self.lock:
+            if kind == EVENT:
+                self._event(kind_of_event, obj)
+            elif kind_of_event == "DELETED":
+                self._remove(kind, _key(obj))
+            else:
+                self._put(kind, obj)
+            self._wake()
+
+    def replace(self, kind: tuple[str, str], namespace: str | None, objects: list[dict]) -> None:
+        """What a LIST of `kind` (in `namespace`, or everywhere) found: objects gone are removed, changed ones
+        put, unchanged ones (same resourceVersion) left as they are."""
+        with self.lock:
+            if kind == EVENT:
+                fresh = {}
+                for event in objects:
+                    key, uid = _event_key(event)
+                    if uid:
+                        fresh[(key, uid)] = event
+                for key in [k for k in self.warnings if namespace is None or k[0] == namespace]:
+                    for uid, old in list(self.warnings[key].items()):
+                        if (key, uid) not in fresh:
+                            self._event("DELETED", old)
+                for (key, uid), event in fresh.items():
+                    old = self.warnings.get(key, {}).get(uid)
+                    if old is None or _version(old) != _version(event):
+                        self._event("ADDED", event)
+            else:
+                current = {_key(o): o for o in objects}
+                for key in [k for k in self.items[kind] if namespace is None or k[0] == namespace]:
+                    if key not in current:
+                        self._remove(kind, key)
+                for key, obj in current.items():
+                    old = self.items[kind].get(key)
+                    if old is None or old[0] != _version(obj) or not old[0]:
+                        self._put(kind, obj)
+            self._wake()
+
+    def forget_namespace(self, namespace: str) -> None:
+        """Everything of a namespace no longer followed (namespaced reads: its reflectors stopped)."""
+        with self.lock:
+            for kind in list(self.items):
+                for key in [k for k in self.items[kind] if k[0] == namespace]:
+                    self._remove(kind, key)
+            for key in [k for k in self.warnings if k[0] == namespace]:
+                for uid in list(self.warnings[key]):
+                    self._event("DELETED", self.warnings[key][uid])
+            self._wake()
+
+    def set_namespaces(self, namespaces: Iterable[str]) -> None:
+        with self.lock:
+            self.namespaces = set(namespaces)
+
+    def _put(self, kind, obj: dict) -> None:
+        namespace, name = _key(obj)
+        key = (sys.intern(namespace), name)
+        wid = _wid(obj)
+        wid = sys.intern(wid) if wid else None
+        old = self.items[kind].get(key)
+        if old is not None and old[1] != wid:
+            self._remove(kind, key)
+            old = None
+        # A copy of the exact size: orjson leaves each result in a buffer of several kilobytes.
+        self.items[kind][key] = (_version(obj), wid, bytes(memoryview(orjson.dumps(obj))))
+        if wid:
+            if old is None:
+                self.groups[wid] = (*self.groups.get(wid, ()), (kind, key))
+            self.dirty.add(wid)
+
+    def _remove(self, kind, key) -> None:
+        old = self.items[kind].pop(key, None)
+        if old is None or not old[1]:
+            return
+        wid = old[1]
+        members = tuple(m for m in self.groups.get(wid, ()) if m != (kind, key))
+        if members:
+            self.groups[wid] = members
+        else:
+            self.groups.pop(wid, None)
+        self.dirty.add(wid)
+
+    def _owners(self, key: tuple[str, str]) -> set[str]:
+        """The workloads whose objects are named `key` (an event's object): one lookup per kind."""
+        return {entry[1] for found in self.items.values() if (entry := found.get(key)) and entry[1]}
+
+    def _event(self, kind_of_event: str, event: dict) -> None:
+        key, uid = _event_key(event)
+        if not uid or (self.namespaces is not None and key[0] not in self.namespaces):
+            return
+        if kind_of_event == "DELETED":
+            found = self.warnings.get(key)
+            if found is None or found.pop(uid, None) is None:
+                return
+            if not found:
+                del self.warnings[key]
+        else:
+            if event.get("type") not in (None, "Warning"):
+                return
+            self.warnings[key][uid] = event
+        self.dirty.update(self._owners(key))
+
+    def _wake(self) -> None:
+        if self.dirty:
+            self.changed.set()
+
+    # readers: the watcher
+
+    def take_dirty(self) -> set[str]:
+        with self.lock:
+            dirty, self.dirty = self.dirty, set()
+            self.changed.clear()
+            return dirty
+
+    def mark(self, wids: Iterable[str]) -> None:
+        with self.lock:
+            self.dirty.update(wids)
+            self._wake()
+
+    def view(self, wids: Iterable[str] | None = None) -> tuple[dict, dict, dict]:
+        """(objects, pods, warnings) as a sync round groups them — wid -> kind -> [object], wid -> [pod],
+        (namespace, name) -> [event] — for these workloads, or for every workload the store holds."""
+        with self.lock:
+            chosen = list(self.groups) if wids is None else [w for w in wids if w in self.groups]
+            found = {wid: [(kind, key, self.items[kind][key][2]) for kind, key in self.groups[wid]] for wid in chosen}
+            warnings = {key: list(self.warnings[key].values()) for members in found.values()
+                        for _, key, _ in members if key in self.warnings}
+        objects, pods = {}, {}
+        for wid, members in found.items():  # decoded outside the lock: the reflectors go on meanwhile
+            for kind, _, blob in members:
+                if kind == POD:
+                    pods.setdefault(wid, []).append(orjson.loads(blob))
+                else:
+                    objects.setdefault(wid, {}).setdefault(kind, []).append(orjson.loads(blob))
+        return objects, pods, warnings
+
+    def namespaces_seen(self) -> set[str]:
+        with self.lock:
+            return {key[1] for key in self.items.get(NAMESPACE, {})}
+
+    def size(self) -> dict:
+        with self.lock:
+            return {"objects": sum(len(v) for k, v in self.items.items() if k != NAMESPACE),
+                    "workloads": len(self.groups), "warnings": sum(len(v) for v in self.warnings.values()),
+                    "bytes": sum(len(e[2]) for v in self.items.values() for e in v.values())}
+
+
+# --- the reflectors --------------------------------------------------------------------------------------
+
+class Reflector(threading.Thread):
+    """LIST then WATCH one kind (in one namespace, or in all), into the store, until stopped."""
+
+    def __init__(self, conn: kube.Connection, kind: tuple[str, str], store: Store, *, namespace: str | None = None,
+                 label_selector: str = kube.MANAGED_BY_SELECTOR, field_selector: str = "",
+                 watch_seconds: float = 300.0, poll_seconds: float = 5.0):
+        super().__init__(name=f"reflector {kind[1]} {namespace or '*'}", daemon=True)
+        self.conn, self.kind, self.store, self.namespace = conn, kind, store, namespace
+        self.label_selector, self.field_selector = label_selector, field_selector
+        self.watch_seconds, self.poll_seconds = watch_seconds, poll_seconds
+        self.stopping = threading.Event()
+        self.synced = threading.Event()  # the first LIST is in the store
+        self.failing_since: float | None = None  # the cluster did not answer this reflector since then
+        self.failure = ""
+        self.forbidden = False  # the account may not read this kind here (403): nothing to follow, not an outage
+        self.polling = False  # the account may list but not watch: a LIST every poll_seconds
+        self.lists = self.watches = self.expired = 0
+        self.resource_version: str | None = None
+        self._response = None
+
+    def stop(self) -> None:
+        self.stopping.set()
+        response = self._response
+        if response is not None:
+            try:
+                response.shutdown()  # unblocks the read in the reflector's thread
+            except Exception:  # noqa: BLE001 - already closed, or closing: either way it ends
+                pass
+
+    def run(self) -> None:
+        backoff = 1.0
+        while not self.stopping.is_set():
+            try:
+                if self.resource_version is None or self.polling:
+                    self._list()
+                if self.polling:
+                    self.stopping.wait(self.poll_seconds)
+                    continue
+                self._watch()
+                backoff = 1.0
+            except kube.Expired:
+                self.expired += 1
+                log.info("watch of %s in %s: resourceVersion %s too old (410), listing again", self.kind[1],
+                         self.namespace or "all namespaces", self.resource_version)
+                self.resource_version = None
+            except kube.PermanentClusterError as exc:
+                if self.stopping.is_set():
+                    return
+                if exc.status == 403 and self.synced.is_set() and not self.polling and not self.forbidden:
+                    log.warning("the account may list but not watch %s (add `watch` to its role, deploy/rbac.yaml):"
+                                " polling every %.0f s", self.kind[1], self.poll_seconds)
+                    self.polling = True
+                    continue
+                if exc.status == 403:
+                    self.forbidden = True  # e.g. a namespace whose RoleBinding is not made yet
+                    self.synced.set()
+                    self._healthy()
+                else:
+                    self._failed(exc.message)
+                self.stopping.wait(min(backoff * 4, 60.0))
+                backoff = min(backoff * 2, BACKOFF_MAX_SECONDS)
+            except (kube.ClusterError, *kube.TRANSIENT_ERRORS, ValueError) as exc:
+                if self.stopping.is_set():
+                    return
+                self._failed(str(getattr(exc, "message", "") or exc) or type(exc).__name__)
+                self.stopping.wait(backoff * (0.5 + random.random()))  # jitter: reflectors do not stampede
+                backoff = min(backoff * 2, BACKOFF_MAX_SECONDS)
+
+    def _list(self) -> None:
+        items, version = kube.list_snapshot(self.conn, *self.kind, namespace=self.namespace,
+                                            label_selector=self.label_selector, field_selector=self.field_selector,
+                                            each=lambda obj: trim(self.kind, obj))
+        self.lists += 1
+        self.forbidden = False
+        self.store.replace(self.kind, self.namespace, items)
+        self.resource_version = version
+        self.synced.set()
+        self._healthy()
+
+    def _watch(self) -> None:
+        # client-go's spread: each watch lasts between one and two timeouts, so that they do not end together.
+        seconds = int(self.watch_seconds * (1 + random.random()))
+        self.watches += 1
+        events = kube.watch_stream(self.conn, *self.kind, resource_version=self.resource_version,
+                                   namespace=self.namespace, label_selector=self.label_selector,
+                                   field_selector=self.field_selector, timeout_seconds=seconds,
+                                   on_response=self._opened)
+        try:
+            for event in events:
+                if self.stopping.is_set():
+                    return
+                version = _version(event["object"])
+                if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                    self.store.apply(self.kind, event["type"], trim(self.kind, event["object"]))
+                if version:
+                    self.resource_version = version
+        finally:
+            self._response = None
+
+    def _opened(self, response) -> None:
+        self._response = response
+        if self.stopping.is_set():
+            response.shutdown()
+        self._healthy()
+
+    def _healthy(self) -> None:
+        self.failing_since, self.failure = None, ""
+
+    def _failed(self, message: str) -> None:
+        if self.failing_since is None:
+            self.failing_since = time.monotonic()
+            log.warning("%s of %s: %s", "list" if self.resource_version is None else "watch", self.kind[1], message)
+        self.failure = message

@@ -1,0 +1,332 @@
+"""The sync follows each cluster by watch: `manage.py cluster_watch` runs one watcher per cluster.
+
+A watcher competes for its cluster's lease (`round_locks.ClusterLease`: a PostgreSQL advisory lock on its own
+database session, a `flock` elsewhere), the one a sync round takes: one follower per cluster however many
+processes run, and a holder that dies (a killed process, a lost database session) frees it at once for a
+standby. While it holds the lease it:
+
+1. starts a reflector per kind (`workloads.cluster.informer`): one LIST, then WATCHes from its resourceVersion with
+   bookmarks, resumed where they stopped, listed again on 410 only;
+2. once every kind is listed, derives every followed workload from the store, as a round does (the *full
+   pass*, `sync.reconcile`);
+3. then applies each change as it arrives: the workloads whose objects, pods or Warning events changed are
+   gathered for SYNC_BATCH_SECONDS, derived again (the pure `phases.derive_phase`) and written in one
+   transaction, in bulk (a *pass*);
+4. every SYNC_INTERVAL_SECONDS (a *tick*): says the cluster is Connected (or counts a failed round while a
+   watch cannot reach it, as rounds did: Disconnected and Unknown after SYNC_DISCONNECTED_AFTER_ROUNDS), and
+   passes again the workloads whose repair came due (a push, suspension or removal the cluster still lacks a
+   grace after the intent changed) and those still waiting (time-bound phases: an image pull's grace);
+5. every SYNC_RESYNC_SECONDS, the safety net: discovery again (Knative or Kubeflow installed meanwhile) and a
+   full pass from the store, no LIST.
+
+Beat's `clusters_sync` round takes the same lease, so it does nothing while a watcher follows the cluster, and
+is the slow fallback where none runs.
+"""
+
+import logging
+import threading
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.utils import timezone
+from prometheus_client import Counter
+
+from studio.clusters import kube
+from studio.gc_pause import gc_paused
+from studio.models import Cluster
+from workloads.cluster import informer, sync
+from workloads.cluster.round_locks import ClusterLease
+from workloads.models import Workload
+
+log = logging.getLogger(__name__)
+# Workloads whose phase may change with time alone (a container waiting for its image past the pull's grace is
+# Failed, phases.IMAGE_PULL_GRACE) are derived again this often, even when nothing about them changed.
+REQUEUE_WAITING_SECONDS = 30.0
+TIME_BOUND = {"Initializing"}
+MAX_GATHER = 2.0
+PASSES = Counter("studio_watch_passes_total", "Passes of the cluster watchers, by kind (full, changes).",
+                 ["cluster", "kind"])
+APPLIED = Counter("studio_watch_workloads_total", "Workloads derived again by the cluster watchers.", ["cluster"])
+
+
+class ClusterWatcher(threading.Thread):
+    """Follows one cluster while it holds the cluster's lease; waits for it otherwise."""
+
+    def __init__(self, cluster_id: str, *, version: str = ""):
+        super().__init__(name=f"watch {cluster_id}", daemon=True)
+        self.cluster_id, self.version = str(cluster_id), version
+        self.stopping = threading.Event()
+        self.following: Following | None = None
+        self._waiting_logged = False
+
+    def stop(self) -> None:
+        self.stopping.set()
+        following = self.following
+        if following is not None:
+            following.stop_reflectors()
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                try:
+                    self._hold_and_follow()
+                except DatabaseError as exc:
+                    log.warning("watch of cluster %s: the database failed (%s); the lease went with its session",
+                                self.cluster_id, exc)
+                    connection.close()
+                except Exception:
+                    log.exception("watch of cluster %s failed; starting over", self.cluster_id)
+                    connection.close()
+                self.stopping.wait(settings.SYNC_INTERVAL_SECONDS)
+        finally:
+            connection.close()
+
+    def _hold_and_follow(self) -> None:
+        cluster = Cluster.objects.filter(pk=self.cluster_id).first()
+        if cluster is None:
+            return
+        lease = ClusterLease(cluster.pk, "sync")
+        if not lease.acquire():
+            if not self._waiting_logged:
+                log.info("cluster %s is followed by another watcher (or a round); this one waits", cluster.name)
+                self._waiting_logged = True
+            return
+        self._waiting_logged = False
+        log.info("watching cluster %s", cluster.name)
+        try:
+            self.following = Following(cluster, lease, self.stopping)
+            self.following.run()
+        finally:
+            if self.following is not None:
+                self.following.stop_reflectors()
+            self.following = None
+            lease.release()
+
+
+class Following:
+    """One tenure of a cluster's lease: the reflectors, the store, the queues, the clocks of ticks and resyncs."""
+
+    def __init__(self, cluster: Cluster, lease: ClusterLease, stopping: threading.Event):
+        self.cluster, self.lease, self.stopping = cluster, lease, stopping
+        self.reflectors: dict[tuple, informer.Reflector] = {}
+        self.queues = sync.Queues()
+        self.groups: set[str] = set()
+        self.everywhere = True
+        self.store = informer.Store()
+        self.conn: kube.Connection | None = None
+        self.unknown = False  # the cluster's workloads were marked Unknown: derive them all once it is back
+        self.scanned_to = None  # repairs came due up to this time
+        self.requeued_at = time.monotonic()
+        self.last_pass_seconds = 0.0
+
+    # --- the loop ------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.conn = kube.connect(self.cluster)
+        try:
+            self.groups = kube.api_groups(self.conn)
+        except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
+            sync.round_failed(self.cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
+            return
+        self.store.set_namespaces(self._project_namespaces())
+        if not self._wait_for_lists():
+            return
+        self.full_pass()
+        next_tick = time.monotonic() + settings.SYNC_INTERVAL_SECONDS
+        next_resync = time.monotonic() + settings.SYNC_RESYNC_SECONDS
+        while not self.stopping.is_set():
+            woke = self.store.changed.wait(max(0.0, next_tick - time.monotonic()))
+            if self.stopping.is_set() or not self._still_held():
+                return
+            if woke:
+                # Gather what arrives together: SYNC_BATCH_SECONDS, or as long as the last pass took (up to
+                # MAX_GATHER) while a burst keeps passes busy, so that a workload's next events join its pass.
+                self.stopping.wait(min(max(settings.SYNC_BATCH_SECONDS, self.last_pass_seconds), MAX_GATHER))
+                began = time.monotonic()
+                self.apply(self.store.take_dirty())
+                self.last_pass_seconds = time.monotonic() - began
+            now = time.monotonic()
+            if now >= next_tick:
+                self.tick()
+                next_tick = now + settings.SYNC_INTERVAL_SECONDS
+            if now >= next_resync:
+                self.resync()
+                next_resync = now + settings.SYNC_RESYNC_SECONDS
+
+    def _still_held(self) -> bool:
+        if self.lease.held():
+            return True
+        log.warning("watch of cluster %s: the lease's database session is gone; following stops",
+                    self.cluster.name)
+        return False
+
+    def _wait_for_lists(self) -> bool:
+        """Start the reflectors and wait until each has listed its kind, counting failed rounds meanwhile."""
+        while not self.stopping.is_set():
+            if self.everywhere and any(r.forbidden for r in self.reflectors.values()):
+                # The account may not read across namespaces (deploy/rbac.yaml): one watch per kind in each
+                # namespace the product manages, as listed by the managed-by label.
+                log.info("watch of cluster %s: reading inside each managed namespace", self.cluster.name)
+                self.everywhere = False
+                self.stop_reflectors()
+                self.reflectors = {}
+                self.store = informer.Store(namespaces=self.store.namespaces)
+            self._adjust_reflectors()
+            if all(r.synced.is_set() for r in self.reflectors.values()) and self._namespaces_followed():
+                return True
+            self.stopping.wait(min(0.2, settings.SYNC_INTERVAL_SECONDS))
+            if any(r.failing_since is not None and time.monotonic() - r.failing_since >= settings.SYNC_INTERVAL_SECONDS
+                   for r in self.reflectors.values()):
+                self.tick()
+                self.stopping.wait(settings.SYNC_INTERVAL_SECONDS)
+            if not self._still_held():
+                return False
+        return False
+
+    # --- passes --------------------------------------------------------------------------------------------
+
+    def full_pass(self) -> sync.SyncReport:
+        now = timezone.now()
+        with gc_paused():
+            objects, pods, warnings = self.store.view()
+            seen = sync.Seen(knative="serving.knative.dev" in self.groups, started_at=now, groups=self.groups,
+                             objects=objects, pods=pods, warnings=warnings)
+            report = sync.reconcile(self.conn, self.cluster, seen, now=now, queues=self.queues)
+        PASSES.labels(self.cluster.name, "full").inc()
+        APPLIED.labels(self.cluster.name).inc(report.workloads)
+        self.store.mark(report.retry)
+        self.unknown = False
+        log.log(logging.DEBUG if self.scanned_to else logging.INFO, "watch of cluster %s: full pass over %d "
+                "workloads, %d changed", self.cluster.name, report.workloads, report.changed)
+        self.scanned_to = self.scanned_to or now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
+        return report
+
+    def apply(self, wids: set[str]) -> sync.SyncReport | None:
+        """A pass over the workloads whose objects changed (or whose time came): derived again, written at once."""
+        if not wids:
+            return None
+        now = timezone.now()
+        with gc_paused():
+            objects, pods, warnings = self.store.view(wids)
+            seen = sync.Seen(knative="serving.knative.dev" in self.groups, started_at=now, groups=self.groups,
+                             objects=objects, pods=pods, warnings=warnings)
+            report = sync.reconcile(self.conn, self.cluster, seen, now=now, only=wids, queues=self.queues)
+        PASSES.labels(self.cluster.name, "changes").inc()
+        APPLIED.labels(self.cluster.name).inc(len(wids))
+        log.debug("watch of cluster %s: %d workloads derived, %d written in %.2f s", self.cluster.name, len(wids),
+                  report.changed, (timezone.now() - now).total_seconds())
+        self.store.mark(report.retry)
+        return report
+
+    def tick(self) -> None:
+        failing = [r for r in self.reflectors.values() if r.failing_since is not None]
+        if failing:
+            failed = sync.round_failed(self.cluster, failing[0].failure or "The cluster API is unreachable")
+            self.unknown = self.unknown or failed >= settings.SYNC_DISCONNECTED_AFTER_ROUNDS
+            return
+        Cluster.objects.filter(pk=self.cluster.pk).update(
+            status=Cluster.Status.CONNECTED, status_message="", last_seen_at=timezone.now(), failed_rounds=0,
+            has_knative="serving.knative.dev" in self.groups)
+        if self.unknown:
+            self.full_pass()  # every workload marked Unknown is derived again from what the watches resumed
+            return
+        self.store.set_namespaces(self._project_namespaces())
+        self._adjust_reflectors()
+        self.store.mark(self._repairs_due())
+        if time.monotonic() - self.requeued_at >= REQUEUE_WAITING_SECONDS:
+            self.requeued_at = time.monotonic()
+            self.store.mark(wid for wid, row in self.queues.rows.items() if row.phase in TIME_BOUND)
+
+    def resync(self) -> None:
+        try:
+            self.groups = kube.api_groups(self.conn)
+        except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
+            log.warning("watch of cluster %s: discovery failed (%s); resync later", self.cluster.name, exc)
+            return
+        self._adjust_reflectors()
+        self.full_pass()
+
+    def _repairs_due(self) -> set[str]:
+        """The followed rows whose intent changed (or that were created) a grace ago, since the last tick: a
+        repair (push, suspension, removal) may have come due for them."""
+        if self.scanned_to is None:
+            return set()
+        cutoff = timezone.now() - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
+        if cutoff <= self.scanned_to:
+            return set()
+        due = Workload.objects.filter(cluster=self.cluster, updated_at__gt=self.scanned_to, updated_at__lte=cutoff) \
+            .filter(sync.in_play()).values_list("pk", flat=True)
+        self.scanned_to = cutoff
+        return {str(pk) for pk in due}
+
+    # --- reflectors ----------------------------------------------------------------------------------------
+
+    def _project_namespaces(self) -> set[str]:
+        return set(self.cluster.projects.values_list("namespace", flat=True))
+
+    def _wanted(self) -> set[tuple]:
+        """(kind, namespace) of each watch: every kind across namespaces, or in each managed namespace."""
+        kinds = [*sync.listed_kinds(self.groups), kube.POD, kube.EVENT]
+        if self.everywhere:
+            return {(kind, None) for kind in kinds}
+        return {(informer.NAMESPACE, None)} | {(kind, ns) for ns in self.store.namespaces_seen() for kind in kinds}
+
+    def _namespaces_followed(self) -> bool:
+        return self.everywhere or self._wanted() <= set(self.reflectors)
+
+    def _adjust_reflectors(self) -> None:
+        wanted = self._wanted()
+        for key in set(self.reflectors) - wanted:
+            self.reflectors.pop(key).stop()
+            if key[1] is not None and not any(k[1] == key[1] for k in self.reflectors):
+                self.store.forget_namespace(key[1])
+        for kind, namespace in wanted - set(self.reflectors):
+            is_event = kind == kube.EVENT
+            reflector = informer.Reflector(
+                self.conn, kind, self.store, namespace=namespace,
+                label_selector="" if is_event else kube.MANAGED_BY_SELECTOR,
+                field_selector=informer.WARNING_SELECTOR if is_event else "",
+                watch_seconds=settings.WATCH_TIMEOUT_SECONDS, poll_seconds=settings.SYNC_INTERVAL_SECONDS)
+            self.reflectors[(kind, namespace)] = reflector
+            reflector.start()
+
+    def stop_reflectors(self) -> None:
+        for reflector in list(self.reflectors.values()):
+            reflector.stop()
+
+
+def run_watchers(stopping: threading.Event, *, alive_file=None) -> None:
+    """Follow every cluster of the database until `stopping` is set: one watcher per cluster, started for a new
+    cluster, stopped for a deleted one, started again when a cluster's row changes (its credentials)."""
+    watchers: dict[str, ClusterWatcher] = {}
+    try:
+        while not stopping.is_set():
+            try:
+                clusters = {str(pk): str(updated) for pk, updated in Cluster.objects.values_list("pk", "updated_at")}
+            except DatabaseError as exc:
+                log.warning("cluster watch: the database failed (%s); trying again", exc)
+                clusters = None
+            finally:
+                connection.close()
+            if clusters is not None:
+                for cluster_id in set(watchers) - set(clusters):
+                    watchers.pop(cluster_id).stop()
+                for cluster_id, version in clusters.items():
+                    watcher = watchers.get(cluster_id)
+                    if watcher is not None and watcher.version == version and watcher.is_alive():
+                        continue
+                    if watcher is not None:
+                        watcher.stop()
+                        watcher.join(timeout=settings.KUBE_REQUEST_TIMEOUT_SECONDS)
+                    watchers[cluster_id] = ClusterWatcher(cluster_id, version=version)
+                    watchers[cluster_id].start()
+            if alive_file:
+                alive_file.touch()
+            stopping.wait(settings.SYNC_INTERVAL_SECONDS)
+    finally:
+        for watcher in watchers.values():
+            watcher.stop()
+        for watcher in watchers.values():
+            watcher.join(timeout=settings.KUBE_REQUEST_TIMEOUT_SECONDS)
