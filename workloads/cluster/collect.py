@@ -1,8 +1,9 @@
 """Metrics collection per cluster: one round reads the cluster a bounded number of times, whatever the number
 of workloads, and stores MetricSample rows (one per pod and type, plus a workload-level row with pod_name "").
+Its cost grows with the samples it stores (running pods × metrics), not with what the cluster holds.
 
-- pods (counts, and which pod is whose): one paged LIST by the managed-by label;
-- CPU and memory usage: one paged metrics.k8s.io PodMetrics LIST by the same label;
+- pods (counts, and which pod is whose): the Pod rows the sync keeps current (no request to the cluster);
+- CPU and memory usage: one paged metrics.k8s.io PodMetrics LIST by the managed-by label;
 - GPU (DCGM exporter) and Knative request metrics: one Prometheus query per metric, filtered by a regex of the
   namespaces involved, only where the cluster has a `prometheus_url` (PROMETHEUS_TYPES);
 - requests and limits: from the workload's spec, per running pod.
@@ -14,14 +15,14 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 from kubernetes.utils import parse_quantity
 
 from studio.clusters import kube
 from studio.models import Cluster
-from workloads import manifests
 from workloads.cluster.round_locks import cluster_round
-from workloads.models import MetricSample, Workload
+from workloads.models import MetricSample, Pod, Workload
 from workloads.specs import gpu_request_of
 from workloads.telemetry.metric_types import PROMETHEUS_TYPES
 
@@ -39,6 +40,7 @@ PROMETHEUS_QUERIES = {
     "LATENCY": ('revision_app_request_latencies{{namespace=~"{namespaces}"}}', "mean", 1),
 }
 INFERENCE_ONLY = {"THROUGHPUT", "LATENCY"}
+TERMINATING = "Terminating"  # the message of a pod being deleted (phases.pod_summary)
 ACTIVE = {Workload.Phase.PENDING, Workload.Phase.INITIALIZING, Workload.Phase.RUNNING, Workload.Phase.DEGRADED,
           Workload.Phase.RESUMING, Workload.Phase.STOPPING, Workload.Phase.UPDATING, Workload.Phase.CREATING}
 
@@ -79,17 +81,18 @@ def cluster_collect_metrics(cluster_id, *, now: datetime | None = None) -> int |
 
 def _collect(cluster: Cluster, now: datetime) -> int:
     conn = kube.connect(cluster)
+    # The pods as the watcher last wrote them (workloads.cluster.watcher keeps the Pod rows current): no LIST of them.
+    on_cluster = Pod.objects.filter(workload__cluster=cluster, workload__deleted_at__isnull=True).exclude(
+        message=TERMINATING)
     pods_by_workload: dict[str, list[dict]] = defaultdict(list)
-    for pod in kube.list_managed(conn, *kube.POD):
-        wid = (pod["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
-        if wid and not pod["metadata"].get("deletionTimestamp"):
-            pods_by_workload[wid].append(pod)
-    workloads = {str(w.pk): w for w in Workload.objects.filter(cluster=cluster, deleted_at__isnull=True).only(
-        "id", "kind", "spec", "actual_phase", "project__namespace").select_related("project")
-        if str(w.pk) in pods_by_workload or w.actual_phase in ACTIVE}
+    for wid, name, phase in on_cluster.values_list("workload_id", "name", "phase"):
+        pods_by_workload[str(wid)].append({"metadata": {"name": name}, "status": {"phase": phase}})
+    workloads = {str(w.pk): w for w in Workload.objects.filter(cluster=cluster, deleted_at__isnull=True).filter(
+        Q(actual_phase__in=ACTIVE) | Q(pk__in=on_cluster.values("workload_id"))).only(
+        "id", "kind", "spec", "actual_phase", "project__namespace").select_related("project")}
     if not workloads:
         return 0
-    owner = {(p["metadata"]["namespace"], p["metadata"]["name"]): wid
+    owner = {(workloads[wid].project.namespace, p["metadata"]["name"]): wid
              for wid, pods in pods_by_workload.items() if wid in workloads for p in pods}
     samples = Round(now)
     for wid, workload in workloads.items():
