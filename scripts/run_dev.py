@@ -1,7 +1,8 @@
-"""`make run`: the simulated cluster, web, Celery worker and beat, side by side; Ctrl-C stops them all.
+"""`make run`: the simulated cluster, web, Celery worker and beat, and the cluster watcher, side by side; Ctrl-C
+stops them all.
 
 Once the web server and the cluster answer, it prints one short banner (URLs and how to log in) as the last
-thing a user sees: the periodic sync's chatter is DEBUG-level (LOG_LEVEL=DEBUG shows it)."""
+thing a user sees: the periodic tasks' chatter is DEBUG-level (LOG_LEVEL=DEBUG shows it)."""
 
 import os
 import shutil
@@ -51,6 +52,8 @@ PROCESSES = {
                "--concurrency", "2"],
     "beat": [PY, "-m", "celery", "-A", "studio", *(["--quiet"] * QUIET), "beat", "-l", LOG_LEVEL,
              "--schedule", str(ROOT / "var" / "celerybeat-schedule")],
+    # Follows the cluster by watch: each phase change reaches the portal as it happens (workloads/cluster/watcher.py).
+    "watcher": [PY, "manage.py", "cluster_watch"],
 }
 
 
@@ -108,8 +111,6 @@ def main() -> int:
     env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(metrics_dir))
     env.setdefault("LOG_FORMAT", "console")
     env.setdefault("PYTHONWARNINGS", "ignore:::celery.platforms")  # "running as root" is the reader's choice
-    # Sync often enough that a demo workload is seen in each phase on its way (the image pull takes seconds).
-    env.setdefault("SYNC_INTERVAL_SECONDS", "1")
     # NVIDIA's web-viewer-sample under `npm run dev` (Vite) may call the Kit APIs from its own origin.
     env.setdefault("CORS_ALLOWED_ORIGINS", "http://localhost:5173,http://127.0.0.1:5173")
     children = {}

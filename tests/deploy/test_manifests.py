@@ -16,10 +16,12 @@ def pod_specs(docs):
 def test_the_folder_holds_what_the_product_needs():
     docs = rendered()
     assert {doc["metadata"].get("namespace") for doc in docs if doc["kind"] != "Namespace"} == {"paas-studio"}
-    assert set(by_kind(docs, "Deployment")) == {"paas-studio-web", "paas-studio-worker", "paas-studio-beat"}
+    assert set(by_kind(docs, "Deployment")) == {"paas-studio-web", "paas-studio-worker", "paas-studio-beat",
+                                                "paas-studio-watcher"}
     assert set(by_kind(docs, "Job")) == {"paas-studio-migrate"}
     assert set(by_kind(docs, "HorizontalPodAutoscaler")) == {"paas-studio-web", "paas-studio-worker"}
-    assert set(by_kind(docs, "PodDisruptionBudget")) == {"paas-studio-web", "paas-studio-worker"}
+    assert set(by_kind(docs, "PodDisruptionBudget")) == {"paas-studio-web", "paas-studio-worker",
+                                                         "paas-studio-watcher"}
     assert set(by_kind(docs, "Service")) == {"paas-studio-web"} and set(by_kind(docs, "Ingress")) == {"paas-studio"}
 
 
@@ -52,6 +54,16 @@ def test_one_beat_replaced_not_overlapped():
     beat = by_kind(rendered(), "Deployment")["paas-studio-beat"]["spec"]
     assert beat["replicas"] == 1 and beat["strategy"] == {"type": "Recreate"}
     assert beat["template"]["spec"]["containers"][0]["command"][:4] == ["celery", "-A", "studio", "beat"]
+
+
+def test_the_watcher_runs_a_standby_and_proves_it_is_alive():
+    watcher = by_kind(rendered(), "Deployment")["paas-studio-watcher"]["spec"]
+    container = watcher["template"]["spec"]["containers"][0]
+    assert watcher["replicas"] == 2  # each cluster followed by its lease's holder; the other takes over
+    assert container["command"][:3] == ["python", "manage.py", "cluster_watch"]
+    alive = container["command"][container["command"].index("--alive-file") + 1]
+    assert alive in container["livenessProbe"]["exec"]["command"][-1]
+    assert any(m["mountPath"] == "/tmp" for m in container["volumeMounts"]) and alive.startswith("/tmp/")
 
 
 def test_references_point_at_what_exists():

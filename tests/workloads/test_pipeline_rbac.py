@@ -47,7 +47,7 @@ def granted_by(role_name: str) -> dict:
 
 def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_role():
     assert granted_by("paas-studio") == {
-        ("", "namespaces"): {"create", "get", "list", "patch"},
+        ("", "namespaces"): {"create", "get", "list", "watch", "patch"},  # watched: namespaced reads
         ("", "nodes"): {"get", "list", "watch"},
         ("metrics.k8s.io", "pods"): {"get", "list"},
         ("metrics.k8s.io", "nodes"): {"get", "list"},
@@ -64,7 +64,7 @@ def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
         for api_kind in push.workload_object_kinds(kind):
             needed[resource(api_kind)] |= WRITES
     for api_kind in sync.listed_kinds(ALL_GROUPS):
-        needed[resource(api_kind)].add("list")
+        needed[resource(api_kind)] |= {"list", "watch"}  # the watcher: a LIST, then a WATCH from its version
     for kind in ("training", "workspace"):
         api_version, api_kind, _ = manifests.suspend_patch(manifests.WorkloadRef("0", "x", kind, "p", "n"),
                                                            suspended=True)
