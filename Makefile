@@ -60,7 +60,7 @@ bench: install services $(DEV_KEYS)
 	$(WITH_KEYS) $(PY) -m bench
 
 faults: install services $(DEV_KEYS)
-	@failed=""; for scenario in worker_kill redis_stop kubesim_outage postgres_restart apiserver_restart; do \
+	@failed=""; for scenario in worker_kill watcher_kill redis_stop kubesim_outage postgres_restart apiserver_restart; do \
 		$(WITH_KEYS) $(PY) -m scripts.faults.$$scenario || failed="$$failed $$scenario"; \
 	done; if [ -n "$$failed" ]; then echo "make faults: FAILED:$$failed"; exit 1; fi
 

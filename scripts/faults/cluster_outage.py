@@ -1,6 +1,8 @@
 """The shape both cluster-API outages share (kubesim's API answering 503, the real kube-apiserver stopped):
-500 submissions under way, the cluster's API gone for a while, then back; every workload must end on the
-cluster exactly once, and some push must have failed and retried meanwhile, else nothing was tested."""
+500 submissions under way, the cluster's API gone for a while, its history compacted meanwhile (as etcd does),
+then back; every workload must end on the cluster exactly once with its phase, some push must have failed and
+retried meanwhile, and the watcher's watches must have resumed into a 410 and listed again, else nothing was
+tested."""
 
 import time
 from collections.abc import Callable
@@ -21,6 +23,7 @@ def cluster_outage(stack: Stack, name: str, *, prefix: str, count: int, seconds:
     down()
     print(f"{name}: cluster API down with {len(load.accepted)} accepted, {on_cluster} on the cluster", flush=True)
     time.sleep(seconds)
+    stack.compact_cluster()  # the watches' resourceVersions are now too old: each must list again
     up()
     fault_ended = time.monotonic()
     retries = push_retries(stack)
@@ -29,8 +32,12 @@ def cluster_outage(stack: Stack, name: str, *, prefix: str, count: int, seconds:
     recovery = recover(stack, load, fault_ended=fault_ended, bound=recovery_bound)
     load.wait(timeout=300)
     census, took = converge(stack, load, timeout=converge_bound)
-    notes = [f"{on_cluster} on the cluster when it went down", f"{retries} push retries while it was down"]
+    relists = stack.relists()
+    notes = [f"{on_cluster} on the cluster when it went down", f"{retries} push retries while it was down",
+             f"{relists} watches listed again after a 410"]
     problems = [] if retries > 0 else ["no push failed while the cluster's API was down: nothing was tested"]
+    if not relists:
+        problems.append("no watch resumed into a 410 after the compaction: the relist was not tested")
     return report(name, load, census, seconds=took, notes=notes, extra_problems=problems, recovery=recovery,
                   converge_bound=converge_bound)
 

@@ -1,6 +1,6 @@
 """The whole system on loopback, for one fault script: a scratch PostgreSQL database (on the shared server, or
 on a private cluster the script may restart), a private Redis the script may stop, the simulated cluster,
-gunicorn, a Celery worker (2 processes) and beat. Every process runs in its own process group, so that a
+gunicorn, a Celery worker (2 processes), beat and the cluster watcher. Every process runs in its own process group, so that a
 fault can kill -9 all of it and cleanup leaves nothing behind. Logs go to files under a temporary folder,
 named in the summary when something fails."""
 
@@ -24,9 +24,10 @@ PY = sys.executable
 SIM_TOKEN = "kubesim-token"
 SHARED_POSTGRES = "postgres://postgres@127.0.0.1:5432"
 ADMIN = ("faults-admin", "faults-password-1")
-# Short sync rounds, a short repair grace and short backoffs, so that each fault is repaired within the run.
+# Short watcher ticks, a short repair grace and short backoffs, so that each fault is repaired within the run.
 ENV = {
     "SYNC_INTERVAL_SECONDS": "2",
+    "SYNC_RESYNC_SECONDS": "60",
     "SYNC_REPAIR_GRACE_SECONDS": "5",
     "METRICS_INTERVAL_SECONDS": "600",
     "KUBE_RETRY_BACKOFF": "1",
@@ -168,6 +169,27 @@ class Stack:
         wait_until(lambda: log.read_text().count(" ready.") > self.worker_starts, timeout=60, what="the worker")
         self.worker_starts += 1
 
+    def start_watcher(self, name: str = "watcher") -> None:
+        """`manage.py cluster_watch` (its log: `<name>.log`); it follows the cluster once it holds the lease."""
+        self.spawn(name, [PY, "manage.py", "cluster_watch"])
+
+    def watcher_log(self, name: str = "watcher") -> str:
+        path = self.folder / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def relists(self) -> int:
+        """Watches the watchers resumed into a 410 (history compacted meanwhile), from their logs."""
+        return sum(log.count("too old (410), listing again") for log in
+                   (p.read_text(errors="replace") for p in self.folder.glob("watcher*.log")))
+
+    def compact_cluster(self) -> None:
+        """The cluster's history forgotten up to now (etcd's compaction): older watch versions answer 410."""
+        if self.real:
+            self.real.compact()
+        else:
+            requests.post(self.sim_url + "/_sim/compact", json={}, headers=self.sim_headers,
+                          timeout=10).raise_for_status()
+
     def restart_worker_if_exited(self) -> bool:
         """Start the worker again if it has exited, as its supervisor (systemd, Kubernetes) would; True if so.
         Celery's worker can stop with "Unrecoverable error" when its broker vanishes mid-reconnect (a
@@ -200,6 +222,7 @@ class Stack:
                            "-w", "3", "--timeout", "60", "--graceful-timeout", "5"])
         self.spawn("beat", [PY, "-m", "celery", "-A", "studio", "beat", "-l", "WARNING",
                             "-s", str(self.folder / "beat-schedule")])
+        self.start_watcher()
         self.start_worker()
         wait_until(lambda: self.session.get(self.url + "/healthz", timeout=2).ok, timeout=60, what="the web")
         wait_until(lambda: self.cluster_get("/version").ok, timeout=30, what="the cluster")
