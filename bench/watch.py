@@ -1,0 +1,239 @@
+"""The cluster loop at 10,000 and 100,000 workloads: the watcher (`manage.py cluster_watch`, a process of its own,
+its CPU read from /proc) against the simulated cluster, with gunicorn serving the API.
+
+For each size: the first full pass; the loop's CPU while nothing changes (as a share of one core); a change on the
+cluster (a Job given a deadline already past, through the cluster's API: its controller fails it and deletes its
+pod) → the phase seen by GET /api/v1/workloads/{id}, p50 / p99 over CHANGES changes one after another; a burst of
+BURST such changes at once → every one written; and the requests per second the product sends the cluster API
+meanwhile. (A change the product would repair, such as a Job suspended behind its back, would time the repair's
+tasks as well.) Then, for comparison, one round of the sync as it
+ran before the watch (LIST every kind, derive every workload), which beat ran every SYNC_INTERVAL_SECONDS."""
+
+import json
+import os
+import re
+import time
+import urllib.request
+from pathlib import Path
+
+from bench import env, seed
+from bench.sim_process import SimProcess
+
+SIZES = (10_000, 100_000)
+NAMESPACES = 20
+IDLE_SECONDS = int(os.environ.get("BENCH_WATCH_IDLE_SECONDS", 60))
+CHANGES = int(os.environ.get("BENCH_WATCH_CHANGES", 100))
+BURST = int(os.environ.get("BENCH_WATCH_BURST", 10_000))
+ROUND_INTERVAL = 5.0  # SYNC_INTERVAL_SECONDS of the rounds before the watch
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _requests(sim) -> int:
+    return sim.call("requests")
+
+
+def _job_names(workloads) -> list[tuple[str, str]]:
+    from workloads import manifests
+    from workloads.cluster.push import workload_ref
+
+    return [(w.project.namespace, manifests.object_name(workload_ref(w))) for w in workloads]
+
+
+def _seed_cluster(sim, rows) -> None:
+    """Namespaces and a Job per workload, written into the simulated cluster's store (as its API handler would),
+    in batches."""
+    from workloads import manifests
+    from workloads.cluster.push import workload_ref
+
+    sim.call("create", [("v1", "Namespace", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+                        for ns in sorted({w.project.namespace for w in rows})])
+    for start in range(0, len(rows), 2000):
+        sim.call("create", [("batch/v1", "Job", w.project.namespace,
+                             manifests.build_manifests(workload_ref(w), w.spec, knative=False)[-1])
+                            for w in rows[start:start + 2000]])
+
+
+def _running_pods(sim) -> int:
+    return sim.call("count", "pods", ("status", "phase"), "Running")
+
+
+DEADLINE_PASSED = json.dumps({"spec": {"activeDeadlineSeconds": 1}}).encode()  # started long ago: Failed at once
+
+
+def _fail_jobs(sim, workloads) -> None:
+    """The burst: each Job's status gets the Failed condition its controller gives a Job past its deadline,
+    written into the simulated cluster's store as the controller would (the API's PATCH path would time the
+    simulator rather than the product). Its controller then deletes the pods."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    failed = {"type": "Failed", "status": "True", "reason": "DeadlineExceeded", "lastProbeTime": stamp,
+              "lastTransitionTime": stamp, "message": "Job was active longer than specified deadline"}
+    sim.call("condition", "batch/v1", "Job", _job_names(workloads), failed)
+
+
+def _phase(base: str, token: str, workload_id) -> str:
+    request = urllib.request.Request(f"{base}/api/v1/workloads/{workload_id}",
+                                     headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)["phase"]
+
+
+def _wait_for_log(path: Path, pattern: str, timeout: float) -> re.Match:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(pattern, path.read_text(errors="replace")) if path.exists() else None
+        if found:
+            return found
+        time.sleep(0.5)
+    raise TimeoutError(f"no {pattern!r} in {path} after {timeout:.0f}s")
+
+
+def _derived(log: Path) -> int:
+    """Workloads the watcher's passes derived so far (its DEBUG lines)."""
+    return sum(int(n) for n in re.findall(r"(\d+) workloads derived", log.read_text(errors="replace")))
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _measure(size: int) -> dict:
+    env.recreate_database()
+    env.setup_django()
+    from django.db import connection
+    from django.utils import timezone
+
+    from workloads.models import Workload
+
+    sim = SimProcess(nodes=200, gpus_per_node=8, knative=False, kubeflow=False, token="kubesim-token",
+                     pull_seconds=0, run_seconds=360000, tick=0.5, history=50_000, port=env.free_port())
+    try:
+        user, cluster, projects = seed.org(cluster_url=sim.url, projects=NAMESPACES)
+        rows = seed.workloads(projects, cluster, size, phase="Running")
+        now = timezone.now()
+        Workload.objects.update(submitted_at=now, started_at=now)
+        rows = list(Workload.objects.select_related("project").order_by("pk"))
+        started = time.monotonic()
+        _seed_cluster(sim, rows)
+        sim.wait_for(lambda: _running_pods(sim) >= size, timeout=3600, what="running pod for every Job")
+        seeding = time.monotonic() - started
+        seed.analyze()
+        token = seed.token(user)
+        connection.close()
+        result = {"size": size, "seeding_seconds": seeding}
+        port = env.free_port()
+        base = f"http://127.0.0.1:{port}"
+        log = env.ROOT / "var" / "bench-watcher.log"
+        watcher_env = env.environment(LOG_LEVEL="DEBUG", LOG_FORMAT="console")
+        profile = os.environ.get("BENCH_WATCH_PROFILE")
+        command = [env.PY, "-m", "bench.profile_watcher", profile] if profile else [env.PY, "manage.py", "cluster_watch"]
+        with env.gunicorn(port), env.process(command, env=watcher_env, log="watcher") as watcher:
+            pass_line = _wait_for_log(log, r"full pass over (\d+) workloads", timeout=1800)
+            result["first_pass_seconds"] = time.monotonic() - started - seeding
+            assert int(pass_line.group(1)) == size, pass_line.group(0)
+            time.sleep(10)  # the first pass's writes settle; the watches are open
+            result.update(_idle(sim, watcher.pid))
+            result.update(_latency(sim, base, token, rows[:CHANGES]))
+            derived_before = _derived(log)
+            result.update(_burst(sim, watcher.pid, rows[CHANGES:CHANGES + BURST]))
+            result["burst_derived"] = _derived(log) - derived_before
+            result["watcher_rss_mib"] = _rss_mib(watcher.pid)
+        if not os.environ.get("BENCH_WATCH_NO_ROUND"):
+            result.update(_round(sim, cluster))
+        return result
+    finally:
+        sim.stop()
+
+
+def _idle(sim, pid: int) -> dict:
+    requests, cpu, wall = _requests(sim), _cpu_seconds(pid), time.monotonic()
+    time.sleep(IDLE_SECONDS)
+    seconds = time.monotonic() - wall
+    return {"idle_cpu_share": (_cpu_seconds(pid) - cpu) / seconds, "idle_rps": (_requests(sim) - requests) / seconds,
+            "idle_seconds": seconds}
+
+
+def _latency(sim, base: str, token: str, workloads: list) -> dict:
+    """Each change alone: the Job's deadline set through the cluster's HTTP API, then the workload's phase polled
+    through the product's API every 20 ms until it is no longer Running."""
+    from workloads import manifests
+    from workloads.cluster.push import workload_ref
+
+    seconds = []
+    for workload in workloads:
+        path = (f"{sim.url}/apis/batch/v1/namespaces/{workload.project.namespace}/jobs/"
+                f"{manifests.object_name(workload_ref(workload))}")
+        request = urllib.request.Request(path, method="PATCH", data=DEADLINE_PASSED,
+                                         headers={"Authorization": "Bearer kubesim-token",
+                                                  "Content-Type": "application/merge-patch+json"})
+        began = time.monotonic()
+        urllib.request.urlopen(request, timeout=10).close()
+        while _phase(base, token, workload.pk) == "Running":
+            if time.monotonic() - began > 60:
+                raise TimeoutError(f"workload {workload.pk} still Running 60 s after its change")
+            time.sleep(0.02)
+        seconds.append(time.monotonic() - began)
+        time.sleep(0.05)
+    return {"latency_p50": _percentile(seconds, 0.5), "latency_p99": _percentile(seconds, 0.99),
+            "latency_max": max(seconds)}
+
+
+def _burst(sim, pid: int, workloads: list) -> dict:
+    from django.db import connection
+
+    from workloads.models import Workload
+
+    ids = [w.pk for w in workloads]
+    requests, cpu = _requests(sim), _cpu_seconds(pid)
+    began = time.monotonic()
+    _fail_jobs(sim, workloads)
+    applied_on_cluster = time.monotonic() - began
+    while True:
+        still = sum(Workload.objects.filter(pk__in=ids[i:i + 5000], actual_phase="Running").count()
+                    for i in range(0, len(ids), 5000))
+        if not still:
+            break
+        if time.monotonic() - began > 300:
+            raise TimeoutError(f"{still} of the burst still Running after 300 s")
+        time.sleep(0.25)
+    seconds = time.monotonic() - began
+    connection.close()
+    return {"burst_seconds": seconds, "burst_on_cluster_seconds": applied_on_cluster,
+            "burst_rps": (_requests(sim) - requests) / seconds, "burst_cpu_seconds": _cpu_seconds(pid) - cpu}
+
+
+def _round(sim, cluster) -> dict:
+    """One sync round as beat ran it before the watch (the watcher is gone: its lease with it)."""
+    from workloads.cluster.sync import cluster_sync
+
+    # thread_time: this thread's CPU alone, not that of the simulated cluster serving the lists in this process.
+    requests, cpu, wall = _requests(sim), time.thread_time(), time.monotonic()
+    report = cluster_sync(cluster.pk)
+    assert report is not None, "the round found the cluster held"
+    cpu = time.thread_time() - cpu
+    return {"round_cpu_seconds": cpu, "round_seconds": time.monotonic() - wall,
+            "round_requests": _requests(sim) - requests, "round_cpu_share": cpu / ROUND_INTERVAL,
+            "round_rps": (_requests(sim) - requests) / ROUND_INTERVAL}
+
+
+def run(sizes=SIZES) -> dict:
+    return {size: _measure(size) for size in sizes}
+
+
+if __name__ == "__main__":
+    import sys
+
+    for figures in run(tuple(int(s) for s in sys.argv[1:]) or SIZES).values():
+        print({k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}, flush=True)
