@@ -370,3 +370,20 @@ def _jupyter():
     from profiles.system import TEMPLATES
 
     return next(t for t in TEMPLATES if t["name"] == "jupyter-notebook")
+
+
+@pytest.fixture
+def start_watcher(transactional_db):
+    """Start `manage.py cluster_watch` processes on the test database (env: settings for them); each is stopped
+    before the database is flushed."""
+    from tests.workloads.cluster_support import Watcher
+
+    started = []
+
+    def start(**env):
+        started.append(Watcher(**env).start())
+        return started[-1]
+
+    yield start
+    for watcher in started:
+        watcher.stop()

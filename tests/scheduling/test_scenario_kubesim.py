@@ -17,25 +17,40 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-@pytest.fixture
-def kai_stage(worker, start_kubesim):
+def kai_stage(start_kubesim, *, sync=None) -> Stage:
     sim = start_kubesim(nodes=2, gpus_per_node=POOL_GPUS // 2, kai=True, run_seconds=3600, pull_seconds=0.1,
                         tick=0.02)
     root = UserFactory(username=f"root-{uuid.uuid4().hex[:6]}", platform_admin=True)
     cluster = services.cluster_create(actor=root, name=f"kai-{uuid.uuid4().hex[:6]}", api_server_url=sim.url,
                                       token=SIM_TOKEN, verify_tls=False)
-    k8s = official_client(sim)
-    yield Stage(name="kubesim", cluster=cluster, api=bearer_client(root), k8s=k8s,
-                sync=lambda: tasks.cluster_sync.apply(args=[str(cluster.pk)]), timeout=60)
-    k8s.close()
+    return Stage(name="kubesim", cluster=cluster, api=bearer_client(root), k8s=official_client(sim),
+                 sync=sync or (lambda: tasks.cluster_sync.apply(args=[str(cluster.pk)])), timeout=60)
 
 
-def test_the_scenario_on_kubesim(kai_stage):
-    scenario = Scenario(kai_stage, suffix=uuid.uuid4().hex[:5])
+def test_the_scenario_on_kubesim(worker, start_kubesim):
+    stage = kai_stage(start_kubesim)
+    scenario = Scenario(stage, suffix=uuid.uuid4().hex[:5])
     try:
         outcome = scenario.run()
     finally:
         scenario.save(DOCS)
+        stage.k8s.close()
+    check(scenario, outcome)
+
+
+def test_the_scenario_on_kubesim_followed_by_the_watcher(worker, start_kubesim, start_watcher):
+    """The same, with no sync round: the cluster watcher follows KAI's PodGroups, Evict events and Queues."""
+    stage = kai_stage(start_kubesim, sync=lambda: None)
+    start_watcher()
+    scenario = Scenario(stage, suffix=uuid.uuid4().hex[:5])
+    try:
+        outcome = scenario.run()
+    finally:
+        stage.k8s.close()
+    check(scenario, outcome)
+
+
+def check(scenario: Scenario, outcome: dict) -> None:
     a, b = "a", "b"
     assert outcome["queues"][f"{a}-{scenario.suffix}"] == {"quota": 8, "limit": 16, "overQuotaWeight": 1}
     assert outcome["1 A over quota"] == {a: {"Running": 16}}

@@ -26,19 +26,3 @@ def own_postgres_database():
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-
-@pytest.fixture
-def start_watcher(transactional_db):
-    """Start `manage.py cluster_watch` processes on the test database (env: settings for them); each is stopped
-    before the database is flushed."""
-    from tests.workloads.cluster_support import Watcher
-
-    started = []
-
-    def start(**env):
-        started.append(Watcher(**env).start())
-        return started[-1]
-
-    yield start
-    for watcher in started:
-        watcher.stop()

@@ -53,8 +53,9 @@ def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_ro
         ("metrics.k8s.io", "nodes"): {"get", "list"},
         ("rbac.authorization.k8s.io", "rolebindings"): {"create", "get"},
         ("rbac.authorization.k8s.io", "clusterroles", kube.NAMESPACE_ROLE): {"bind"},
-        # KAI Scheduler's queues (studio.clusters.queues: list, create-or-adopt, patch, delete).
-        resource(scheduler.QUEUE): {"create", "get", "list", "patch", "delete"},
+        # KAI Scheduler's queues (studio.clusters.queues: list, create-or-adopt, patch, delete; the watcher
+        # watches them for their status).
+        resource(scheduler.QUEUE): {"create", "get", "list", "watch", "patch", "delete"},
     }
 
 
@@ -74,7 +75,7 @@ def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
                                                            suspended=True, spec={"distributedFramework": framework})
         needed[resource((api_version, api_kind))].add("patch")
     needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
-    needed[resource(scheduler.POD_GROUP)].add("list")  # KAI's PodGroups (workloads.cluster.kai_sync)
+    needed[resource(scheduler.POD_GROUP)] |= {"list", "watch"}  # KAI's PodGroups (kai_sync; the watcher)
     needed[("", "pods/log")] = {"get"}
     assert granted_by(kube.NAMESPACE_ROLE) == dict(needed)
 

@@ -24,12 +24,19 @@ from collections.abc import Iterable
 import orjson
 
 from studio.clusters import kube
+from studio.clusters import scheduler as sched
 from workloads import manifests
 from workloads.cluster import phases
 
 log = logging.getLogger(__name__)
 POD, EVENT, NAMESPACE = kube.POD, kube.EVENT, ("v1", "Namespace")
 WARNING_SELECTOR = "type=Warning"
+# KAI Scheduler's `Evict` events (Normal ones, on PodGroups): read from the Event API like the warnings, kept apart.
+EVICTION = (*kube.EVENT, "Evict")
+EVICTION_SELECTOR = "reason=Evict"
+EVENT_KINDS = (EVENT, EVICTION)
+NODE = ("v1", "Node")
+WHOLE = (sched.QUEUE, sched.POD_GROUP)
 BACKOFF_MAX_SECONDS = 30.0
 REPLICA_SPECS = "ReplicaSpecs"
 
@@ -93,9 +100,15 @@ def trim(kind: tuple[str, str], obj: dict) -> dict:
     100,000 workloads is the difference between gigabytes and a few hundred megabytes: no managed fields or
     annotations, no pod specs but the node and the containers' images, no templates' pod specs, no Secret data.
     Kept objects are never changed after: readers share them without copying."""
+    if kind in WHOLE:  # KAI's: read in full by kai_sync and the queues' sync (few of them, or one per workload)
+        return {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}}
+    if kind == NODE:  # the GPUs it offers (scheduler.gpu_capacity)
+        allocatable = (obj.get("status") or {}).get("allocatable") or {}
+        return {"apiVersion": "v1", "kind": "Node", "metadata": _pick(obj.get("metadata") or {}, ("name", "uid",
+                "resourceVersion")), "status": {"allocatable": allocatable}}
     out = {"apiVersion": obj.get("apiVersion") or kind[0], "kind": obj.get("kind") or kind[1],
            "metadata": _meta(obj.get("metadata") or {})}
-    if kind == EVENT:
+    if kind in EVENT_KINDS:
         out["metadata"] = _pick(obj.get("metadata") or {}, ("name", "namespace", "uid", "resourceVersion",
                                                              "creationTimestamp"))
         for key in ("involvedObject", "reason", "message", "type", "lastTimestamp", "eventTime"):
@@ -164,7 +177,9 @@ class Store:
         self.lock = threading.Lock()
         self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> (resourceVersion, wid, JSON)
         self.groups: dict = {}  # wid -> ((kind, (namespace, name)), ...): the workload's objects
-        self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> event
+        self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> Warning event
+        self.evictions: dict = defaultdict(dict)  # (namespace, pod group) -> uid -> KAI's Evict event
+        self.changed_kinds: set = set()  # kinds with a change since taken (`take_changed`)
         self.dirty: set[str] = set()
         self.changed = threading.Event()  # set when something became dirty
         self.namespaces = set(namespaces) if namespaces is not None else None  # events kept from these only
@@ -174,8 +189,9 @@ class Store:
     def apply(self, kind: tuple[str, str], kind_of_event: str, obj: dict) -> None:
         """One watch event (ADDED, MODIFIED, DELETED) of `kind`."""
         with self.lock:
-            if kind == EVENT:
-                self._event(kind_of_event, obj)
+            self.changed_kinds.add(kind)
+            if kind in EVENT_KINDS:
+                self._event(kind, kind_of_event, obj)
             elif kind_of_event == "DELETED":
                 self._remove(kind, _key(obj))
             else:
@@ -186,20 +202,22 @@ class Store:
         """What a LIST of `kind` (in `namespace`, or everywhere) found: objects gone are removed, changed ones
         put, unchanged ones (same resourceVersion) left as they are."""
         with self.lock:
-            if kind == EVENT:
+            self.changed_kinds.add(kind)
+            if kind in EVENT_KINDS:
+                bucket = self._bucket(kind)
                 fresh = {}
                 for event in objects:
                     key, uid = _event_key(event)
                     if uid:
                         fresh[(key, uid)] = event
-                for key in [k for k in self.warnings if namespace is None or k[0] == namespace]:
-                    for uid, old in list(self.warnings[key].items()):
+                for key in [k for k in bucket if namespace is None or k[0] == namespace]:
+                    for uid, old in list(bucket[key].items()):
                         if (key, uid) not in fresh:
-                            self._event("DELETED", old)
+                            self._event(kind, "DELETED", old)
                 for (key, uid), event in fresh.items():
-                    old = self.warnings.get(key, {}).get(uid)
+                    old = bucket.get(key, {}).get(uid)
                     if old is None or _version(old) != _version(event):
-                        self._event("ADDED", event)
+                        self._event(kind, "ADDED", event)
             else:
                 current = {_key(o): o for o in objects}
                 for key in [k for k in self.items[kind] if namespace is None or k[0] == namespace]:
@@ -217,9 +235,11 @@ class Store:
             for kind in list(self.items):
                 for key in [k for k in self.items[kind] if k[0] == namespace]:
                     self._remove(kind, key)
-            for key in [k for k in self.warnings if k[0] == namespace]:
-                for uid in list(self.warnings[key]):
-                    self._event("DELETED", self.warnings[key][uid])
+            for kind in EVENT_KINDS:
+                bucket = self._bucket(kind)
+                for key in [k for k in bucket if k[0] == namespace]:
+                    for uid in list(bucket[key]):
+                        self._event(kind, "DELETED", bucket[key][uid])
             self._wake()
 
     def set_namespaces(self, namespaces: Iterable[str]) -> None:
@@ -258,20 +278,24 @@ class Store:
         """The workloads whose objects are named `key` (an event's object): one lookup per kind."""
         return {entry[1] for found in self.items.values() if (entry := found.get(key)) and entry[1]}
 
-    def _event(self, kind_of_event: str, event: dict) -> None:
+    def _bucket(self, kind) -> dict:
+        return self.evictions if kind == EVICTION else self.warnings
+
+    def _event(self, kind, kind_of_event: str, event: dict) -> None:
         key, uid = _event_key(event)
         if not uid or (self.namespaces is not None and key[0] not in self.namespaces):
             return
+        bucket = self._bucket(kind)
         if kind_of_event == "DELETED":
-            found = self.warnings.get(key)
+            found = bucket.get(key)
             if found is None or found.pop(uid, None) is None:
                 return
             if not found:
-                del self.warnings[key]
+                del bucket[key]
         else:
-            if event.get("type") not in (None, "Warning"):
+            if kind == EVENT and event.get("type") not in (None, "Warning"):
                 return
-            self.warnings[key][uid] = event
+            bucket[key][uid] = event
         self.dirty.update(self._owners(key))
 
     def _wake(self) -> None:
@@ -291,14 +315,15 @@ class Store:
             self.dirty.update(wids)
             self._wake()
 
-    def view(self, wids: Iterable[str] | None = None) -> tuple[dict, dict, dict]:
-        """(objects, pods, warnings) as a sync round groups them — wid -> kind -> [object], wid -> [pod],
-        (namespace, name) -> [event] — for these workloads, or for every workload the store holds."""
+    def view(self, wids: Iterable[str] | None = None) -> tuple[dict, dict, dict, dict]:
+        """(objects, pods, warnings, evictions) as a sync round groups them — wid -> kind -> [object],
+        wid -> [pod], (namespace, name) -> [event] — for these workloads, or for every workload the store holds."""
         with self.lock:
             chosen = list(self.groups) if wids is None else [w for w in wids if w in self.groups]
             found = {wid: [(kind, key, self.items[kind][key][2]) for kind, key in self.groups[wid]] for wid in chosen}
-            warnings = {key: list(self.warnings[key].values()) for members in found.values()
-                        for _, key, _ in members if key in self.warnings}
+            keys = {key for members in found.values() for _, key, _ in members}
+            warnings = {key: list(self.warnings[key].values()) for key in keys if key in self.warnings}
+            evictions = {key: list(self.evictions[key].values()) for key in keys if key in self.evictions}
         objects, pods = {}, {}
         for wid, members in found.items():  # decoded outside the lock: the reflectors go on meanwhile
             for kind, _, blob in members:
@@ -306,7 +331,28 @@ class Store:
                     pods.setdefault(wid, []).append(orjson.loads(blob))
                 else:
                     objects.setdefault(wid, {}).setdefault(kind, []).append(orjson.loads(blob))
-        return objects, pods, warnings
+        return objects, pods, warnings, evictions
+
+    def every(self, kind: tuple[str, str]) -> list[dict]:
+        """Every object of a kind (Queues, Nodes: those that belong to no workload)."""
+        with self.lock:
+            blobs = [entry[2] for entry in self.items.get(kind, {}).values()]
+        return [orjson.loads(blob) for blob in blobs]
+
+    def by_workload(self, kind: tuple[str, str]) -> dict:
+        """wid -> [objects of this kind]: every workload's, whether a pass reads the workload or not."""
+        with self.lock:
+            blobs = [(entry[1], entry[2]) for entry in self.items.get(kind, {}).values() if entry[1]]
+        found: dict = defaultdict(list)
+        for wid, blob in blobs:
+            found[wid].append(orjson.loads(blob))
+        return found
+
+    def take_changed(self) -> set:
+        """The kinds that changed since the last call."""
+        with self.lock:
+            changed, self.changed_kinds = self.changed_kinds, set()
+            return changed
 
     def namespaces_seen(self) -> set[str]:
         with self.lock:
@@ -324,11 +370,13 @@ class Store:
 class Reflector(threading.Thread):
     """LIST then WATCH one kind (in one namespace, or in all), into the store, until stopped."""
 
-    def __init__(self, conn: kube.Connection, kind: tuple[str, str], store: Store, *, namespace: str | None = None,
+    def __init__(self, conn: kube.Connection, kind: tuple, store: Store, *, namespace: str | None = None,
                  label_selector: str = kube.MANAGED_BY_SELECTOR, field_selector: str = "",
                  watch_seconds: float = 300.0, poll_seconds: float = 5.0):
+        """`kind`: what the store files the objects under; its first two items are the API's (apiVersion, kind)."""
         super().__init__(name=f"reflector {kind[1]} {namespace or '*'}", daemon=True)
         self.conn, self.kind, self.store, self.namespace = conn, kind, store, namespace
+        self.api_kind = kind[:2]
         self.label_selector, self.field_selector = label_selector, field_selector
         self.watch_seconds, self.poll_seconds = watch_seconds, poll_seconds
         self.stopping = threading.Event()
@@ -390,7 +438,7 @@ class Reflector(threading.Thread):
                 backoff = min(backoff * 2, BACKOFF_MAX_SECONDS)
 
     def _list(self) -> None:
-        items, version = kube.list_snapshot(self.conn, *self.kind, namespace=self.namespace,
+        items, version = kube.list_snapshot(self.conn, *self.api_kind, namespace=self.namespace,
                                             label_selector=self.label_selector, field_selector=self.field_selector,
                                             each=lambda obj: trim(self.kind, obj))
         self.lists += 1
@@ -404,7 +452,7 @@ class Reflector(threading.Thread):
         # client-go's spread: each watch lasts between one and two timeouts, so that they do not end together.
         seconds = int(self.watch_seconds * (1 + random.random()))
         self.watches += 1
-        events = kube.watch_stream(self.conn, *self.kind, resource_version=self.resource_version,
+        events = kube.watch_stream(self.conn, *self.api_kind, resource_version=self.resource_version,
                                    namespace=self.namespace, label_selector=self.label_selector,
                                    field_selector=self.field_selector, timeout_seconds=seconds,
                                    on_response=self._opened)

@@ -62,18 +62,18 @@ def observe_evictions(conn: kube.Connection, seen, namespace: str) -> None:
             seen.evictions[(involved.get("namespace") or namespace, involved.get("name"))].append(event)
 
 
-def owners(seen, rows, cluster_id) -> dict:
+def owners(seen, rows, cluster_id, *, names: dict | None = None) -> dict:
     """(namespace, pod group) -> queued.Owner: the project and workload each PodGroup of ours belongs to; and
-    (namespace, "") -> the project of each namespace of the cluster."""
-    by_id = {str(w.pk): w for w in rows}
+    (namespace, "") -> the project of each namespace of the cluster. `names` (wid -> workload name) names the
+    workloads of groups whose rows are not among `rows` (a watcher's pass reads only the changed ones)."""
+    by_id = {**(names or {}), **{str(w.pk): w.name for w in rows}}
     found = {(namespace, ""): queued.Owner(name) for namespace, name in
              Project.objects.filter(cluster_id=cluster_id).values_list("namespace", "name")}
     for wid, groups in seen.pod_groups.items():
-        workload = by_id.get(wid)
         for group in groups:
             meta = group["metadata"]
             project = (meta.get("labels") or {}).get(manifests.PROJECT_LABEL) or ""
-            found[(meta.get("namespace"), meta["name"])] = queued.Owner(project, workload.name if workload else None)
+            found[(meta.get("namespace"), meta["name"])] = queued.Owner(project, by_id.get(wid))
     return found
 
 

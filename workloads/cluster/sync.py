@@ -177,9 +177,10 @@ class Queues:
     reasons: dict = field(default_factory=dict)  # wid -> the cluster's reason, where there is one
     written: dict = field(default_factory=dict)  # wid -> (pending_reason, queue_position), where not (None, None)
     places: dict = field(default_factory=dict)  # wid -> pending.Place, as last computed
+    names: dict = field(default_factory=dict)  # wid -> workload name (KAI: who evicted whom), of the rows read
 
     def clear(self) -> None:
-        self.rows, self.reasons, self.written, self.places = {}, {}, {}, {}
+        self.rows, self.reasons, self.written, self.places, self.names = {}, {}, {}, {}, {}
 
     def follow(self, wid: str, row: pending.Row | None, reason: dict | None) -> bool:
         """Keep what one pass derived for `wid`; whether the queues may have changed with it."""
@@ -193,6 +194,7 @@ class Queues:
 
     def forget(self, wid: str) -> bool:
         self.written.pop(wid, None)
+        self.names.pop(wid, None)
         return self.follow(wid, None, None)
 
     def wrote(self, wid: str, answer: tuple) -> None:
@@ -217,7 +219,9 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
     read_as = {}  # wid -> (workload pk, desired, actual) of each row read
     moved = full
-    owners = kai_sync.owners(seen, rows, cluster.pk) if seen.kai else {}
+    if seen.kai:
+        queues.names.update((str(w.pk), w.name) for w in rows)
+    owners = kai_sync.owners(seen, rows, cluster.pk, names=queues.names) if seen.kai else {}
     for workload in rows:
         wid = str(workload.pk)
         read_as[wid] = (workload.pk, workload.desired_phase, workload.actual_phase)

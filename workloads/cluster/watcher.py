@@ -34,9 +34,10 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from studio.clusters import kube
+from studio.clusters import scheduler as sched
 from studio.gc_pause import gc_paused
 from studio.models import Cluster
-from workloads.cluster import informer, sync
+from workloads.cluster import informer, kai_sync, sync
 from workloads.cluster.round_locks import ClusterLease
 from workloads.models import Workload
 
@@ -46,6 +47,9 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
+# (label selector, field selector) of the kinds not read by the product's managed-by label.
+SELECTORS = {kube.EVENT: ("", informer.WARNING_SELECTOR), informer.EVICTION: ("", informer.EVICTION_SELECTOR),
+             informer.NAMESPACE: (kube.MANAGED_BY_SELECTOR, ""), sched.QUEUE: ("", ""), informer.NODE: ("", "")}
 PASSES = Counter("studio_watch_passes_total", "Passes of the cluster watchers, by kind (full, changes).",
                  ["cluster", "kind"])
 APPLIED = Counter("studio_watch_workloads_total", "Workloads derived again by the cluster watchers.", ["cluster"])
@@ -113,6 +117,8 @@ class Following:
         self.reflectors: dict[tuple, informer.Reflector] = {}
         self.queues = sync.Queues()
         self.groups: set[str] = set()
+        self.kai_detected = self.kai = False  # the cluster serves KAI's API; and its setting schedules with it
+        self.capacity: dict | None = None  # the nodes' GPUs as last written (KAI)
         self.everywhere = True
         self.store = informer.Store()
         self.conn: kube.Connection | None = None
@@ -130,6 +136,8 @@ class Following:
         except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
             sync.round_failed(self.cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
             return
+        self.kai_detected = self.cluster.kai_detected = sched.KAI_GROUP in self.groups
+        self.kai = self.kai_detected and self.cluster.uses_kai
         self.store.set_namespaces(self._project_namespaces())
         if not self._wait_for_lists():
             return
@@ -190,10 +198,7 @@ class Following:
     def full_pass(self) -> sync.SyncReport:
         now = timezone.now()
         with gc_paused():
-            objects, pods, warnings = self.store.view()
-            seen = sync.Seen(knative="serving.knative.dev" in self.groups, started_at=now, groups=self.groups,
-                             objects=objects, pods=pods, warnings=warnings)
-            report = sync.reconcile(self.conn, self.cluster, seen, now=now, queues=self.queues)
+            report = sync.reconcile(self.conn, self.cluster, self._seen(now), now=now, queues=self.queues)
         PASSES.labels(self.cluster.name, "full").inc()
         APPLIED.labels(self.cluster.name).inc(report.workloads)
         self.store.mark(report.retry)
@@ -209,16 +214,28 @@ class Following:
             return None
         now = timezone.now()
         with gc_paused():
-            objects, pods, warnings = self.store.view(wids)
-            seen = sync.Seen(knative="serving.knative.dev" in self.groups, started_at=now, groups=self.groups,
-                             objects=objects, pods=pods, warnings=warnings)
-            report = sync.reconcile(self.conn, self.cluster, seen, now=now, only=wids, queues=self.queues)
+            report = sync.reconcile(self.conn, self.cluster, self._seen(now, wids), now=now, only=wids,
+                                    queues=self.queues)
         PASSES.labels(self.cluster.name, "changes").inc()
         APPLIED.labels(self.cluster.name).inc(len(wids))
         log.debug("watch of cluster %s: %d workloads derived, %d written in %.2f s", self.cluster.name, len(wids),
                   report.changed, (timezone.now() - now).total_seconds())
         self.store.mark(report.retry)
         return report
+
+    def _seen(self, now, wids: set[str] | None = None) -> sync.Seen:
+        """What a round would have read, from the store: for these workloads, or all. On KAI, every PodGroup
+        (a preemptor's names the workload it evicted), the Evict events of the pass's groups and every Queue."""
+        objects, pods, warnings, evictions = self.store.view(wids)
+        seen = sync.Seen(knative="serving.knative.dev" in self.groups, started_at=now, groups=self.groups,
+                         objects=objects, pods=pods, warnings=warnings, kai_detected=self.kai_detected, kai=self.kai)
+        if self.kai:
+            for kinds in objects.values():
+                kinds.pop(sched.POD_GROUP, None)
+            seen.pod_groups = self.store.by_workload(sched.POD_GROUP)
+            seen.evictions = evictions
+            seen.queues = self.store.every(sched.QUEUE)
+        return seen
 
     def tick(self) -> None:
         failing = [r for r in self.reflectors.values() if r.failing_since is not None]
@@ -228,7 +245,9 @@ class Following:
             return
         Cluster.objects.filter(pk=self.cluster.pk).update(
             status=Cluster.Status.CONNECTED, status_message="", last_seen_at=timezone.now(), failed_rounds=0,
-            has_knative="serving.knative.dev" in self.groups)
+            has_knative="serving.knative.dev" in self.groups, kai_detected=self.kai_detected)
+        if self.kai:
+            self._kai_tick(self.store.take_changed())
         if self.unknown:
             self.full_pass()  # every workload marked Unknown is derived again from what the watches resumed
             return
@@ -239,12 +258,24 @@ class Following:
             self.requeued_at = time.monotonic()
             self.store.mark(wid for wid, row in self.queues.rows.items() if row.phase in TIME_BOUND)
 
+    def _kai_tick(self, changed: set) -> None:
+        """The cluster's GPUs when a node changed; the projects' and departments' queue status when a Queue did."""
+        if informer.NODE in changed:
+            capacity = sched.gpu_capacity(self.store.every(informer.NODE))
+            if capacity != self.capacity:
+                Cluster.objects.filter(pk=self.cluster.pk).update(gpu_capacity=capacity)
+                self.capacity = capacity
+        if sched.QUEUE in changed:
+            kai_sync.queue_statuses(self.cluster, self.store.every(sched.QUEUE))
+
     def resync(self) -> None:
         try:
             self.groups = kube.api_groups(self.conn)
         except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
             log.warning("watch of cluster %s: discovery failed (%s); resync later", self.cluster.name, exc)
             return
+        self.kai_detected = self.cluster.kai_detected = sched.KAI_GROUP in self.groups
+        self.kai = self.kai_detected and self.cluster.uses_kai
         self._adjust_reflectors()
         self.full_pass()
 
@@ -269,9 +300,13 @@ class Following:
     def _wanted(self) -> set[tuple]:
         """(kind, namespace) of each watch: every kind across namespaces, or in each managed namespace."""
         kinds = [*sync.listed_kinds(self.groups), kube.POD, kube.EVENT]
+        cluster_wide = {(sched.QUEUE, None), (informer.NODE, None)} if self.kai else set()
+        if self.kai:
+            kinds += [sched.POD_GROUP, informer.EVICTION]
         if self.everywhere:
-            return {(kind, None) for kind in kinds}
-        return {(informer.NAMESPACE, None)} | {(kind, ns) for ns in self.store.namespaces_seen() for kind in kinds}
+            return {(kind, None) for kind in kinds} | cluster_wide
+        return ({(informer.NAMESPACE, None)} | cluster_wide
+                | {(kind, ns) for ns in self.store.namespaces_seen() for kind in kinds})
 
     def _namespaces_followed(self) -> bool:
         return self.everywhere or self._wanted() <= set(self.reflectors)
@@ -283,12 +318,11 @@ class Following:
             if key[1] is not None and not any(k[1] == key[1] for k in self.reflectors):
                 self.store.forget_namespace(key[1])
         for kind, namespace in wanted - set(self.reflectors):
-            is_event = kind == kube.EVENT
+            label_selector, field_selector = SELECTORS.get(kind, (kube.MANAGED_BY_SELECTOR, ""))
             reflector = informer.Reflector(
-                self.conn, kind, self.store, namespace=namespace,
-                label_selector="" if is_event else kube.MANAGED_BY_SELECTOR,
-                field_selector=informer.WARNING_SELECTOR if is_event else "",
-                watch_seconds=settings.WATCH_TIMEOUT_SECONDS, poll_seconds=settings.SYNC_INTERVAL_SECONDS)
+                self.conn, kind, self.store, namespace=namespace, label_selector=label_selector,
+                field_selector=field_selector, watch_seconds=settings.WATCH_TIMEOUT_SECONDS,
+                poll_seconds=settings.SYNC_INTERVAL_SECONDS)
             self.reflectors[(kind, namespace)] = reflector
             reflector.start()
 
