@@ -12,7 +12,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from workloads import watcher
+    from workloads.cluster import watcher
 
     out = sys.argv[1]
     plain = watcher.ClusterWatcher.run
