@@ -6,12 +6,14 @@ from kit import stream_views, views
 
 urlpatterns = [
     path("kit/apps", views.applications, name="kit-apps"),
+    path("kit/apps.csv", views.applications_export, name="kit-apps-export"),
     path("kit/apps/<str:app_id>", views.application, name="kit-app"),
     path("kit/apps/<str:app_id>/edit", views.application_edit, name="kit-app-edit"),
     path("kit/apps/<str:app_id>/delete", views.application_delete, name="kit-app-delete"),
     path("kit/apps/<str:app_id>/versions", views.version_add, name="kit-version-add"),
     path("kit/apps/<str:app_id>/versions/<str:version>/delete", views.version_delete, name="kit-version-delete"),
     path("kit/profiles", views.profiles, name="kit-profiles"),
+    path("kit/profiles.csv", views.profiles_export, name="kit-profiles-export"),
     path("kit/profiles/<str:profile_id>", views.profile, name="kit-profile"),
     path("kit/profiles/<str:profile_id>/edit", views.profile_edit, name="kit-profile-edit"),
     path("kit/profiles/<str:profile_id>/delete", views.profile_delete, name="kit-profile-delete"),

@@ -8,16 +8,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException, ValidationError
 
 from kit import selectors, services
-from kit.filtersets import ApplicationFilterSet, ProfileFilterSet
 from kit.forms import ApplicationForm, ProfileForm, VersionForm
-from kit.matching import WILDCARD, matching, newest_first
+from kit.matching import WILDCARD, matching
 from kit.serializers import (
     ApplicationIn,
     ApplicationUpdateIn,
@@ -27,10 +26,11 @@ from kit.serializers import (
     profile_fields,
 )
 from kit.streams import port_protocol
+from kit.tables import ApplicationTable, application_rows
+from kit.tables import ProfileTable as KitProfileTable
 from profiles.forms import api_errors
 from studio.errors import Conflict
 from studio.models import Project, is_platform_admin
-from studio.pages import paged
 
 
 def _admin_only(request):
@@ -57,14 +57,16 @@ def _saved(form, save, file=None):
 
 @login_required
 def applications(request):
-    queryset = selectors.applications().prefetch_related("versions")
-    apps, errors, page = paged(request, ApplicationFilterSet, queryset)
-    rows = []
-    for app in apps:
-        versions = newest_first(v.version for v in app.versions.all())
-        rows.append({"app": app, "newest": versions[0] if versions else "", "count": len(versions)})
-    return render(request, "kit/applications.html", {"rows": rows, "errors": errors, "page": page,
-                                                     "search": request.GET.get("search", "")})
+    table = ApplicationTable(request, application_rows(selectors.applications()))
+    return render(request, "kit/applications.html", {**table.context(), "search": request.GET.get("search", "")})
+
+
+@login_required
+def applications_export(request):
+    try:
+        return ApplicationTable(request, application_rows(selectors.applications())).export()
+    except ValidationError as exc:
+        return JsonResponse(exc.detail, status=400)
 
 
 def _application(app_id):
@@ -164,12 +166,23 @@ def version_delete(request, app_id, version):
 
 @login_required
 def profiles(request):
+    table = KitProfileTable(request, _visible_profiles(request))
+    return render(request, "kit/profiles.html", {**table.context(), "search": request.GET.get("search", "")})
+
+
+def _visible_profiles(request):
     queryset = selectors.profiles_visible(user=request.user).select_related("owner_project")
     if not selectors.may_see_profiles(request.user):  # as on the API: no project, no profiles
         queryset = queryset.none()
-    rows, errors, page = paged(request, ProfileFilterSet, queryset)
-    return render(request, "kit/profiles.html", {"profiles": rows, "errors": errors, "page": page,
-                                                 "search": request.GET.get("search", "")})
+    return queryset
+
+
+@login_required
+def profiles_export(request):
+    try:
+        return KitProfileTable(request, _visible_profiles(request)).export()
+    except ValidationError as exc:
+        return JsonResponse(exc.detail, status=400)
 
 
 def _profile(request, profile_id):

@@ -21,7 +21,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from profiles import forms, selectors, services
-from profiles.filtersets import EnvironmentTemplateFilterSet, ServiceProfileFilterSet
+from profiles.filtersets import ServiceProfileFilterSet
 from profiles.forms import api_errors, write_errors
 from profiles.inputs import effective_inputs
 from profiles.models import ServiceProfile, TemplateVersion
@@ -33,6 +33,7 @@ from profiles.serializers import (
     ServiceProfileSerializer,
     TemplateVersionSerializer,
 )
+from profiles.tables import ProfileTable, TemplateTable, profile_rows, template_rows
 from profiles.version_editor import VersionEditor
 from profiles.wizard import STEP_NAMES, STEPS
 from studio.context import navigation
@@ -61,10 +62,9 @@ def _profile(request, pk) -> ServiceProfile:
 @login_required
 def profile_list(request):
     _admin_only(request)
-    queryset = selectors.profiles_visible_to(request.user).select_related("owner_project")
-    rows, errors, page = paged(request, ServiceProfileFilterSet, queryset)
+    table = ProfileTable(request, profile_rows(selectors.profiles_visible_to(request.user)))
     return render(request, "profiles/profile_list.html", {
-        "profiles": rows, "errors": errors, "page": page,
+        **table.context(),
         "search": request.GET.get("search", ""), "service_type": request.GET.get("serviceType", ""),
         "service_types": forms.SERVICE_TYPES, "system_only": "system==true" in request.GET.getlist("filterBy"),
     })
@@ -247,9 +247,9 @@ def template_list(request):
             return redirect("template-detail", template.pk)
         except WRITE_ERRORS as exc:
             form.file_all(write_errors(exc, conflict_field="name"))
-    rows, errors, page = paged(request, EnvironmentTemplateFilterSet, selectors.templates_visible_to(request.user))
+    table = TemplateTable(request, template_rows(selectors.templates_visible_to(request.user)))
     return render(request, "profiles/template_list.html", {
-        "templates": rows, "errors": errors, "page": page, "form": form, "search": request.GET.get("search", "")})
+        **table.context(), "form": form, "search": request.GET.get("search", "")})
 
 
 @login_required

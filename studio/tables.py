@@ -192,3 +192,33 @@ def _csv_cell(value):
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
+
+
+def bulk_target(request, fallback: str) -> str:
+    """Where a bulk form goes back to: its `next` (a path of this site), else `fallback`."""
+    target = request.POST.get("next", "")
+    return target if target.startswith("/") and not target.startswith("//") else fallback
+
+
+def bulk_run(request, *, rows: dict, ids: list[str], act, done_text: str, nouns: tuple[str, str], problem) -> None:
+    """Run `act(row)` on each chosen row (the same service as its own button); what is refused is one error
+    message each, naming the row and why (`problem(exc)`, or None to let the exception through)."""
+    from django.contrib import messages
+
+    done = []
+    for key in dict.fromkeys(ids):
+        row = rows.get(key)
+        if row is None:
+            messages.error(request, f"Refused — {key}: not found (deleted, or not yours to see).")
+            continue
+        try:
+            act(row)
+            done.append(str(row))
+        except Exception as exc:
+            reason = problem(exc)
+            if reason is None:
+                raise
+            messages.error(request, f"Refused — {row}: {reason}")
+    if done:
+        messages.success(request, f"{done_text} {len(done)} {nouns[0] if len(done) == 1 else nouns[1]}: "
+                                  f"{', '.join(done)}.")

@@ -86,7 +86,8 @@
     if (button) {
       const form = button.form;
       const name = form.id.replace(/^bulk-/, "");
-      const names = rowBoxes(name).filter((box) => box.checked).map((box) => box.closest("tr").querySelector("td[data-col] a, td[data-col]").textContent.trim());
+      const names = rowBoxes(name).filter((box) => box.checked)
+        .map((box) => (box.getAttribute("aria-label") || "").replace(/^Select /, "").trim());  // the row's label
       const noun = names.length === 1 ? form.dataset.noun.replace(/s$/, "") : form.dataset.noun;
       form.dataset.confirmTitle = `${button.dataset.bulkAction} ${names.length} ${noun}?`;
       form.dataset.confirm = `${names.slice(0, 10).join(", ")}${names.length > 10 ? ` and ${names.length - 10} more` : ""}.`;

@@ -174,3 +174,27 @@ def test_the_profile_form_has_typed_inputs_from_the_serializers_and_keeps_what_i
     bad = admin.post(reverse("kit-profile-edit", args=["high-mem"]), fields).content.decode()
     for name in ("compute.gpuDevicesRequest", "ports-0-port", "tolerations-1-key"):
         assert re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true"', bad), name
+
+
+def test_kit_lists_are_tables_with_an_export_of_what_the_user_sees(org, kit):
+    import csv
+    import io
+
+    from tests.kit.conftest import ApplicationFactory
+
+    for app_id in ("viewer-10", "viewer-2"):
+        ApplicationFactory(id=app_id, name=app_id.upper())
+    member = browser(org.users.member)
+    html = member.get(reverse("kit-apps") + "?sortBy=id&search=viewer-").content.decode()
+    assert re.findall(r'<td data-col="id" data-label="Id"><a href="[^"]+">([^<]+)</a>', html) == ["viewer-2", "viewer-10"]
+    assert 'data-testid="total-count">2 applications' in html
+
+    def rows(client, url):
+        response = client.get(url)
+        return list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+    assert rows(member, reverse("kit-apps-export") + "?search=usd-viewer")[1][:2] == ["usd-viewer", "USD Viewer"]
+    ids = [row[0] for row in rows(member, reverse("kit-profiles-export"))[1:]]
+    assert "default" in ids and "composer-only" not in ids  # B's unshared profile: not to A's member
+    assert [row[0] for row in rows(browser(org.users.other), reverse("kit-profiles-export"))[1:]] == [
+        "composer-only", "default"]
