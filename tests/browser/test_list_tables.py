@@ -64,6 +64,9 @@ def test_admin_lists_are_tables(open_session, lists, width):
     page.goto("/kit/profiles")
     expect(page.locator("table[data-table=kit-profiles] td[data-col=id]").first).to_have_text("gpu-l40s")
     _clean(page, width)
+    page.goto("/kit/sessions")  # the stream form: a version list, not free text
+    expect(page.get_by_label("Version", exact=True)).to_have_value("")
+    _clean(page, width)
 
 
 def test_list_tables_are_axe_clean_in_dark_mode(open_session, lists):
@@ -74,6 +77,6 @@ def test_list_tables_are_axe_clean_in_dark_mode(open_session, lists):
     expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
     for width in (1440, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        for path in ("/studio/service-profiles", "/studio/environment-templates", "/kit/apps", "/kit/profiles"):
+        for path in ("/studio/service-profiles", "/studio/environment-templates", "/kit/apps", "/kit/profiles", "/kit/sessions"):
             page.goto(path)
             _clean(page, width)

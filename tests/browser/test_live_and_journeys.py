@@ -136,8 +136,13 @@ def test_a_member_creates_an_access_key_and_a_viewer_changes_nothing(open_sessio
 def test_a_kit_user_starts_a_stream_watches_it_and_stops_it(open_session, org):
     app = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-viewer", name="USD Viewer",
                                           description="View OpenUSD stages.", tags=["viewer"])
-    kit_services.version_create(actor=org.users.platform_admin, application=app, version="1.0.0",
-                                container="nvcr.io/nvidia/omniverse/usd-viewer", container_version="1.0.0")
+    for number in ("1.0.0", "1.1.0"):
+        kit_services.version_create(actor=org.users.platform_admin, application=app, version=number,
+                                    container="nvcr.io/nvidia/omniverse/usd-viewer", container_version=number)
+    composer = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-composer",
+                                               name="USD Composer")
+    kit_services.version_create(actor=org.users.platform_admin, application=composer, version="2025.1.0",
+                                container="nvcr.io/nvidia/omniverse/usd-composer", container_version="2025.1.0")
     kit_services.profile_create(actor=org.users.platform_admin, profile_id="default", owner_project_id=org.a.pk,
                                 fields={"name": "Default", "description": "Any app.",
                                         "supported_applications": [{"name": "*", "versions": ["*"]}]},
@@ -146,10 +151,21 @@ def test_a_kit_user_starts_a_stream_watches_it_and_stops_it(open_session, org):
     page = session.page
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Streams").click()
     page.get_by_label("Application", exact=True).select_option("usd-viewer")
+    # the version is chosen from the application's versions, not typed
+    version = page.get_by_label("Version", exact=True)
+    assert version.evaluate("el => el.tagName") == "SELECT"
+    assert version.locator("optgroup:not([disabled]) option").all_inner_texts() == ["1.1.0", "1.0.0"]
+    version.select_option("1.0.0")
+    page.get_by_label("Application", exact=True).select_option("usd-composer")
+    expect(version).to_have_value("")  # another application's version is not kept
+    assert version.locator("optgroup:not([disabled]) option").all_inner_texts() == ["2025.1.0"]
+    page.get_by_label("Application", exact=True).select_option("usd-viewer")
+    version.select_option("1.0.0")
     page.get_by_label("Application profile").select_option("default")
     page.get_by_role("button", name="Start", exact=True).click()
     expect(page.get_by_role("status").filter(has_text="Requested a usd-viewer stream in alpha")).to_be_visible()
     stream = Workload.objects.get(kind="stream")
+    assert stream.request["spec"]["image"].endswith(":1.0.0")  # the chosen version, not the newest
     expect(page.locator("[data-condition]")).to_have_text("Starting")  # the session's own page
     Workload.objects.filter(pk=stream.pk).update(actual_phase="Running", endpoints={
         "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
