@@ -1,0 +1,48 @@
+"""The Kit stream page (a session's own page) at 1440 and 390 px, light and dark: its routes, how to connect
+and Stop, axe-clean and without sideways scroll."""
+
+import pytest
+from playwright.sync_api import expect
+
+from kit import services as kit_services
+from kit import sessions as kit_sessions
+from tests.browser.test_layout import AXE, AXE_RUN, UNNAMED
+from workloads.models import Workload
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def stream(org):
+    app = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-composer",
+                                          name="USD Composer", description="Compose OpenUSD scenes.")
+    kit_services.version_create(actor=org.users.platform_admin, application=app, version="2025.1.0",
+                                container="nvcr.io/nvidia/omniverse/usd-composer", container_version="2025.1.0")
+    kit_services.profile_create(actor=org.users.platform_admin, profile_id="any-app", owner_project_id=org.a.pk,
+                                fields={"name": "Any application",
+                                        "supported_applications": [{"name": "*", "versions": ["*"]}]})
+    found = kit_sessions.session_request(user=org.users.member, app_id="usd-composer", profile_id="any-app")
+    Workload.objects.filter(pk=found.pk).update(actual_phase="Running", endpoints={
+        "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
+        "ports": [{"name": "port-49100", "port": 49100}, {"name": "port-47998-udp", "port": 47998, "protocol": "UDP"}]})
+    return found
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_stream_page_at_both_widths_and_modes(open_session, stream, width):
+    session = open_session("bob", width=width)
+    page = session.page
+    page.goto(f"/kit/sessions/{stream.pk}")
+    expect(page.locator("[data-condition]")).to_have_text("Ready")
+    expect(page.locator("#routes")).to_contain_text("25.124.78.14")
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    for mode in ("light", "dark"):
+        if mode == "dark":
+            page.get_by_role("button", name="Dark mode").click()
+            page.reload()
+            expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert page.evaluate(UNNAMED) == []
+        page.add_script_tag(url=AXE)
+        assert page.evaluate(AXE_RUN) == [], mode
+        session.screenshot(f"kit-stream-{width}" if mode == "light" else f"kit-stream-{width}-dark")
