@@ -4,11 +4,12 @@ which a project's members may read as the API lets them. Thin: reads through sel
 API's services."""
 
 import json
+import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -19,8 +20,10 @@ from policies import selectors, services
 from policies.fallback import FALLBACK_LABEL
 from policies.models import Policy
 from policies.schema import TYPES
+from policies.tables import PolicyTable, unit_of
 from studio.errors import flatten_errors
 from studio.models import Department, Project, is_platform_admin
+from studio.tables import bulk_run, bulk_target
 
 
 def _admin_only(request):
@@ -46,14 +49,48 @@ def _unit_query(unit: selectors.Unit) -> str:
 @login_required
 def policy_list(request):
     _admin_only(request)
-    rows = Policy.objects.select_related("department", "project")
+    table = PolicyTable(request, _stored())
     return render(request, "policies/list.html", {
-        "rows": [(row, selectors.layer_of(row).label, _unit_query(selectors.Unit(
-            scope=row.scope, department=row.department or getattr(row.project, "department", None),
-            project=row.project))) for row in rows],
-        "types": list(TYPES), "fallback_label": FALLBACK_LABEL,
+        **table.context(), "types": list(TYPES), "fallback_label": FALLBACK_LABEL,
         "departments": Department.objects.all(), "projects": Project.objects.select_related("department"),
     })
+
+
+def _stored():
+    return Policy.objects.select_related("department", "project__department")
+
+
+@login_required
+def policy_export(request):
+    _admin_only(request)
+    try:
+        return PolicyTable(request, _stored()).export()
+    except ValidationError as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+@login_required
+@require_POST
+def policy_bulk(request):
+    """Delete the selected policies, each through policies.services (the wider ones apply again)."""
+    _admin_only(request)
+    target = bulk_target(request, reverse("policy-list"))
+    ids = [i for i in request.POST.getlist("ids") if _is_uuid(i)]
+    if request.POST.get("action") == "delete" and ids:
+        rows = {str(row.pk): row for row in _stored().filter(pk__in=ids)}
+        bulk_run(request, rows=rows, ids=ids, done_text="Deleted", nouns=("policy", "policies"),
+                 problem=lambda exc: str(exc) if isinstance(exc, (ValidationError, Http404)) else None,
+                 act=lambda row: services.policy_delete(actor=request.user, policy_type=row.policy_type,
+                                                        unit=unit_of(row)))
+    return HttpResponseRedirect(target)
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _shown(value) -> str:

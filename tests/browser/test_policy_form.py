@@ -55,6 +55,12 @@ def test_an_admin_writes_a_policy_in_the_typed_form(open_session, org, width):
     _axe_and_width(page, width)
     session.screenshot(f"policy-form-{width}")
 
+    # the list: the stored policy as a table row
+    page.goto("/policies")
+    expect(page.locator("table[data-table=policies] tbody td[data-col=rules]")).to_have_text("3")
+    _axe_and_width(page, width)
+    session.screenshot(f"policies-table-{width}")
+    page.go_back()
     # the advanced view edits the same policy as JSON
     page.get_by_role("link", name="JSON (advanced)").click()
     expect(page.get_by_label("Rules (JSON)")).to_contain_text('"max": 4')
@@ -76,3 +82,5 @@ def test_the_policy_form_is_axe_clean_in_dark_mode(open_session, org):
         expect(page.locator("#policy-errors")).to_be_visible()
         _axe_and_width(page, width)
         session.screenshot(f"policy-form-dark-{width}")
+        page.goto("/policies")
+        _axe_and_width(page, width)

@@ -17,7 +17,7 @@ def test_a_platform_admin_edits_a_project_policy_and_reads_the_effective_one(ope
     page = session.page
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Policies", exact=True).click()
     expect(page.get_by_role("heading", name="Workload policies")).to_be_visible()
-    expect(page.locator("tbody")).to_contain_text("tenant default")
+    expect(page.locator("main")).to_contain_text("tenant default")
     session.screenshot("policies")
     page.get_by_role("link", name="project alpha").first.click()  # the trainings policy of alpha
     expect(page.get_by_role("heading", level=1)).to_have_text("Trainings policy of project alpha")

@@ -132,3 +132,24 @@ def test_pages_are_for_platform_admins_and_members_read_their_projects_effective
     page = client.get(f"/projects/{org.a.pk}/policy")
     assert page.status_code == 200 and b"baseline" in page.content and b"edit project policy" not in page.content
     assert client.get(f"/projects/{org.b.pk}/policy").status_code == 404
+
+
+def test_the_policies_list_is_a_table_with_export_and_bulk_delete(admin_client, org):
+    import csv
+    import io
+
+    for number in (10, 2):
+        Policy.objects.create(policy_type="trainings", scope="project", project=org.a if number == 2 else org.b,
+                              scope_key=f"project:{(org.a if number == 2 else org.b).pk}", name=f"limits-{number}",
+                              rules={"compute": {"gpuDevicesRequest": {"max": 1}}, "security": {"runAsUid": {"min": 1}}},
+                              defaults={"compute": {"gpuDevicesRequest": 1}})
+    page = admin_client.get("/policies?sortBy=name").content.decode()
+    assert re.findall(r'aria-label="Select ([^"]+)"', page)[1:] == ["limits-2", "limits-10"]
+    response = admin_client.get("/policies/export.csv?sortBy=name")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0] == ["Policy", "Type", "Scope", "Rules", "Defaults", "Updated", "By"]
+    assert [row[:5] for row in rows[1:]] == [["limits-2", "trainings", "project alpha", "2", "1"],
+                                             ["limits-10", "trainings", "project beta", "2", "1"]]
+    ids = [str(p.pk) for p in Policy.objects.all()]
+    done = admin_client.post("/policies/bulk", {"action": "delete", "ids": ids}, follow=True).content.decode()
+    assert not Policy.objects.exists() and "Deleted 2 policies" in done
