@@ -1,10 +1,13 @@
 """The users list as a table (studio.tables): columns, natural sort of usernames, CSV export."""
 
+from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.html import format_html
 
 from studio.filtersets import UserFilterSet
-from studio.tables import Column, Table
+from studio.listing import StudioFilterSet
+from studio.models import AccessKey
+from studio.tables import BulkAction, Column, Table
 
 
 def _when(value, fmt="%Y-%m-%d %H:%M") -> str:
@@ -47,3 +50,40 @@ class UserTable(Table):
 
     def row_label(self, row) -> str:
         return row.username
+
+
+class AccessKeyFilterSet(StudioFilterSet):
+    class Meta:
+        model = AccessKey
+        fields = []
+        api_fields = {"name": "name", "createdAt": "created_at", "lastUsedAt": "last_used_at"}
+        search_fields = ["name", "client_id"]
+        default_sort = ["-created_at"]
+
+
+class AccessKeyTable(Table):
+    """One's own access keys (never a secret: it is stored hashed); bulk delete, CSV export of names and ids."""
+
+    name = "access-keys"
+    noun, noun_one = "access keys", "access key"
+    filterset_class = AccessKeyFilterSet
+    export_url_name = "portal-access-keys-export"
+    bulk_url_name = "portal-access-keys-bulk"
+    bulk_actions = (BulkAction("delete", "Delete", "trash", danger=True),)
+    empty_template = "studio/_access_keys_empty.html"
+
+    @property
+    def columns(self):
+        return (
+            Column("name", "Name", lambda k: k.name, sort="name", natural=True),
+            Column("client_id", "Client id", lambda k: k.client_id,
+                   html=lambda k: format_html("<code>{}</code>", k.client_id)),
+            Column("created", "Created", lambda k: _when(k.created_at), sort="createdAt"),
+            Column("last_used", "Last used", lambda k: _when(k.last_used_at) or "never", sort="lastUsedAt"),
+            Column("actions", "Actions", lambda k: "", export=False,
+                   html=lambda k: get_template("studio/_access_key_actions.html").render({"k": k},
+                                                                                      request=self.request)),
+        )
+
+    def row_label(self, row) -> str:
+        return row.name

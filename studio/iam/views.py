@@ -2,6 +2,8 @@
 of one's own access keys. Writes through studio.services; a temporary password or a key's secret is shown once,
 in the answer to the request that made it, and never stored in clear."""
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
@@ -16,8 +18,9 @@ from rest_framework.exceptions import ValidationError as InvalidQuery
 from studio import services
 from studio.forms import AccessKeyForm, PasswordChangeForm, UserCreateForm, UserProjectRoleForm
 from studio.iam import passwords
-from studio.iam.tables import UserTable
+from studio.iam.tables import AccessKeyTable, UserTable
 from studio.models import AccessKey, AccessRule, Level, Project, is_platform_admin
+from studio.tables import bulk_run, bulk_target
 
 
 def _admin_only(request):
@@ -121,8 +124,38 @@ def access_key_list(request):
         key, secret = services.access_key_create(user=request.user, name=form.cleaned_data["name"])
         created = {"key": key, "secret": secret}
         form = AccessKeyForm()
-    keys = AccessKey.objects.filter(user=request.user).order_by("-created_at")
-    return render(request, "studio/access_keys.html", {"keys": keys, "form": form, "created": created})
+    table = AccessKeyTable(request, AccessKey.objects.filter(user=request.user))
+    return render(request, "studio/access_keys.html", {**table.context(), "form": form, "created": created})
+
+
+@login_required
+def access_key_export(request):
+    """One's own keys' names and client ids as CSV (a secret is never readable: it is stored hashed)."""
+    try:
+        return AccessKeyTable(request, AccessKey.objects.filter(user=request.user)).export()
+    except InvalidQuery as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+@login_required
+@require_POST
+def access_key_bulk(request):
+    """Delete the selected keys of one's own (another user's key is not found)."""
+    target = bulk_target(request, reverse("portal-access-keys"))
+    ids = [i for i in request.POST.getlist("ids") if _is_uuid(i)]
+    if request.POST.get("action") == "delete" and ids:
+        rows = {str(k.pk): k for k in AccessKey.objects.filter(user=request.user, pk__in=ids)}
+        bulk_run(request, rows=rows, ids=ids, done_text="Deleted", nouns=("access key", "access keys"),
+                 problem=lambda exc: None, act=lambda key: services.model_delete(key, actor=request.user))
+    return HttpResponseRedirect(target)
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 @login_required

@@ -80,3 +80,27 @@ def test_list_tables_are_axe_clean_in_dark_mode(open_session, lists):
         for path in ("/studio/service-profiles", "/studio/environment-templates", "/kit/apps", "/kit/profiles", "/kit/sessions"):
             page.goto(path)
             _clean(page, width)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_member_deletes_two_access_keys_at_once(open_session, org, width):
+    from studio import services
+    from studio.models import AccessKey
+
+    for name in ("ci-10", "ci-2", "laptop"):
+        services.access_key_create(user=org.users.member, name=name)
+    session = open_session("bob", width=width)
+    page = session.page
+    page.goto("/account/access-keys?sortBy=name")
+    assert _names(page, "access-keys", "name") == ["ci-2", "ci-10", "laptop"]
+    _clean(page, width)
+    page.get_by_label("Select ci-2").check()
+    page.get_by_label("Select ci-10").check()
+    page.get_by_role("button", name="Delete").first.click()
+    session.confirm("Delete 2 access keys", says="ci-2, ci-10")
+    expect(page.locator(".toast-success")).to_contain_text("Deleted 2 access keys")
+    assert list(AccessKey.objects.values_list("name", flat=True)) == ["laptop"]
+    page.get_by_role("button", name="Dark mode").click()
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
+    _clean(page, width)

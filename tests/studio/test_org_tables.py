@@ -82,3 +82,22 @@ def test_the_audit_trail_is_a_table_with_its_export(admin, org):
     rows = _csv(admin.get("/org/audit/export.csv?filterBy=action==delete"))
     assert rows[0] == ["When", "Who", "Action", "Object type", "Object", "Changes"]
     assert rows[1][1:] == ["root", "delete", "workloads.workload", "train-1", "phase: Running → —"]
+
+
+def test_access_keys_are_a_table_of_ones_own_with_export_and_bulk_delete(org):
+    from studio import services
+    from studio.models import AccessKey
+
+    mine = [services.access_key_create(user=org.users.member, name=name)[0] for name in ("ci-10", "ci-2")]
+    theirs, _ = services.access_key_create(user=org.users.other, name="theirs")
+    client = Client()
+    client.force_login(org.users.member)
+    page = client.get("/account/access-keys?sortBy=name").content.decode()
+    import re
+
+    assert re.findall(r'aria-label="Select ([^"]+)"', page)[1:] == ["ci-2", "ci-10"] and "theirs" not in page
+    rows = _csv(client.get("/account/access-keys/export.csv?sortBy=name"))
+    assert rows == [["Name", "Client id", "Created", "Last used"],
+                    *[[k.name, k.client_id, k.created_at.strftime("%Y-%m-%d %H:%M"), "never"] for k in mine[::-1]]]
+    client.post("/account/access-keys/bulk", {"action": "delete", "ids": [str(k.pk) for k in mine] + [str(theirs.pk)]})
+    assert list(AccessKey.objects.values_list("name", flat=True)) == ["theirs"]  # another user's key: not found
