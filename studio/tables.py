@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from django.urls import reverse
 from django.utils.html import conditional_escape
 from rest_framework.exceptions import ValidationError
 
@@ -149,6 +150,15 @@ class Table:
     def row_label(self, row) -> str:
         return str(row)
 
+    @property
+    def bulk_url(self) -> str:
+        """Where the bulk form posts (a table of one project's rows overrides it with the project's URL)."""
+        return reverse(self.bulk_url_name) if self.bulk_url_name else ""
+
+    @property
+    def export_url(self) -> str:
+        return reverse(self.export_url_name) if self.export_url_name else ""
+
     # --- the export ------------------------------------------------------------------------------------------
 
     def export_columns(self) -> list[Column]:
@@ -200,7 +210,8 @@ def bulk_target(request, fallback: str) -> str:
     return target if target.startswith("/") and not target.startswith("//") else fallback
 
 
-def bulk_run(request, *, rows: dict, ids: list[str], act, done_text: str, nouns: tuple[str, str], problem) -> None:
+def bulk_run(request, *, rows: dict, ids: list[str], act, done_text: str, nouns: tuple[str, str], problem,
+             label=str) -> None:
     """Run `act(row)` on each chosen row (the same service as its own button); what is refused is one error
     message each, naming the row and why (`problem(exc)`, or None to let the exception through)."""
     from django.contrib import messages
@@ -213,12 +224,12 @@ def bulk_run(request, *, rows: dict, ids: list[str], act, done_text: str, nouns:
             continue
         try:
             act(row)
-            done.append(str(row))
+            done.append(label(row))
         except Exception as exc:
             reason = problem(exc)
             if reason is None:
                 raise
-            messages.error(request, f"Refused — {row}: {reason}")
+            messages.error(request, f"Refused — {label(row)}: {reason}")
     if done:
         messages.success(request, f"{done_text} {len(done)} {nouns[0] if len(done) == 1 else nouns[1]}: "
                                   f"{', '.join(done)}.")

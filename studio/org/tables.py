@@ -6,7 +6,13 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from studio.filtersets import AuditEventFilterSet, ClusterFilterSet, DepartmentFilterSet, ProjectFilterSet
+from studio.filtersets import (
+    AuditEventFilterSet,
+    ClusterFilterSet,
+    DepartmentFilterSet,
+    MemberFilterSet,
+    ProjectFilterSet,
+)
 from studio.tables import BulkAction, Column, Table
 
 DELETE = (BulkAction("delete", "Delete", "trash", danger=True),)
@@ -183,3 +189,43 @@ class AuditTable(Table):
 
     def row_label(self, row) -> str:
         return f"{row.action} {row.object_type} {row.object_repr}"
+
+
+class MemberTable(Table):
+    """A project's members: username, email, role; its admins select and remove several at once."""
+
+    name = "members"
+    noun, noun_one = "members", "member"
+    filterset_class = MemberFilterSet
+    empty_template = "studio/_members_empty.html"
+
+    def __init__(self, request, queryset, *, project, can_manage: bool, **kwargs):
+        super().__init__(request, queryset, **kwargs)
+        self.project, self.can_manage = project, can_manage
+        self.bulk_actions = (BulkAction("remove", "Remove", "trash", danger=True),) if can_manage else ()
+
+    @property
+    def bulk_url(self) -> str:
+        return reverse("member-bulk", args=[self.project.pk])
+
+    @property
+    def export_url(self) -> str:
+        return reverse("member-export", args=[self.project.pk])
+
+    @property
+    def columns(self):
+        columns = (
+            Column("user", "User", lambda m: m.user.username, sort="username", natural=True),
+            Column("email", "Email", lambda m: m.user.email, default=False),
+            Column("role", "Role", lambda m: m.role.level, sort="role", html=lambda m: format_html(
+                '<span class="badge bg-azure-lt">{}</span> <span class="text-secondary small">{}</span>',
+                m.role.level, m.role.name)),
+            Column("since", "Since", lambda m: _when(m.created_at), sort="createdAt"),
+        )
+        if not self.can_manage:
+            return columns
+        return (*columns, Column("actions", "Actions", lambda m: "", export=False, html=lambda m: get_template(
+            "studio/_member_actions.html").render({"m": m, "project": self.project}, request=self.request)))
+
+    def row_label(self, row) -> str:
+        return row.user.username

@@ -20,15 +20,14 @@ from studio import selectors, services
 from studio.filtersets import (
     ClusterFilterSet,
     DepartmentFilterSet,
-    MemberFilterSet,
     ProjectFilterSet,
 )
 from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditForm, ProjectForm
 from studio.iam.permissions import has_project_role
 from studio.ids import is_id, parse_id
 from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
-from studio.org.tables import TABLES, AuditTable, table_queryset
-from studio.pages import paged
+from studio.org.tables import TABLES, AuditTable, MemberTable, table_queryset
+from studio.tables import bulk_run, bulk_target
 
 # kind → (model, form, FilterSet, columns as (label, attribute, API sort field))
 PAGES = {
@@ -221,9 +220,38 @@ def project_members(request, pk):
                                     role=form.cleaned_data["role"])
             messages.success(request, f"{form.cleaned_data['username']} is now {form.cleaned_data['role']}.")
             return HttpResponseRedirect(request.path)
-    members, errors, page = paged(request, MemberFilterSet, selectors.project_members(project))
-    return render(request, "studio/members.html", {"project": project, "members": members, "form": form,
-                                                   "can_manage": can_manage, "errors": errors, "page": page})
+    table = MemberTable(request, selectors.project_members(project), project=project, can_manage=can_manage)
+    return render(request, "studio/members.html", {**table.context(), "project": project, "form": form,
+                                                   "can_manage": can_manage})
+
+
+@login_required
+def member_export(request, pk):
+    """The project's members as CSV, for whoever may see the project's members page."""
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+    table = MemberTable(request, selectors.project_members(project), project=project, can_manage=False)
+    try:
+        return table.export()
+    except InvalidQuery as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+@login_required
+@require_POST
+def member_bulk(request, pk):
+    """Remove the selected members, each through the same service as one Remove (project admins)."""
+    project = get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+    if not has_project_role(request.user, project, Level.ADMIN):
+        raise PermissionDenied
+    ids = [i for i in request.POST.getlist("ids") if is_id(i)]
+    if request.POST.get("action") == "remove" and ids:
+        rows = {str(m.pk): m for m in selectors.project_members(project).select_related("user")
+                .filter(pk__in=[parse_id(i) for i in ids])}
+        bulk_run(request, rows=rows, ids=ids, done_text=f"Removed from {project.name}",
+                 nouns=("member", "members"), label=lambda m: m.user.username,
+                 problem=lambda exc: str(exc) if isinstance(exc, APIException) else None,
+                 act=lambda m: services.membership_remove(actor=request.user, project=project, user=m.user))
+    return HttpResponseRedirect(bulk_target(request, reverse("project-members", args=[pk])))
 
 
 SUGGESTIONS = 10

@@ -67,3 +67,25 @@ def test_org_tables_are_axe_clean_in_dark_mode(open_session, org):
         for path in ("/org/projects", "/org/departments", "/org/clusters", "/org/audit"):
             page.goto(path)
             _clean(page, width)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_project_admin_removes_members_from_the_table(open_session, org, width):
+    from studio.models import AccessRule
+
+    session = open_session("alice", width=width)
+    page = session.page
+    page.goto(f"/org/projects/{org.a.pk}/members?sortBy=username")
+    assert page.locator("table[data-table=members] tbody td[data-col=user]").all_inner_texts() == [
+        "alice", "bob", "carol"]
+    _clean(page, width)
+    page.get_by_label("Select carol").check()
+    page.get_by_role("button", name="Remove").first.click()
+    session.confirm("Remove 1 member", says="carol")
+    expect(page.locator(".toast-success")).to_contain_text("Removed from alpha 1 member: carol.")
+    assert not AccessRule.objects.filter(user=org.users.viewer, project=org.a).exists()
+    page.get_by_role("button", name="Dark mode").click()
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
+    _clean(page, width)
+    session.screenshot(f"members-table-{width}-dark")

@@ -101,3 +101,23 @@ def test_access_keys_are_a_table_of_ones_own_with_export_and_bulk_delete(org):
                     *[[k.name, k.client_id, k.created_at.strftime("%Y-%m-%d %H:%M"), "never"] for k in mine[::-1]]]
     client.post("/account/access-keys/bulk", {"action": "delete", "ids": [str(k.pk) for k in mine] + [str(theirs.pk)]})
     assert list(AccessKey.objects.values_list("name", flat=True)) == ["theirs"]  # another user's key: not found
+
+
+def test_a_projects_members_are_a_table_its_admins_remove_several_from(org):
+    from studio.models import AccessRule
+
+    admin = Client()
+    admin.force_login(org.users.admin)  # alpha's project admin
+    page = admin.get(f"/org/projects/{org.a.pk}/members?sortBy=username").content.decode()
+    assert 'data-table="members"' in page and 'value="remove"' in page
+    rows = _csv(admin.get(f"/org/projects/{org.a.pk}/members/export.csv?sortBy=username&columns=user,role"))
+    assert rows[0] == ["User", "Role"] and len(rows) > 2
+    member_rule = AccessRule.objects.get(user=org.users.member, project=org.a)
+    viewer_rule = AccessRule.objects.get(user=org.users.viewer, project=org.a)
+    done = admin.post(f"/org/projects/{org.a.pk}/members/bulk",
+                      {"action": "remove", "ids": [str(member_rule.pk), str(viewer_rule.pk)]}, follow=True)
+    assert "Removed from alpha 2 members" in done.content.decode()
+    assert not AccessRule.objects.filter(pk__in=[member_rule.pk, viewer_rule.pk]).exists()
+    viewer = Client()
+    viewer.force_login(org.users.other)
+    assert viewer.post(f"/org/projects/{org.b.pk}/members/bulk", {"action": "remove", "ids": ["1"]}).status_code == 403
