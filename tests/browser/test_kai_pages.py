@@ -43,9 +43,14 @@ def test_a_reclaimed_training_says_by_whom_and_waits_in_its_queue(open_session, 
     def sync():
         tasks.cluster_sync.apply(args=[str(cluster.pk)])
 
-    first, second = train("a", "a-one"), train("a", "a-two")  # the second on a GPU lent over A's quota
-    wait_for(lambda: Workload.objects.filter(pk__in=[first, second], actual_phase="Running").count() == 2,
-             step=sync, timeout=60, what="both of A's trainings running")
+    # One after the other: KAI reclaims the newest of a queue's jobs first, and two trainings submitted at once may
+    # reach the cluster in either order (the worker pushes them in parallel).
+    first = train("a", "a-one")
+    wait_for(lambda: Workload.objects.get(pk=first).actual_phase == "Running", step=sync, timeout=60,
+             what="A's first training running")
+    second = train("a", "a-two")  # on a GPU lent over A's quota
+    wait_for(lambda: Workload.objects.get(pk=second).actual_phase == "Running", step=sync, timeout=60,
+             what="A's second training running")
     session = open_session(member.username)
     page = session.page
     page.goto(f"/workloads/{second}")
