@@ -138,7 +138,7 @@ class Table:
         footer = self.footer()
         return {
             "table": self,
-            "rows": [{"id": str(row.pk), "label": self.row_label(row),
+            "rows": [{"id": self.row_id(row), "label": self.row_label(row),
                       "cells": [(c, self.cell(c, row)) for c in self.columns]} for row in rows],
             "page": page,
             "errors": self.errors,
@@ -149,6 +149,9 @@ class Table:
 
     def row_label(self, row) -> str:
         return str(row)
+
+    def row_id(self, row) -> str:
+        return str(row.pk)
 
     @property
     def bulk_url(self) -> str:
@@ -233,3 +236,60 @@ def bulk_run(request, *, rows: dict, ids: list[str], act, done_text: str, nouns:
     if done:
         messages.success(request, f"{done_text} {len(done)} {nouns[0] if len(done) == 1 else nouns[1]}: "
                                   f"{', '.join(done)}.")
+
+
+class ListTable(Table):
+    """The component over rows already in memory (what a cluster's API answered now, not a queryset): the same
+    columns, chooser, natural sort (`?sortBy=<column's sort>&sortOrder=desc`), totals and CSV export, every row
+    on one page. Subclasses set totals(rows)."""
+
+    def __init__(self, request, rows):  # noqa: super().__init__ builds a FilterSet this table has not
+        self.request = request
+        self.errors: list[str] = []
+        self.size = max(len(rows), 1)
+        self._qs = list(rows)
+
+    def queryset(self):
+        return self._qs
+
+    def ordered(self, rows):
+        sort = self.request.GET.get("sortBy")
+        column = next((c for c in self.columns if sort and c.sort == sort), None)
+        if column is None:
+            return list(rows)
+
+        def key(row):
+            value = column.value(row)
+            if column.natural or isinstance(value, str):
+                return (0, natural_key(str(value or "")))
+            return (value is None, value if value is not None else 0)
+
+        return sorted(rows, key=key, reverse=self.request.GET.get("sortOrder") == "desc")
+
+    def page(self):
+        return self.ordered(self._qs), Page(0, self.size, len(self._qs), False)
+
+    def footer(self) -> dict:
+        return {"count": len(self._qs), "cells": self.totals(self._qs)}
+
+    def row_id(self, row) -> str:
+        return self.row_label(row)
+
+    def export(self) -> StreamingHttpResponse:
+        columns = self.export_columns()
+
+        class Echo:
+            def write(self, value):
+                return value
+
+        writer = csv.writer(Echo())
+        rows = self.ordered(self._qs)
+
+        def lines():
+            yield writer.writerow([c.label for c in columns])
+            for row in rows:
+                yield writer.writerow([_csv_cell(c.value(row)) for c in columns])
+
+        response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{self.name}.csv"'
+        return response

@@ -2,17 +2,44 @@
 the quota pages: a department roll-up and a project's per-pool quota and use (workloads.telemetry.quota_use)."""
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from rest_framework.exceptions import ValidationError
 
 from studio.models import Cluster, Project
+from workloads.pool_tables import NodeTable, PoolTable
 from workloads.telemetry import gpu_pool, quota_use
 
 
 @login_required
 def gpu_overview(request):
     clusters = gpu_pool.overview(user=request.user)
+    for result in clusters:  # each cluster's pools and nodes as tables (sorted alike by ?sortBy=)
+        result.pool_table = PoolTable(request, result.pools, cluster=result.cluster).context()
+        result.node_table = NodeTable(request, result.nodes, cluster=result.cluster).context()
     return render(request, "workloads/gpu_overview.html", {"clusters": clusters})
+
+
+def _export(table):
+    try:
+        return table.export()
+    except ValidationError as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+@login_required
+def gpu_nodes_export(request, cluster_id):
+    """The cluster's nodes (or one pool's: ?pool=) as CSV, for whoever sees the cluster."""
+    result = _cluster(request, cluster_id)
+    pool = request.GET.get("pool", "")
+    nodes = [n for n in result.nodes if not pool or n.pool == pool]
+    return _export(NodeTable(request, nodes, cluster=result.cluster, pool=pool))
+
+
+@login_required
+def gpu_pools_export(request, cluster_id):
+    result = _cluster(request, cluster_id)
+    return _export(PoolTable(request, result.pools, cluster=result.cluster))
 
 
 def _cluster(request, cluster_id):
@@ -27,7 +54,9 @@ def gpu_node_pool(request, cluster_id, name):
     if pool is None and not result.broken:
         raise Http404
     queue = [w for w in result.queue if w.pool == name]
-    return render(request, "workloads/gpu_pool.html", {"result": result, "pool": pool, "name": name, "queue": queue})
+    node_table = NodeTable(request, pool.nodes, cluster=result.cluster, pool=name).context() if pool else None
+    return render(request, "workloads/gpu_pool.html", {"result": result, "pool": pool, "name": name, "queue": queue,
+                                                       "node_table": node_table})
 
 
 @login_required

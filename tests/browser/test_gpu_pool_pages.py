@@ -60,9 +60,13 @@ def test_overview_pool_and_node_pages(open_session, pool, width):
     card = page.locator(f"[data-cluster='{pool.cluster.name}']")
     assert figures(card) == {"gpus": "32", "allocated": "4", "free": "28", "idle": "2", "utilisation": "3 %",
                              "nodes": "4/4"}
-    expect(card.locator("tr[data-pool=default] td").nth(2)).to_have_text("24")
-    expect(card.locator("tr[data-pool=solo] td").nth(2)).to_have_text("8")
-    expect(card.locator("tr[data-node=sim-node-0] td").nth(5)).to_have_text("4")
+    pools = card.locator("table[data-table=gpu-pools]")
+    expect(pools.locator("tr[data-row=default] td[data-col=gpus]")).to_have_text("24")
+    expect(pools.locator("tr[data-row=solo] td[data-col=gpus]")).to_have_text("8")
+    nodes = card.locator("table[data-table=gpu-nodes]")
+    expect(nodes.locator("tr[data-row=sim-node-0] td[data-col=allocated]")).to_have_text("4")
+    expect(nodes.locator("tfoot td[data-col=gpus]")).to_have_text("32")  # the table's total
+    expect(nodes.locator("tfoot td[data-col=free]")).to_have_text("28")
     expect(card.get_by_role("link", name="waits")).to_be_visible()
     broken = page.locator("[data-cluster=broken]")
     expect(broken.get_by_test_id("cluster-state")).to_have_text("Broken")
@@ -74,6 +78,7 @@ def test_overview_pool_and_node_pages(open_session, pool, width):
     assert figures(page)["gpus"] == "8"
     expect(page.get_by_role("link", name="waits")).to_be_visible()
     expect(page.get_by_text("No node of pool solo has 16 free GPUs.")).to_be_visible()
+    assert page.locator("table[data-table=gpu-nodes] tbody td[data-col=name]").all_inner_texts() == ["sim-node-3"]
     check(session, "gpu-node-pool", width)
 
     page.goto(f"/gpus/{pool.cluster.pk}/nodes/sim-node-0")
@@ -81,6 +86,25 @@ def test_overview_pool_and_node_pages(open_session, pool, width):
     expect(page.get_by_role("link", name="big-train")).to_be_visible()
     expect(page.locator("main")).to_contain_text("(2 idle GPUs)")
     check(session, "gpu-node", width)
+
+
+def test_nodes_and_pools_export_and_sort_naturally(client, pool):
+    import csv
+    import io
+
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.get(username="root"))
+    response = client.get(f"/gpus/{pool.cluster.pk}/nodes.csv?sortBy=name&sortOrder=desc&columns=name,pool,gpus")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows == [["Node", "Pool", "GPUs"], ["sim-node-3", "solo", "8"], ["sim-node-2", "default", "8"],
+                    ["sim-node-1", "default", "8"], ["sim-node-0", "default", "8"]]
+    solo = client.get(f"/gpus/{pool.cluster.pk}/nodes.csv?pool=solo")
+    assert [row[0] for row in csv.reader(io.StringIO(b"".join(solo.streaming_content).decode()))] == [
+        "Node", "sim-node-3"]
+    pools = client.get(f"/gpus/{pool.cluster.pk}/pools.csv?sortBy=name")
+    assert [row[:3] for row in csv.reader(io.StringIO(b"".join(pools.streaming_content).decode()))][1:] == [
+        ["default", "3/3", "24"], ["solo", "1/1", "8"]]
 
 
 def test_a_member_sees_only_the_clusters_of_their_projects_and_unknown_nodes_are_404(open_session, pool):
