@@ -2,12 +2,13 @@
 client, a Stop button), the client URLs of the user's projects (make one: shown once; revoke), and a project's cap
 on concurrent streams. The same selectors and services as `/streaming` and the client URL API."""
 
+import uuid
 from datetime import timedelta
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -17,10 +18,11 @@ from kit import client_urls, errors, selectors, sessions
 from kit.matching import newest_first
 from kit.models import StreamSession
 from kit.serializers import session_data
+from kit.tables import SessionTable
 from studio.context import navigation
 from studio.iam.permissions import has_project_role, projects_with_level
 from studio.models import Level, Project, is_platform_admin
-from studio.pages import offset_paged
+from studio.tables import bulk_run, bulk_target
 
 
 class ClientUrlForm(forms.Form):
@@ -41,12 +43,6 @@ class StreamLimitForm(forms.Form):
 def _launchable(user) -> list[Project]:
     projects = Project.objects.order_by("name")
     return list(projects if is_platform_admin(user) else projects.filter(pk__in=projects_with_level(user, Level.MEMBER)))
-
-
-def _rows(found) -> list[dict]:
-    positions = selectors.queue_positions(found)
-    views = [(s, session_data(s, position=positions.get(s.pk))) for s in found]
-    return [{"session": s, "view": view, "routes": _routes(view)} for s, view in views]
 
 
 def _routes(view: dict) -> list[tuple[str, dict]]:
@@ -85,10 +81,10 @@ def session_list(request):
                 form = ClientUrlForm(projects=_launchable(request.user), initial={"project": target.pk})
             except APIException as exc:
                 form.add_error(None, errors.text_of(exc))
-    found, page = offset_paged(request, selectors.sessions_visible(user=request.user))
-    context = {"rows": _rows(found), "project": project, "page": page}
+    table = SessionTable(request, selectors.sessions_visible(user=request.user))
+    context = {**table.context(), "project": project}
     if request.htmx:
-        return render(request, "kit/_session_rows.html", context)
+        return render(request, "studio/_table_rows.html", context)
     apps = list(selectors.applications().prefetch_related("versions"))
     profiles = list(selectors.profiles_visible(user=request.user)) if selectors.may_see_profiles(request.user) else []
     links = list(client_urls.client_urls_visible(user=request.user).filter(revoked_at__isnull=True)[:50])
@@ -153,6 +149,37 @@ def session_stop(request, session_id):
     except APIException as exc:
         messages.error(request, f"Not stopped: {errors.text_of(exc)}")
     return HttpResponseRedirect(reverse("kit-sessions"))
+
+
+@login_required
+def session_export(request):
+    """The sessions of the user's projects as CSV (state and routes as the page shows them)."""
+    try:
+        return SessionTable(request, selectors.sessions_visible(user=request.user)).export()
+    except ValidationError as exc:
+        return JsonResponse(exc.detail, status=400)
+
+
+@login_required
+@require_POST
+def session_bulk(request):
+    """Stop the selected sessions, each through the same service as its Stop (refusals named)."""
+    ids = [i for i in request.POST.getlist("ids") if _is_uuid(i)]
+    if request.POST.get("action") == "stop" and ids:
+        rows = {str(s.pk): s for s in selectors.sessions_visible(user=request.user).filter(pk__in=ids)}
+        bulk_run(request, rows=rows, ids=ids, done_text="Stopped", nouns=("stream", "streams"),
+                 label=lambda s: f"{s.application} ({s.pk})",
+                 problem=lambda exc: errors.text_of(exc) if isinstance(exc, APIException) else None,
+                 act=lambda s: sessions.session_end(user=request.user, session=s))
+    return HttpResponseRedirect(bulk_target(request, reverse("kit-sessions")))
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 @login_required

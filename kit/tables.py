@@ -2,12 +2,17 @@
 the column chooser, totals and CSV export of the filtered list, over what the user may see."""
 
 from django.db.models import Count
+from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from kit import selectors
 from kit.filtersets import ApplicationFilterSet, ProfileFilterSet
 from kit.matching import newest_first
-from studio.tables import Column, Table
+from kit.models import StreamSession
+from kit.serializers import session_data
+from studio.listing import StudioFilterSet
+from studio.tables import BulkAction, Column, Table
 
 
 def _newest(app) -> str:
@@ -74,3 +79,79 @@ class ProfileTable(Table):
 
 def application_rows(queryset):
     return queryset.annotate(version_count=Count("versions", distinct=True)).prefetch_related("versions")
+
+
+class SessionFilterSet(StudioFilterSet):
+    class Meta:
+        model = StreamSession
+        fields = []
+        api_fields = {"application": "application", "profile": "profile", "state": "state",
+                      "requestedAt": "requested_at", "projectName": "project__name"}
+        search_fields = ["application", "profile", "project__name", "workload__name"]
+        default_sort = ["-requested_at", "-id"]
+
+
+def _view(table, session) -> dict:
+    views = table.views
+    if session.pk not in views:  # the export reads each row's state as the page does
+        views[session.pk] = session_data(session, position=table.positions().get(session.pk))
+    return views[session.pk]
+
+
+def _status(session, view) -> str:
+    return session.workload.actual_phase if session.workload_id else view["status"]["condition"].capitalize()
+
+
+def _routes(view) -> list[str]:
+    return [f"{address}:{route['source_port']} {route['description']} ({route['protocol']})"
+            for address, entry in view["routes"].items() for route in entry["routes"]]
+
+
+class SessionTable(Table):
+    """The streaming sessions of the user's projects, re-read every 2 s; several can be stopped at once (each
+    through the same service as its Stop)."""
+
+    name = "kit-sessions"
+    noun, noun_one = "sessions", "session"
+    filterset_class = SessionFilterSet
+    export_url_name = "kit-sessions-export"
+    bulk_url_name = "kit-sessions-bulk"
+    bulk_actions = (BulkAction("stop", "Stop", "player-stop", danger=True),)
+    empty_template = "kit/_sessions_empty.html"
+
+    def __init__(self, request, queryset, **kwargs):
+        super().__init__(request, queryset, **kwargs)
+        self.views: dict = {}
+        self._positions = None
+
+    def positions(self) -> dict:
+        if self._positions is None:
+            qs = self.queryset()
+            self._positions = selectors.queue_positions(list(qs)) if qs is not None else {}
+        return self._positions
+
+    @property
+    def columns(self):
+        return (
+            Column("session", "Session", lambda s: str(s.pk), html=lambda s: format_html(
+                '<a href="{}"><code>{}</code></a>{}', reverse("kit-session", args=[s.pk]), s.pk, format_html(
+                    '<div class="text-secondary small">{}</div>', s.workload.name) if s.workload_id else "")),
+            Column("application", "Application", lambda s: f"{s.application} {s.version or ''}".strip(),
+                   sort="application"),
+            Column("profile", "Profile", lambda s: s.profile, sort="profile"),
+            Column("project", "Project", lambda s: s.project.name, sort="projectName"),
+            Column("status", "Status", lambda s: _status(s, _view(self, s)),
+                   html=lambda s: get_template("kit/_session_status.html").render(
+                       {"s": s, "view": _view(self, s)})),
+            Column("routes", "Routes", lambda s: "; ".join(_routes(_view(self, s))),
+                   html=lambda s: format_html_join("", "<div><code>{}:{}</code> {} ({})</div>", (
+                       (address, route["source_port"], route["description"], route["protocol"])
+                       for address, entry in _view(self, s)["routes"].items() for route in entry["routes"])) or "—"),
+            Column("requested", "Requested", lambda s: s.requested_at.strftime("%Y-%m-%d %H:%M"),
+                   sort="requestedAt"),
+            Column("actions", "Actions", lambda s: "", export=False, html=lambda s: get_template(
+                "kit/_session_actions.html").render({"s": s}, request=self.request)),
+        )
+
+    def row_label(self, row) -> str:
+        return f"{row.application} {row.pk}"

@@ -176,7 +176,7 @@ def test_a_kit_user_starts_a_stream_watches_it_and_stops_it(open_session, org):
     expect(page.locator("#direct-settings")).to_contain_text("mediaPort: 47998 (UDP)")
     session.screenshot("kit-session")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Streams").click()
-    row = page.locator(f"tr[data-session='{stream.pk}']")
+    row = page.locator(f"tr[data-row='{stream.pk}']")
     expect(row).to_contain_text(re.compile(r"25\.124\.78\.14:49100"))
     session.screenshot("kit-sessions")
     row.get_by_role("link", name=str(stream.pk)).click()

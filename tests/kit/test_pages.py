@@ -112,15 +112,15 @@ def test_sessions_page_is_paged_and_its_refresh_keeps_the_page(client_for, org, 
            for _ in range(27)]
     client = browser(org.users.member)
     first = page(client, "kit-sessions")
-    shown = set(re.findall(r'data-session="([0-9a-f-]+)"', first))
+    shown = set(re.findall(r'data-row="([0-9a-f-]+)"', first))
     assert len(shown) == 25 and shown <= set(ids) and "offset=25" in first and "Showing <span>1</span>" in first
     assert f'hx-get="{reverse("kit-sessions")}"' in first
     second = client.get(reverse("kit-sessions") + "?offset=25").content.decode()
-    rest = set(re.findall(r'data-session="([0-9a-f-]+)"', second))
+    rest = set(re.findall(r'data-row="([0-9a-f-]+)"', second))
     assert rest == set(ids) - shown and len(rest) == 2
     assert f'hx-get="{reverse("kit-sessions")}?offset=25"' in second  # the refresh stays on page 2
     refreshed = client.get(reverse("kit-sessions") + "?offset=25", HTTP_HX_REQUEST="true").content.decode()
-    assert set(re.findall(r'data-session="([0-9a-f-]+)"', refreshed)) == rest and "<html" not in refreshed
+    assert set(re.findall(r'data-row="([0-9a-f-]+)"', refreshed)) == rest and "<html" not in refreshed
 
 
 def _posted_form(html: str) -> dict:
@@ -198,3 +198,27 @@ def test_kit_lists_are_tables_with_an_export_of_what_the_user_sees(org, kit):
     assert "default" in ids and "composer-only" not in ids  # B's unshared profile: not to A's member
     assert [row[0] for row in rows(browser(org.users.other), reverse("kit-profiles-export"))[1:]] == [
         "composer-only", "default"]
+
+
+def test_sessions_are_a_table_exported_and_stopped_together(client_for, org, kit):
+    import csv
+    import io
+
+    api = client_for(org.users.member)
+    ids = [api.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json").json()["id"]
+           for _ in range(2)]
+    Workload.objects.filter(pk=ids[0]).update(actual_phase="Running", endpoints={
+        "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
+        "ports": [{"name": "port-49100", "port": 49100}]})
+    client = browser(org.users.member)
+    response = client.get(reverse("kit-sessions-export") + "?columns=session,status,routes")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0] == ["Session", "Status", "Routes"]
+    assert {row[0]: row[1] for row in rows[1:]}[ids[0]] == "Running"
+    assert "25.124.78.14:49100 signaling" in {row[0]: row[2] for row in rows[1:]}[ids[0]]
+    theirs = browser(org.users.other).get(reverse("kit-sessions-export"))
+    assert not set(ids) & {row[0] for row in csv.reader(io.StringIO(b"".join(theirs.streaming_content).decode()))}
+    browser(org.users.viewer).post(reverse("kit-sessions-bulk"), {"action": "stop", "ids": ids})
+    assert not Workload.objects.filter(pk__in=ids, desired_phase="Deleted").exists()  # a viewer stops nothing
+    done = client.post(reverse("kit-sessions-bulk"), {"action": "stop", "ids": ids}, follow=True).content.decode()
+    assert Workload.objects.filter(pk__in=ids, desired_phase="Deleted").count() == 2 and "Stopped 2 streams" in done
