@@ -164,6 +164,8 @@ class VersionEditor:
         self.form = VersionForm(data, initial={**initial, "variables": json.dumps(list(variables), indent=2),
                                                "outputs": json.dumps(list(outputs), indent=2)})
         kind = (data.get("kind") if data is not None else None) or initial.get("kind") or "training"
+        # choosing another kind re-renders the form with that kind's spec fields (static/studio/ui.js)
+        self.form.fields["kind"].widget.attrs["data-refresh-with"] = "refresh-kind"
         self.spec = SpecEditor(kind, data=data, spec=_parsed(
             data.get("specTemplate") if data is not None and "specTemplate" in data else initial.get("specTemplate")))
         more = (data or {}).get("more", "")

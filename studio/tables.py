@@ -243,7 +243,8 @@ class ListTable(Table):
     columns, chooser, natural sort (`?sortBy=<column's sort>&sortOrder=desc`), totals and CSV export, every row
     on one page. Subclasses set totals(rows)."""
 
-    def __init__(self, request, rows):  # noqa: super().__init__ builds a FilterSet this table has not
+    def __init__(self, request, rows):
+        # Not Table.__init__: it builds a FilterSet over a queryset, which these rows are not.
         self.request = request
         self.errors: list[str] = []
         self.size = max(len(rows), 1)

@@ -44,6 +44,14 @@
   // <select data-autosubmit>: choosing submits its form (the project switcher, page-size pickers).
   document.addEventListener("change", (event) => {
     if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
+    // <select data-refresh-with="button id">: a choice that changes the form's fields (a template version's
+    // kind) re-renders it through that button (which saves nothing), once the value differs from the page's.
+    const refresh = event.target.closest("select[data-refresh-with]");
+    if (refresh) {
+      const rendered = [...refresh.options].find((option) => option.defaultSelected);
+      const button = document.getElementById(refresh.dataset.refreshWith);
+      if (button && (!rendered || rendered.value !== refresh.value)) refresh.form.requestSubmit(button);
+    }
   });
 
   // <form data-confirm="Delete X? …">: ask in a modal that names what is destroyed, then submit for real.

@@ -185,7 +185,15 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     expect(page.locator("main h1.page-title")).to_contain_text("Trainer")
 
     page.get_by_label("Version", exact=True).fill("1.0.0")
-    page.get_by_label("Workload kind").select_option("training")
+    page.get_by_label("Workload kind").select_option("training")  # as shown: nothing re-rendered
+    with page.expect_navigation():  # another kind: the form shows that kind's spec fields (nothing saved)
+        page.get_by_label("Workload kind").select_option("distributed")
+    expect(page.get_by_label("Num workers")).to_be_visible()
+    expect(page.get_by_label("Version", exact=True)).to_have_value("1.0.0")
+    with page.expect_navigation():
+        page.get_by_label("Workload kind").select_option("training")
+    expect(page.get_by_label("Num workers")).to_have_count(0)
+    assert not EnvironmentTemplate.objects.get(name="trainer").versions.exists()
     # The spec template as typed inputs, from the training spec's serializer (no JSON box)
     expect(page.get_by_label("Spec template (JSON)")).to_have_count(0)
     page.get_by_label("Image", exact=True).fill("python:3.12")

@@ -56,3 +56,13 @@ def test_each_spec_problem_is_on_its_input(admin, org, template):
     page = admin.post(url, fields).content.decode()
     assert re.search(r'name="spec\.backoffLimit"[^>]*aria-invalid="true"', page)
     assert not template.versions.exists()
+
+
+def test_another_kind_re_renders_that_kinds_spec_fields_and_saves_nothing(admin, org, template):
+    url = f"/studio/environment-templates/{template.pk}"
+    fields = _posted_form(admin.get(url).content.decode())
+    assert "spec.numWorkers" not in fields and 'data-refresh-with="refresh-kind"' in admin.get(url).content.decode()
+    fields.update({"version": "2.0.0", "kind": "distributed", "spec.image": "python:3.12", "switch": "table"})
+    page = admin.post(url, fields).content.decode()
+    assert 'name="spec.numWorkers"' in page and 'name="spec.distributedFramework"' in page
+    assert 'value="python:3.12"' in page and not template.versions.exists()
