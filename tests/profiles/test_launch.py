@@ -225,3 +225,18 @@ def test_the_portal_launch_form_shows_the_name_and_the_inputs_problems_at_once(o
     assert page.status_code == 200 and not Workload.objects.exists()
     assert "at most 2" in text and "Bad Name" in text
     assert re.search(r'name="name"[^>]*aria-invalid="true"|aria-invalid="true"[^>]*name="name"', text), text[:3000]
+
+
+def test_try_it_shows_the_name_and_the_inputs_problems_at_once_on_a_draft(org, make_profile):
+    from django.test import Client
+    from django.urls import reverse
+
+    draft = make_profile("half-done", draft_step="inputs")
+    browser = Client()
+    browser.force_login(org.users.platform_admin)
+    page = browser.post(reverse("profile-try", args=[draft.pk]), {
+        "projectId": str(org.a.pk), "name": "Bad Name", "inputs.gpus": "5", "inputs.command": "python"})
+    text = page.content.decode()
+    assert page.status_code == 200 and "at most 2" in text
+    assert re.search(r'name="name"[^>]*aria-invalid="true"|aria-invalid="true"[^>]*name="name"', text)
+    assert "still being set up" not in text  # a draft may be tried

@@ -168,13 +168,14 @@ def every_refusal(detail, *, kind: str, request: dict, user) -> dict:
 STAND_IN_NAME = "launch-check"
 
 
-def input_errors(*, profile: ServiceProfile, project: Project, user, inputs) -> dict:
+def input_errors(*, profile: ServiceProfile, project: Project, user, inputs, allow_draft: bool = False) -> dict:
     """The inputs' problems, checked as the launch checks them under a stand-in name: for a launch body whose
     own fields (its name) are wrong too, so that both are reported at once."""
     if not isinstance(inputs, dict):
         return {}
     try:
-        launch = prepared_launch(profile=profile, project=project, user=user, name=STAND_IN_NAME, inputs=inputs)
+        launch = prepared_launch(profile=profile, project=project, user=user, name=STAND_IN_NAME, inputs=inputs,
+                                 allow_draft=allow_draft)
     except ValidationError as exc:
         return {field: list(messages) for field, messages in exc.message_dict.items()}
     except (DRFValidationError, PermissionDenied, NotAllowed):

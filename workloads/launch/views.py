@@ -49,8 +49,12 @@ def profile_try(request, pk):
         try:
             if project is None:
                 raise DjangoValidationError({"projectId": "Choose a project."})
-            serializer = LaunchSerializer(data=form.payload(project.pk))
-            serializer.is_valid(raise_exception=True)
+            body = form.payload(project.pk)
+            serializer = LaunchSerializer(data=body)
+            if not serializer.is_valid():  # the name's problems and the inputs', at once
+                raise DRFValidationError({**serializer.errors, **launch.input_errors(
+                    profile=profile, project=project, user=request.user, inputs=body.get("inputs"),
+                    allow_draft=True)})
             data = serializer.validated_data
             preview = _preview_shown(launch.profile_launch_preview(
                 profile=profile, project=project, user=request.user, name=data["name"],
