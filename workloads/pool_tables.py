@@ -98,3 +98,44 @@ class PoolTable(ListTable):
 
     def row_label(self, row) -> str:
         return row.name
+
+
+class QueueTable(ListTable):
+    """The workloads waiting for GPUs, oldest first (their place in the queue), as the table component."""
+
+    name = "gpu-queue"
+    noun, noun_one = "waiting workloads", "waiting workload"
+    empty_template = "workloads/_no_queue.html"
+
+    def __init__(self, request, rows, *, cluster):
+        super().__init__(request, rows)
+        self.cluster = cluster
+        self.place = {w.pk: number for number, w in enumerate(rows, 1)}
+
+    @property
+    def export_url(self) -> str:
+        return reverse("gpu-queue-export", args=[self.cluster.pk])
+
+    @property
+    def columns(self):
+        return (
+            Column("place", "#", lambda w: self.place[w.pk], sort="place", numeric=True),
+            Column("name", "Workload", lambda w: w.name, sort="name", natural=True, html=lambda w: format_html(
+                '<a href="{}">{}</a>{}', reverse("workload-detail", args=[w.pk]), w.name, format_html(
+                    '<div class="text-secondary small">{}</div>', w.phase_message[:90]) if w.phase_message else "")),
+            Column("project", "Project", lambda w: w.project.name, sort="project"),
+            Column("pool", "Pool", lambda w: w.pool, sort="pool"),
+            Column("gpus", "GPUs", lambda w: _gpus(w.gpu_request), sort="gpus", numeric=True),
+            Column("since", "Waiting since", lambda w: w.phase_updated_at.isoformat(timespec="seconds")
+                   if w.phase_updated_at else "", html=lambda w: get_template("workloads/_waiting_since.html")
+                   .render({"w": w})),
+        )
+
+    def totals(self, rows) -> dict:
+        return {"gpus": _gpus(sum((Decimal(w.gpu_request or 0) for w in rows), Decimal(0)))}
+
+    def row_label(self, row) -> str:
+        return row.name
+
+    def row_id(self, row) -> str:
+        return str(row.pk)

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from rest_framework.exceptions import ValidationError
 
 from studio.models import Cluster, Project
-from workloads.pool_tables import NodeTable, PoolTable
+from workloads.pool_tables import NodeTable, PoolTable, QueueTable
 from workloads.telemetry import gpu_pool, quota_use
 
 
@@ -17,6 +17,7 @@ def gpu_overview(request):
     for result in clusters:  # each cluster's pools and nodes as tables (sorted alike by ?sortBy=)
         result.pool_table = PoolTable(request, result.pools, cluster=result.cluster).context()
         result.node_table = NodeTable(request, result.nodes, cluster=result.cluster).context()
+        result.queue_table = QueueTable(request, result.queue, cluster=result.cluster).context()
     return render(request, "workloads/gpu_overview.html", {"clusters": clusters})
 
 
@@ -34,6 +35,13 @@ def gpu_nodes_export(request, cluster_id):
     pool = request.GET.get("pool", "")
     nodes = [n for n in result.nodes if not pool or n.pool == pool]
     return _export(NodeTable(request, nodes, cluster=result.cluster, pool=pool))
+
+
+@login_required
+def gpu_queue_export(request, cluster_id):
+    """The cluster's waiting queue (what the user may see of it) as CSV, in its order."""
+    result = _cluster(request, cluster_id)
+    return _export(QueueTable(request, result.queue, cluster=result.cluster))
 
 
 @login_required
@@ -55,8 +63,9 @@ def gpu_node_pool(request, cluster_id, name):
         raise Http404
     queue = [w for w in result.queue if w.pool == name]
     node_table = NodeTable(request, pool.nodes, cluster=result.cluster, pool=name).context() if pool else None
-    return render(request, "workloads/gpu_pool.html", {"result": result, "pool": pool, "name": name, "queue": queue,
-                                                       "node_table": node_table})
+    return render(request, "workloads/gpu_pool.html", {
+        "result": result, "pool": pool, "name": name, "queue": queue, "node_table": node_table,
+        "queue_table": QueueTable(request, queue, cluster=result.cluster).context()})
 
 
 @login_required

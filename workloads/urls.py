@@ -11,6 +11,7 @@ urlpatterns = [
     path("gpus/<uuid:cluster_id>/pools/<str:name>", pool_views.gpu_node_pool, name="gpu-node-pool"),
     path("gpus/<uuid:cluster_id>/nodes.csv", pool_views.gpu_nodes_export, name="gpu-nodes-export"),
     path("gpus/<uuid:cluster_id>/pools.csv", pool_views.gpu_pools_export, name="gpu-pools-export"),
+    path("gpus/<uuid:cluster_id>/queue.csv", pool_views.gpu_queue_export, name="gpu-queue-export"),
     path("gpus/<uuid:cluster_id>/nodes/<str:name>", pool_views.gpu_node, name="gpu-node"),
     path("workloads", views.workload_list, name="workload-list"),
     path("workloads/export.csv", views.workload_export, name="workload-export"),

@@ -68,6 +68,7 @@ def test_overview_pool_and_node_pages(open_session, pool, width):
     expect(nodes.locator("tfoot td[data-col=gpus]")).to_have_text("32")  # the table's total
     expect(nodes.locator("tfoot td[data-col=free]")).to_have_text("28")
     expect(card.get_by_role("link", name="waits")).to_be_visible()
+    expect(card.locator("table[data-table=gpu-queue] tbody td[data-col=place]")).to_have_text("1")
     broken = page.locator("[data-cluster=broken]")
     expect(broken.get_by_test_id("cluster-state")).to_have_text("Broken")
     expect(broken.get_by_test_id("cluster-problem")).to_contain_text("connection refused (port 6443)")
@@ -102,6 +103,9 @@ def test_nodes_and_pools_export_and_sort_naturally(client, pool):
     solo = client.get(f"/gpus/{pool.cluster.pk}/nodes.csv?pool=solo")
     assert [row[0] for row in csv.reader(io.StringIO(b"".join(solo.streaming_content).decode()))] == [
         "Node", "sim-node-3"]
+    queue = client.get(f"/gpus/{pool.cluster.pk}/queue.csv")
+    assert [row[:5] for row in csv.reader(io.StringIO(b"".join(queue.streaming_content).decode()))] == [
+        ["#", "Workload", "Project", "Pool", "GPUs"], ["1", "waits", pool.project.name, "solo", "16"]]
     pools = client.get(f"/gpus/{pool.cluster.pk}/pools.csv?sortBy=name")
     assert [row[:3] for row in csv.reader(io.StringIO(b"".join(pools.streaming_content).decode()))][1:] == [
         ["default", "3/3", "24"], ["solo", "1/1", "8"]]
