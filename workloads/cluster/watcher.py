@@ -197,6 +197,9 @@ class Following:
 
     def full_pass(self) -> sync.SyncReport:
         now = timezone.now()
+        # Every workload is derived from the store as it is now: what was marked before (the first LISTs mark them
+        # all) is covered, and only what changes from here on makes the next pass of changes.
+        self.store.take_dirty()
         with gc_paused():
             report = sync.reconcile(self.conn, self.cluster, self._seen(now), now=now, queues=self.queues)
         PASSES.labels(self.cluster.name, "full").inc()
