@@ -15,6 +15,7 @@ import os
 import re
 import time
 import urllib.request
+from datetime import timedelta
 from pathlib import Path
 
 from bench import env, seed
@@ -129,7 +130,9 @@ def _measure(size: int) -> dict:
         user, cluster, projects = seed.org(cluster_url=sim.url, projects=NAMESPACES)
         rows = seed.workloads(projects, cluster, size, phase="Running")
         now = timezone.now()
-        Workload.objects.update(submitted_at=now, started_at=now)
+        # Running for a while: no row's intent changed within the repair grace, which would make the watcher check
+        # it for repairs once the grace has passed (a fresh submission's check, not the steady state measured).
+        Workload.objects.update(submitted_at=now, started_at=now, updated_at=now - timedelta(hours=1))
         rows = list(Workload.objects.select_related("project").order_by("pk"))
         started = time.monotonic()
         _seed_cluster(sim, rows)
