@@ -130,7 +130,10 @@ def real_apiserver(pytestconfig):
     from scripts.kube_stack import Stack
     from scripts.realkube import versions
 
-    kube = Stack().start()
+    # Only pods that name KAI's scheduler reach KWOK's nodes (clusters of the legacy real tests are registered with
+    # gpuScheduler "none": kubesim's node side plays their pods); the KAI scenario's trainings run until it deletes
+    # them, so Job pods on KWOK do not end by themselves.
+    kube = Stack(job_run_ms=3_600_000).start()
     built = versions()
     _say(pytestconfig, f"\nreal cluster: GET {kube.url}/version -> {kube.get('/version')['gitVersion']}; "
                        f"etcd {built['etcd']}, KAI Scheduler {built['kai-scheduler']}, KWOK {built['kwok']}, "
@@ -296,8 +299,11 @@ def real_org(transactional_db, real_cluster):
                                  user="paas-studio")
     root = UserFactory(username=f"root-{name}", platform_admin=True)
     # Prometheus: the node side's (DCGM and Knative series of the pods it plays), on loopback.
+    # gpuScheduler "none": the stack serves KAI's API, but these tests' workloads are Kubernetes-scheduled (kubesim's
+    # node side plays them); the KAI tests register their own cluster with "auto" (tests/real/test_kai_scenario.py).
     registered = bearer_client(root).post("/api/v1/clusters", {"name": f"real-{name}", "kubeconfig": kubeconfig,
-                                                               "prometheusUrl": real_cluster.nodes.prometheus_url},
+                                                               "prometheusUrl": real_cluster.nodes.prometheus_url,
+                                                               "gpuScheduler": "none"},
                                           format="json")
     assert registered.status_code == 201, registered.json()
     cluster = Cluster.objects.get(pk=registered.json()["clusterId"])
