@@ -52,6 +52,26 @@ def kwok_node(index: int, *, gpus: int, cpu: str, memory: str, pool: str | None)
                                     "kubeProxyVersion": "fake", "containerRuntimeVersion": "kwok"}}}
 
 
+# The status a kubelet reports once a deleted pod's containers were stopped (SIGTERM: exit code 143).
+TERMINATED_STATUS = """{{ $now := Now }}
+containerStatuses:
+{{ range $index, $item := .spec.containers }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: 143
+      finishedAt: {{ $now | Quote }}
+      reason: Error
+      startedAt: {{ $now | Quote }}
+{{ end }}
+phase: Failed
+"""
+
+
 def kwok_stages(folder: Path, *, start_ms: int, complete_ms: int) -> list[dict]:
     """KWOK's own Stages (manifests/kwok/stages: nodes Ready with lease heartbeats; pods created, ready, deleted;
     pods of a Job or a training operator's job complete), quicker, plus one that stands in for KAI's reservation
@@ -67,6 +87,18 @@ def kwok_stages(folder: Path, *, start_ms: int, complete_ms: int) -> list[dict]:
             for expression in stage["spec"]["selector"]["matchExpressions"]:
                 if expression["key"] == ".metadata.ownerReferences.[].kind":
                     expression["values"] = list(TRAINING_KINDS)
+    # A kubelet ends a deleted pod's containers and reports the pod Failed; only then does the Job controller drop
+    # its tracking finalizer, which KWOK's pod-delete waits for. Without this, a pod KAI evicts from a KWOK node
+    # (a Job's, so with that finalizer) stays Terminating and holds its GPU for ever.
+    stages.append({"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage",
+                   "metadata": {"name": "pod-terminate"},
+                   "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+                            "selector": {"matchExpressions": [
+                                {"key": ".metadata.deletionTimestamp", "operator": "Exists"},
+                                {"key": ".metadata.finalizers", "operator": "Exists"},
+                                {"key": ".status.phase", "operator": "In", "values": ["Pending", "Running"]}]},
+                            "delay": {"durationMilliseconds": start_ms},
+                            "next": {"statusTemplate": TERMINATED_STATUS}}})
     stages.append({"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage",
                    "metadata": {"name": "kai-reservation-gpu"},
                    "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"},
