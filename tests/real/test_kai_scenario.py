@@ -29,7 +29,21 @@ def _sync(cluster):
 
 def _comparable(outcome: dict, suffix: str) -> dict:
     kept = {k: v for k, v in outcome.items() if not any(word in k for word in VARYING)}
+    # Once B's work ends, which one of A's evicted trainings is left waiting (one reclaimed by B or the one A's
+    # workspace preempted) is the scheduler's pick among equals, and so are the GPUs its queue counts as waiting
+    # then: both kinds of eviction compare alike there, and step 7's waiting GPUs are not compared.
+    kept["4 A runs again"] = {project: _evictions_alike(counts) for project, counts in
+                              kept.get("4 A runs again", {}).items()}
+    kept["7 A status"] = {k: v for k, v in kept.get("7 A status", {}).items() if k != "waiting"}
     return _unsuffixed(kept, suffix)
+
+
+def _evictions_alike(counts: dict) -> dict:
+    alike: dict = {}
+    for key, n in counts.items():
+        key = "Pending:Evicted" if key in ("Pending:Reclaimed", "Pending:Preempted") else key
+        alike[key] = alike.get(key, 0) + n
+    return alike
 
 
 def _unsuffixed(value, suffix: str):
@@ -74,6 +88,8 @@ def test_the_scenario_reports_the_same_on_kubesim_and_on_the_real_kai_scheduler(
     sim_outcome = on_sim.run()
     k8s.close()
 
-    assert _comparable(real_outcome, on_real.suffix) == _comparable(sim_outcome, on_sim.suffix)
+    real_seen, sim_seen = _comparable(real_outcome, on_real.suffix), _comparable(sim_outcome, on_sim.suffix)
+    assert {k: (v, sim_seen.get(k)) for k, v in real_seen.items() if v != sim_seen.get(k)} == {}
+    assert real_seen.keys() == sim_seen.keys()
     assert real_outcome["3 workspace never a victim"] is True
     assert real_outcome["3 seconds for B to run"] < 120

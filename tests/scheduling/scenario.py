@@ -123,6 +123,9 @@ class Scenario:
         response = self.api.post(f"/api/v1/workloads/{kind}", body, format="json")
         if response.status_code in status:
             self.ids[name] = response.json()["workloadId"]
+        else:  # in the transcript: a refusal is part of what the product reported
+            self.transcript.lines.append(f"{self.transcript.elapsed():7.1f}s  {project['name']}/{name:<15} refused "
+                                         f"{response.status_code}: {response.json()}")
         return {"status": response.status_code, **response.json()}
 
     def workloads(self) -> list[dict]:
@@ -140,7 +143,25 @@ class Scenario:
             listed = self.workloads()
             self.transcript.record(listed)
             return predicate(listed)
-        return wait_for(step, timeout=timeout or self.stage.timeout, interval=0.3, what=what)
+        try:
+            return wait_for(step, timeout=timeout or self.stage.timeout, interval=0.3, what=what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self._cluster_state()}") from None
+
+    def _cluster_state(self) -> str:
+        """The pods of both projects that are not plainly running, with their events: what a failed wait saw."""
+        core, lines = client.CoreV1Api(self.stage.k8s), []
+        for letter in ("a", "b"):
+            namespace = self.projects[letter]["namespace"]
+            for pod in core.list_namespaced_pod(namespace).items:
+                if pod.status.phase == "Running" and not pod.metadata.deletion_timestamp:
+                    continue
+                lines.append(f"pod {namespace}/{pod.metadata.name} {pod.status.phase} node={pod.spec.node_name} "
+                             f"deleting={pod.metadata.deletion_timestamp} finalizers={pod.metadata.finalizers} "
+                             f"conditions={[(c.type, c.status, c.reason) for c in pod.status.conditions or ()]}")
+                events = core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod.metadata.name}")
+                lines += [f"    event {e.reason}: {e.message}" for e in events.items[-5:]]
+        return "\n".join(lines[:200])
 
     # --- the scenario -----------------------------------------------------------------------------------
 
@@ -162,7 +183,7 @@ class Scenario:
         self.outcome["1 A status"] = self._settled("a", allocated=float(n))
 
         t.mark("2. A adds a one-GPU workspace within its deserved quota")
-        self.submit("a", "workspaces", "a-notebook", {"gpuDevicesRequest": 1})
+        assert self.submit("a", "workspaces", "a-notebook", {"gpuDevicesRequest": 1})["status"] == 200, t.text()
         self.watch(lambda ws: _count(ws, a, "a-notebook", "Running") == 1, "A's workspace Running")
         self.watch(lambda ws: _count(ws, a, "a-train-", "Running") == n - 1
                    and _reasons(ws, a).get("Preempted"), "one of A's trainings preempted for it")
