@@ -201,7 +201,7 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_label("Image pull policy").select_option("IfNotPresent")
     page.get_by_label("CPU core request").fill("2")
     page.get_by_label("Environment variable 1 name").fill("MODE")
-    page.get_by_role("button", name="Add an environment variable").click()
+    page.get_by_role("button", name="Add a row to environment variables").click()
     page.get_by_label("Environment variable 2 name").fill("EPOCHS")
     page.get_by_label("Environment variable 2 value").fill("run-{{ epochs }}")
     page.get_by_role("button", name="Add version").click()

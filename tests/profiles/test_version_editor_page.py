@@ -32,15 +32,18 @@ def test_the_spec_template_is_typed_and_keeps_what_no_input_shows(admin, org, te
     assert fields["spec.image"] == "python:3.12" and fields["compute.gpuDevicesRequest"] == "1"
     assert "storage" in page  # said to be kept
     assert {"spec.backoffLimit", "spec.parallelism", "compute.cpuMemoryRequest"} <= set(fields)
+    assert {"security.runAsUid", "ports-0-container", "tolerations-0-key", "labels-0-name"} <= set(fields)
     fields.update({"version": "1.1.0", "spec.command": "python", "spec.backoffLimit": "3",
                    "compute.gpuDevicesRequest": "2", "environmentVariables-0-name": "MODE",
-                   "environmentVariables-0-value": "fast"})
+                   "environmentVariables-0-value": "fast", "security.runAsUid": "1000",
+                   "ports-0-container": "8888", "ports-0-serviceType": "ClusterIP"})
     saved = admin.post(url, fields)
     assert saved.status_code == 302, re.findall(r'class="error"[^>]*>([^<]*)', saved.content.decode())
     version = template.versions.get(version="1.1.0")
     assert version.spec_template == {
         "image": "python:3.12", "command": "python", "backoffLimit": 3, "compute": {"gpuDevicesRequest": 2},
-        "environmentVariables": [{"name": "MODE", "value": "fast"}],
+        "environmentVariables": [{"name": "MODE", "value": "fast"}], "security": {"runAsUid": 1000},
+        "ports": [{"container": 8888, "serviceType": "ClusterIP"}],
         "storage": {"pvc": [{"claimName": "data", "path": "/data", "existingPvc": True}]}}
 
 
