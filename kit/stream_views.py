@@ -2,7 +2,6 @@
 client, a Stop button), the client URLs of the user's projects (make one: shown once; revoke), and a project's cap
 on concurrent streams. The same selectors and services as `/streaming` and the client URL API."""
 
-import uuid
 from datetime import timedelta
 
 from django import forms
@@ -21,6 +20,7 @@ from kit.serializers import session_data
 from kit.tables import SessionTable
 from studio.context import navigation
 from studio.iam.permissions import has_project_role, projects_with_level
+from studio.ids import is_uuid
 from studio.models import Level, Project, is_platform_admin
 from studio.tables import bulk_run, bulk_target
 
@@ -164,7 +164,7 @@ def session_export(request):
 @require_POST
 def session_bulk(request):
     """Stop the selected sessions, each through the same service as its Stop (refusals named)."""
-    ids = [i for i in request.POST.getlist("ids") if _is_uuid(i)]
+    ids = [i for i in request.POST.getlist("ids") if is_uuid(i)]
     if request.POST.get("action") == "stop" and ids:
         rows = {str(s.pk): s for s in selectors.sessions_visible(user=request.user).filter(pk__in=ids)}
         bulk_run(request, rows=rows, ids=ids, done_text="Stopped", nouns=("stream", "streams"),
@@ -172,14 +172,6 @@ def session_bulk(request):
                  problem=lambda exc: errors.text_of(exc) if isinstance(exc, APIException) else None,
                  act=lambda s: sessions.session_end(user=request.user, session=s))
     return HttpResponseRedirect(bulk_target(request, reverse("kit-sessions")))
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 @login_required

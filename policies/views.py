@@ -4,7 +4,6 @@ which a project's members may read as the API lets them. Thin: reads through sel
 API's services."""
 
 import json
-import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -22,6 +21,7 @@ from policies.models import Policy
 from policies.schema import TYPES
 from policies.tables import PolicyTable, unit_of
 from studio.errors import flatten_errors
+from studio.ids import is_uuid
 from studio.models import Department, Project, is_platform_admin
 from studio.tables import bulk_run, bulk_target
 
@@ -75,7 +75,7 @@ def policy_bulk(request):
     """Delete the selected policies, each through policies.services (the wider ones apply again)."""
     _admin_only(request)
     target = bulk_target(request, reverse("policy-list"))
-    ids = [i for i in request.POST.getlist("ids") if _is_uuid(i)]
+    ids = [i for i in request.POST.getlist("ids") if is_uuid(i)]
     if request.POST.get("action") == "delete" and ids:
         rows = {str(row.pk): row for row in _stored().filter(pk__in=ids)}
         bulk_run(request, rows=rows, ids=ids, done_text="Deleted", nouns=("policy", "policies"),
@@ -83,14 +83,6 @@ def policy_bulk(request):
                  act=lambda row: services.policy_delete(actor=request.user, policy_type=row.policy_type,
                                                         unit=unit_of(row)))
     return HttpResponseRedirect(target)
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _shown(value) -> str:

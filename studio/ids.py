@@ -8,6 +8,7 @@ PaaS Studio has fits it, on SQLite and PostgreSQL. In a JSON body, `IntegerId` t
 it out: `1` or `"1"`."""
 
 import re
+import uuid
 
 from django import forms
 from django_filters import Filter
@@ -37,6 +38,17 @@ def parse_id(value) -> int | None:
 
 def is_id(value) -> bool:
     return parse_id(value) is not None
+
+
+def is_uuid(value) -> bool:
+    """Whether `value` is text that names a UUID (the rows selected on a portal list, a workload's id)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 class IdField(forms.Field):

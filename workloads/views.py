@@ -1,7 +1,6 @@
 """Workload pages: the list with live phase badges, the detail page, and suspend / resume / delete."""
 
 import json
-import uuid
 from urllib.parse import urlsplit
 
 from django.contrib import messages
@@ -18,6 +17,7 @@ from rest_framework.exceptions import APIException, ValidationError
 from studio.context import navigation
 from studio.errors import flatten_errors
 from studio.iam.permissions import has_project_role
+from studio.ids import is_uuid
 from studio.models import Level
 from studio.pages import selected_filters
 from workloads import services
@@ -89,7 +89,7 @@ def workload_bulk(request):
         messages.error(request, "Choose workloads and an action (suspend, resume or delete).")
         return HttpResponseRedirect(target)
     service, doing = action
-    found = {str(w.pk): w for w in _visible(request).live().filter(pk__in=[i for i in ids if _is_uuid(i)])}
+    found = {str(w.pk): w for w in _visible(request).live().filter(pk__in=[i for i in ids if is_uuid(i)])}
     done, refused = [], []
     for workload_id in dict.fromkeys(ids):
         workload = found.get(workload_id)
@@ -108,14 +108,6 @@ def workload_bulk(request):
     for problem in refused:
         messages.error(request, f"Refused — {problem}")
     return HttpResponseRedirect(target)
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _workload(request, workload_id) -> Workload:

@@ -2,7 +2,6 @@
 of one's own access keys. Writes through studio.services; a temporary password or a key's secret is shown once,
 in the answer to the request that made it, and never stored in clear."""
 
-import uuid
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model, update_session_auth_hash
@@ -19,6 +18,7 @@ from studio import services
 from studio.forms import AccessKeyForm, PasswordChangeForm, UserCreateForm, UserProjectRoleForm
 from studio.iam import passwords
 from studio.iam.tables import AccessKeyTable, UserTable
+from studio.ids import is_uuid
 from studio.models import AccessKey, AccessRule, Level, Project, is_platform_admin
 from studio.tables import bulk_run, bulk_target
 
@@ -142,20 +142,12 @@ def access_key_export(request):
 def access_key_bulk(request):
     """Delete the selected keys of one's own (another user's key is not found)."""
     target = bulk_target(request, reverse("portal-access-keys"))
-    ids = [i for i in request.POST.getlist("ids") if _is_uuid(i)]
+    ids = [i for i in request.POST.getlist("ids") if is_uuid(i)]
     if request.POST.get("action") == "delete" and ids:
         rows = {str(k.pk): k for k in AccessKey.objects.filter(user=request.user, pk__in=ids)}
         bulk_run(request, rows=rows, ids=ids, done_text="Deleted", nouns=("access key", "access keys"),
                  problem=lambda exc: None, act=lambda key: services.model_delete(key, actor=request.user))
     return HttpResponseRedirect(target)
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 @login_required
