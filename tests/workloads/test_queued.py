@@ -115,6 +115,22 @@ def test_an_eviction_is_told_from_when_it_stops_running_until_it_runs_again():
                       was_running=False)["type"] == "NoNodeRoom"
 
 
+def test_an_eviction_first_seen_before_the_evicting_group_is_named_once_the_cluster_lists_that_group():
+    words = "no nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs."
+    # The round that saw the eviction listed the PodGroups a moment before the reclaimer's was made: only its
+    # namespace's project is known then.
+    first = queued.why("Pending", "", [pending_pod(words)], [],
+                       [queued.eviction({"message": RECLAIM, "lastTimestamp": "2026-01-01T00:00:05Z"},
+                                        {("studio-b", ""): queued.Owner("b")})],
+                       pool="d", units=UNITS, previous=None, was_running=True)
+    assert "workload" not in first["reclaimedBy"]
+    later = queued.why("Pending", "", [pending_pod(words)], [],
+                       [queued.eviction({"message": RECLAIM, "lastTimestamp": "2026-01-01T00:00:05Z"}, OWNERS)],
+                       pool="d", units=UNITS, previous=first, was_running=False)
+    assert later["reclaimedBy"]["workload"] == "b-train-0"
+    assert later["message"].startswith("Reclaimed: project b (workload b-train-0) took back GPUs")
+
+
 def test_the_queue_of_each_project_in_kais_order():
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     rows = [queued.Row("t1", "a", "Pending", 50, t0), queued.Row("ws", "a", "Pending", 100, t0 + timedelta(1)),

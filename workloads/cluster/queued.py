@@ -158,13 +158,15 @@ def waiting_now(phase: str, message: str, pods: list, groups: list, *, pool: str
 def why(phase: str, message: str, pods: list, groups: list, evictions: list[dict], *, pool: str, units: dict,
         previous: dict | None, was_running: bool) -> dict | None:
     """The workload's pendingReason on a KAI cluster. An eviction is told from the moment the workload leaves
-    its allocated phase until it runs again: the newest `evictions` entry (eviction()) when it just left, else
-    the one the previous round stored."""
+    its allocated phase until it runs again: the newest `evictions` entry (eviction()) when it just left or while
+    the cluster still lists it, else the one the previous round stored."""
     now = waiting_now(phase, message, pods, groups, pool=pool, units=units)
     if now is None:
         return None
     evicted = None
-    if was_running and evictions:
+    if evictions and (was_running or (previous or {}).get("type") in EVICTED):
+        # Read again while the eviction is listed: the round that saw it first may have listed the evicting
+        # workload's PodGroup only after it (made meanwhile), and so not known whose it was.
         evicted = max(evictions, key=lambda e: str(e.get("at") or ""))
     elif previous and previous.get("type") in EVICTED:
         evicted = {k: v for k, v in previous.items() if k != "waitingFor"}
