@@ -2,10 +2,12 @@
 
 import secrets
 import uuid
+from functools import cache
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import check_password, make_password
-from django.db import models
+from django.db import connection, models
 from django.db.models import Exists, Q
 
 from studio.crypto import EncryptedTextField
@@ -34,9 +36,41 @@ def subject_rules(user) -> list[tuple]:
     query, cached on the user for the request: the platform-admin check and the user's roles read the same rows."""
     cached = getattr(user, "_studio_rules", None)
     if cached is None:
-        cached = user._studio_rules = list(AccessRule.objects.of_subject(user).values_list(
-            "scope_type", "project_id", "department_id", "role__level"))
+        if not getattr(user, "is_authenticated", False):
+            cached = []
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(_subject_rules_sql(), [*AccessRule.PERSONAL, user.pk, user.pk,
+                                                      AccessRule.Subject.GROUP])
+                cached = [tuple(row) for row in cursor.fetchall()]
+        user._studio_rules = cached
     return cached
+
+
+@cache
+def _subject_rules_sql() -> str:
+    """`AccessRule.objects.of_subject(user).values_list("scope_type", "project_id", "department_id",
+    "role__level")` written once: compiled from the ORM (a join and a subquery of the user's groups) it cost
+    about a millisecond of every API request. Parameters: the two personal subject types, the user's id (twice),
+    the group subject type."""
+    def table(model):
+        return connection.ops.quote_name(model._meta.db_table)
+
+    def column(model, name):
+        return connection.ops.quote_name(model._meta.get_field(name).column)
+
+    quote, rule, role = connection.ops.quote_name, AccessRule, Role
+    groups = get_user_model()._meta.get_field("groups")
+    group, through = groups.related_model, groups.remote_field.through
+    return (
+        f"SELECT r.{column(rule, 'scope_type')}, r.{column(rule, 'project')}, r.{column(rule, 'department')}, "
+        f"o.{column(role, 'level')} FROM {table(rule)} r INNER JOIN {table(role)} o "
+        f"ON r.{column(rule, 'role')} = o.{column(role, 'id')} "
+        f"WHERE (r.{column(rule, 'subject_type')} IN (%s, %s) AND r.{column(rule, 'user')} = %s) "
+        f"OR (r.{column(rule, 'subject_id')} IN (SELECT g.{column(group, 'name')} FROM {table(group)} g "
+        f"INNER JOIN {table(through)} m ON g.{column(group, 'id')} = m.{quote(groups.m2m_reverse_name())} "
+        f"WHERE m.{quote(groups.m2m_column_name())} = %s) AND r.{column(rule, 'subject_type')} = %s) "
+        f"ORDER BY r.{column(rule, 'id')}")
 
 
 def _rules_of(user):

@@ -213,7 +213,7 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 list_rows.values_of(queryset))])
         keys = self.paginate_queryset(list_rows.keys_of(queryset))
         return self.get_paginated_response(list_rows.ROWS.page(
-            keys, lambda ids: list_rows.values_of(Workload.objects.filter(pk__in=ids)), render))
+            keys, lambda ids: list_rows.rows_by_id(ids, queryset.db), render))
 
     def get_object(self):
         # A single workload is found whether live or deleted only through the list's `deleted=true`.

@@ -8,6 +8,7 @@ in two steps: the page's keys (a narrow query), then the full rows of the keys n
 two figures that move with the clock (pending and running seconds) are written into the kept bytes per request."""
 
 import threading
+import uuid
 from functools import cache
 from types import SimpleNamespace
 
@@ -77,6 +78,45 @@ def values_of(queryset):
     return queryset.values(*FIELDS, shown_spec=RawSQL(shown_spec, (), output_field=JSONField()),
                            profile_current_revision=RawSQL(current_revision, (), output_field=IntegerField()),
                            row_version=RawSQL(version, (), output_field=TextField()))
+
+
+_SENTINEL = uuid.UUID(int=0)
+
+
+@cache
+def _rows_by_id_query(using: str) -> tuple:
+    """`values_of(Workload.objects.filter(pk__in=ids))` compiled once (PostgreSQL): its SQL with `= ANY(%s)` for
+    the ids, and what Django applies to each fetched row (the column names, each column's converters). Compiling
+    those 33 columns, two joins and three computed columns was about a millisecond of every cold page."""
+    queryset = values_of(Workload.objects.filter(pk__in=[_SENTINEL]).order_by())
+    compiler = queryset.query.get_compiler(using=using)
+    sql, params = compiler.as_sql()
+    column = f'{connections[using].ops.quote_name(Workload._meta.db_table)}."id" IN (%s)'
+    if sql.count(column) != 1 or list(params) != [_SENTINEL]:  # the filter is the one parameter
+        raise RuntimeError(f"Unexpected SQL for the list's rows: {sql!r} {params!r}")
+    query = queryset.query
+    names = [*query.extra_select, *query.values_select, *query.annotation_select]
+    converters = compiler.get_converters([selected[0] for selected in compiler.select[:compiler.col_count]])
+    return sql.replace(column, column.replace("IN (%s)", "= ANY(%s)")), names, list(converters.items())
+
+
+def rows_by_id(ids: list, using: str = "default") -> list[dict]:
+    """The full rows (as `values_of`'s dicts) of these workload ids, in no particular order (PostgreSQL)."""
+    sql, names, converters = _rows_by_id_query(using)
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(ids)])
+        fetched = cursor.fetchall()
+    rows = []
+    for row in fetched:  # as Django's SQLCompiler.apply_converters, then ValuesIterable
+        row = list(row)
+        for position, (functions, expression) in converters:
+            value = row[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            row[position] = value
+        rows.append(dict(zip(names, row, strict=True)))
+    return rows
 
 
 KEY_FIELDS = ("id", "project__name", "project__namespace", "department__name")
