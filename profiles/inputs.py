@@ -29,7 +29,9 @@ def effective_inputs(variables: list[dict], settings: list[dict]) -> list[dict]:
             "allowedValues": setting.get("allowedValues"),
             "required": bool(variable.get("required") or setting.get("required")),
             "visible": setting.get("visible", True),
-            **{key: variable.get(key) for key in CONSTRAINTS},
+            # CONSTRAINTS, written out: a catalog page merges the inputs of each of its 100 entries
+            "min": variable.get("min"), "max": variable.get("max"), "pattern": variable.get("pattern"),
+            "options": variable.get("options"),
         })
     return merged
 

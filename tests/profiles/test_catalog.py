@@ -5,6 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from profiles.inputs import effective_inputs
 from profiles.models import ServiceProfile
 from studio.models import AccessRule
 from tests.factories import ServiceProfileFactory
@@ -169,3 +170,25 @@ def test_the_catalog_reads_the_shown_columns_and_each_template_version_once(clie
     for unshown in ("extra_config", "annotations", "labels", "readme", "spec_template"):
         assert f'."{unshown}"' not in profile_reads[0]
     assert "spec_template" not in version_reads[0]
+
+
+def test_a_catalog_entry_is_what_its_declared_fields_render(client_for, org, make_profile):
+    """The entry is written out by hand for speed; it stays what DRF's declared fields (the OpenAPI schema's
+    shape) render from the same profile, key for key and in the same order."""
+    from rest_framework import serializers
+
+    from profiles import selectors
+    from profiles.serializers import CatalogEntrySerializer
+
+    make_profile(icon_url="https://example.com/i.png", display_name="Trainer",
+                 inputs=[{"name": "gpus", "visible": False}, {"name": "epochs", "default": 5, "required": True}],
+                 outputs=[{"name": "url", "label": ""}])
+    make_profile("second")
+    answered = client_for(org.users.member).get(f"/api/v1/catalog?projectId={org.a.id}").json()["profiles"]
+    declared = CatalogEntrySerializer()
+    declared.get_inputs = lambda profile: [
+        {k: v for k, v in item.items() if k != "visible"}
+        for item in effective_inputs(profile.template_version.variables, profile.inputs) if item["visible"]]
+    expected = [serializers.Serializer.to_representation(declared, p)
+                for p in selectors.catalog_entries_for(org.a).order_by("name")]
+    assert [list(e.items()) for e in sorted(answered, key=lambda e: e["name"])] == [list(e.items()) for e in expected]
