@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from profiles import services as profile_services
 from studio.iam.auth import issue_token
 from studio.models import Level
+from tests import docs_output
 from tests.factories import ClusterFactory, DepartmentFactory, MembershipFactory, ProjectFactory, UserFactory
 
 # Hypothesis judges examples, not speed: on a shared 2-core CI machine its timing checks (the per-example
@@ -29,6 +30,12 @@ def pytest_report_header(config):
         f"database: {db['ENGINE'].rsplit('.', 1)[-1]} {db.get('HOST') or ''} {db['NAME']}".rstrip(),
         f"celery broker: {settings.CELERY_BROKER_URL}",
     ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _docs_output(tmp_path_factory):
+    """Screenshots and transcripts go to this run's own folder unless STUDIO_REFRESH_DOCS=1 (tests/docs_output)."""
+    docs_output.use_scratch(tmp_path_factory.mktemp("docs"))
 
 
 @pytest.fixture(autouse=True)

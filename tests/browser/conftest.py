@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+from tests import docs_output
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -87,8 +88,8 @@ class Session:
         expect(dialog).to_be_hidden()
 
     def screenshot(self, name: str):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        """docs/screenshots/<name>.png when refreshing the docs (STUDIO_REFRESH_DOCS=1), else the run's own."""
+        self.page.screenshot(path=str(docs_output.folder("screenshots") / f"{name}.png"), full_page=True)
 
 
 def live_requests_finish(timeout: float = 10.0) -> None:

@@ -1,24 +1,24 @@
 """The scheduling scenario (tests/scheduling/scenario.py, docs/scheduling.md), differential: run through the product
 on the real KAI Scheduler (the session's real cluster: a current Kubernetes, KAI Scheduler, KWOK's GPU nodes in one
 pool; the product as deploy/'s service account) and on kubesim's with as many GPUs, and compare what the product
-reported at each checkpoint. Writes the real run's transcript to docs/scheduling-transcript-real.md."""
+reported at each checkpoint. Writes the real run's transcript to docs/scheduling-transcript-real.md
+when STUDIO_REFRESH_DOCS=1 (tests/docs_output)."""
 
 import re
 import uuid
-from pathlib import Path
 
 import pytest
 
 from scripts.realkube import kubeconfig_text
 from studio import services
 from studio.models import Cluster
+from tests import docs_output
 from tests.conftest import SIM_TOKEN, bearer_client, official_client
 from tests.factories import UserFactory
 from tests.scheduling.scenario import Scenario, Stage
 from workloads import tasks
 
 pytestmark = [pytest.mark.real, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 # What may differ between two runs of the same scenario: names, times, KAI's free-text details.
 VARYING = ("seconds", "example", "events of")
 
@@ -75,7 +75,7 @@ def test_the_scenario_reports_the_same_on_kubesim_and_on_the_real_kai_scheduler(
     try:
         real_outcome = on_real.run()
     finally:
-        on_real.save(DOCS)
+        on_real.save(docs_output.folder())
 
     # The same on kubesim, with as many GPUs on as many nodes.
     sim = start_kubesim(nodes=gpus // per_node, gpus_per_node=per_node, kai=True, run_seconds=3600,

@@ -269,7 +269,7 @@ class Scenario:
     def save(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"scheduling-transcript-{self.stage.name}.md"
-        body = (f"# The scheduling scenario on {self.stage.name}\n\nWritten by tests/scheduling on every run: each line "
+        body = (f"# The scheduling scenario on {self.stage.name}\n\nWritten by tests/scheduling (STUDIO_REFRESH_DOCS=1): each line "
                 "is a workload whose phase, pending reason or queue place changed, as the product's API reported "
                 "it (seconds since the scenario began).\n\n```text\n" + self.transcript.text() + "```\n\n"
                 "## What the product reported at each checkpoint\n\n```json\n"

@@ -3,12 +3,12 @@ KAI Scheduler (kubesim's): a training over its project's quota waits, runs on le
 project whose quota they are, and runs again by itself — all through Run:ai's own SDK."""
 
 import uuid
-from pathlib import Path
 
 import pytest
 
 from scripts import runapy_over_quota
 from studio import services
+from tests import docs_output
 from tests.conftest import SIM_TOKEN
 from tests.factories import UserFactory
 from tests.runapy_support import runapy_client
@@ -27,7 +27,7 @@ def test_a_training_over_quota_waits_runs_is_reclaimed_and_runs_again(live_serve
                                    say=said.append, step=lambda: tasks.cluster_sync.apply(args=[str(cluster.pk)]),
                                    timeout=60)
     text = "\n".join(said)
-    (Path(__file__).resolve().parents[2] / "docs" / "scheduling-runapy-kubesim.txt").write_text(text + "\n")
+    (docs_output.folder() / "scheduling-runapy-kubesim.txt").write_text(text + "\n")
     assert result["watched"] == "a-over" and result["reclaimedBy"].startswith("kai-b-")
     for expected in ("a-over     Pending      NoNodeRoom", "a-over     Running", "a-over     Pending      Reclaimed by "
                      "project kai-b-"):

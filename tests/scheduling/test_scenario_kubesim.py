@@ -1,20 +1,19 @@
 """The scheduling scenario (tests/scheduling/scenario.py, docs/scheduling.md) end to end on kubesim's KAI
 Scheduler: the API -> a real Celery worker -> kubesim, and sync rounds reading KAI's words back. Writes the
-transcript to docs/scheduling-transcript-kubesim.md."""
+transcript to docs/scheduling-transcript-kubesim.md when STUDIO_REFRESH_DOCS=1 (tests/docs_output)."""
 
 import uuid
-from pathlib import Path
 
 import pytest
 
 from studio import services
+from tests import docs_output
 from tests.conftest import SIM_TOKEN, bearer_client, official_client
 from tests.factories import UserFactory
 from tests.scheduling.scenario import POOL_GPUS, Scenario, Stage
 from workloads import tasks
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def kai_stage(start_kubesim, *, sync=None) -> Stage:
@@ -33,7 +32,7 @@ def test_the_scenario_on_kubesim(worker, start_kubesim):
     try:
         outcome = scenario.run()
     finally:
-        scenario.save(DOCS)
+        scenario.save(docs_output.folder())
         stage.k8s.close()
     check(scenario, outcome)
 
