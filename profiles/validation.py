@@ -14,7 +14,7 @@ from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from profiles.compose import GENERATED, OUTPUT_CONTEXT, SPEC_CONTEXT, blame, compose
 from profiles.inputs import effective_inputs, preview_values, secret_names
-from profiles.rendering import RenderError, join, misplaced_secrets, names_in, placeholders
+from profiles.rendering import PLACEHOLDER, RenderError, join, misplaced_secrets, names_in, placeholders
 from profiles.variables import BOUNDED, NAME_RE, PATTERNED, InputError, check, coerce, measure
 from studio.clusters.names import is_label_value, is_qualified_name
 
@@ -158,26 +158,51 @@ def _render_check(kind, spec_template, inputs, *, blame_inputs: set[str], prefix
     return {}
 
 
-def check_version(*, kind: str, spec_template, variables: list[dict], outputs: list[dict]) -> tuple[list, list]:
-    """(variables, outputs) cleaned, or ValidationError listing every problem of the version."""
+def version_problems(*, kind: str, spec_template, variables: list[dict], outputs: list[dict]) -> tuple[list, list, dict]:
+    """(variables, outputs) cleaned and {path: message} of every problem of the version, all at once: a spec
+    value with an unknown or misplaced placeholder is also checked against the kind's spec (without its
+    placeholders), so a wrong type elsewhere is named in the same answer, not after the placeholder is fixed."""
     variables, errors = clean_variables(variables)
     outputs, output_errors = clean_outputs(outputs, variables)
     errors.update(output_errors)
     if not isinstance(spec_template, dict):
         errors["specTemplate"] = "Must be a JSON object (a workload spec)."
-    else:
-        known = {*(v["name"] for v in variables), *SPEC_CONTEXT, *GENERATED}
-        for name, paths in placeholders(spec_template).items():
-            if name not in known:
-                for path in paths:
-                    errors[join("specTemplate", path)] = (
-                        f"Unknown placeholder {{{{ {name} }}}}: declare a variable {name} or use "
-                        f"{', '.join((*SPEC_CONTEXT, *GENERATED))}.")
-        for path, message in misplaced_secrets(spec_template, {*secret_names(variables), *GENERATED}).items():
-            errors[join("specTemplate", path)] = message
-    _raise(errors)
+        return variables, outputs, errors
+    known = {*(v["name"] for v in variables), *SPEC_CONTEXT, *GENERATED}
+    blamed: set[str] = set()
+    for name, paths in placeholders(spec_template).items():
+        if name not in known:
+            for path in paths:
+                blamed.add(path)
+                errors[join("specTemplate", path)] = (
+                    f"Unknown placeholder {{{{ {name} }}}}: declare a variable {name} or use "
+                    f"{', '.join((*SPEC_CONTEXT, *GENERATED))}.")
+    for path, message in misplaced_secrets(spec_template, {*secret_names(variables), *GENERATED}).items():
+        blamed.add(path)
+        errors[join("specTemplate", path)] = message
     inputs = effective_inputs(variables, [])
-    _raise(_render_check(kind, spec_template, inputs, blame_inputs=set(), prefix="specTemplate"))
+    checked = _unplaceheld(spec_template, blamed)
+    for path, messages in _render_check(kind, checked, inputs, blame_inputs=set(), prefix="specTemplate").items():
+        errors.setdefault(path, messages)  # a blamed value's own problem is the placeholder, said already
+    return variables, outputs, errors
+
+
+def _unplaceheld(value, blamed: set[str], path: str = ""):
+    """A copy of a spec template whose strings at `blamed` paths have their placeholders taken out."""
+    if isinstance(value, str):
+        return PLACEHOLDER.sub("", value) if path in blamed else value
+    if isinstance(value, dict):
+        return {key: _unplaceheld(item, blamed, join(path, key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unplaceheld(item, blamed, join(path, index)) for index, item in enumerate(value)]
+    return value
+
+
+def check_version(*, kind: str, spec_template, variables: list[dict], outputs: list[dict]) -> tuple[list, list]:
+    """(variables, outputs) cleaned, or ValidationError listing every problem of the version."""
+    variables, outputs, errors = version_problems(kind=kind, spec_template=spec_template, variables=variables,
+                                                  outputs=outputs)
+    _raise(errors)
     return variables, outputs
 
 

@@ -221,6 +221,23 @@ class VersionEditor:
             body["outputs"] = self.outputs.items()
         return body
 
+    def draft(self) -> dict | None:
+        """The kind, spec, variables and outputs as typed, even when the version's own fields have problems (the
+        save's check then names the rest too); None while a JSON box does not parse (its error is the answer)."""
+        data = self.form.data
+        if self.mode == TABLE:
+            return {"kind": data.get("kind", ""), "spec_template": self.spec.value(),
+                    "variables": self.variables.items(), "outputs": self.outputs.items()}
+        try:
+            found = {key: json.loads(data.get(key) or ("{}" if key == "specTemplate" else "[]"))
+                     for key in ("specTemplate", "variables", "outputs")}
+        except ValueError:
+            return None
+        lists = [found[key] if isinstance(found[key], list) else [] for key in ("variables", "outputs")]
+        return {"kind": data.get("kind", ""), "spec_template": found["specTemplate"],
+                "variables": [v for v in lists[0] if isinstance(v, dict)],
+                "outputs": [o for o in lists[1] if isinstance(o, dict)]}
+
     def file(self, errors: list[dict]) -> None:
         if self.mode == JSON:
             self.form.file_all(errors)

@@ -24,7 +24,7 @@ from profiles import forms, selectors, services
 from profiles.filtersets import ServiceProfileFilterSet
 from profiles.forms import api_errors, write_errors
 from profiles.inputs import effective_inputs
-from profiles.models import ServiceProfile, TemplateVersion
+from profiles.models import KINDS, ServiceProfile, TemplateVersion
 from profiles.rendering import readme_html
 from profiles.resources import default_resources
 from profiles.serializers import (
@@ -34,9 +34,11 @@ from profiles.serializers import (
     TemplateVersionSerializer,
 )
 from profiles.tables import ProfileTable, TemplateTable, profile_rows, template_rows
+from profiles.validation import version_problems
 from profiles.version_editor import VersionEditor
 from profiles.wizard import STEP_NAMES, STEPS
 from studio.context import navigation
+from studio.errors import flatten_errors
 from studio.iam.permissions import has_project_role
 from studio.models import Level, Project, is_platform_admin
 from studio.pages import paged
@@ -252,6 +254,15 @@ def template_list(request):
         **table.context(), "form": form, "search": request.GET.get("search", "")})
 
 
+def _version_problems(draft: dict | None, found: list[dict]) -> list[dict]:
+    """The version check's problems at paths the save has not named yet."""
+    if draft is None or draft["kind"] not in KINDS:
+        return []
+    named = {error["field"] for error in found}
+    *_, problems = version_problems(**draft)
+    return [error for error in flatten_errors(problems) if error["field"] not in named]
+
+
 @login_required
 def template_detail(request, pk):
     _admin_only(request)
@@ -267,7 +278,7 @@ def template_detail(request, pk):
         editor = VersionEditor.rebuilt(request.POST, initial=initial)
     else:
         editor = VersionEditor(request.POST, initial=initial)
-        body = editor.payload()
+        body, found = editor.payload(), []
         if body is not None:
             try:
                 services.ensure_editable(template)
@@ -278,7 +289,10 @@ def template_detail(request, pk):
                 messages.success(request, f"Added version {version.version} ({version.state}).")
                 return redirect("template-detail", template.pk)
             except WRITE_ERRORS as exc:
-                editor.file(write_errors(exc, conflict_field="version"))
+                found = write_errors(exc, conflict_field="version")
+        # The version's own fields refused (a missing version, a bad state): the spec, variables and outputs are
+        # checked too, so that one save names every problem (not one round for each).
+        editor.file(found + _version_problems(editor.draft(), found))
     profiles = list(ServiceProfile.objects.filter(template_version__template=template).order_by("name"))
     versions = list(template.versions.order_by("-created_at", "-id"))
     for version in versions:

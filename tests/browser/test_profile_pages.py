@@ -204,11 +204,15 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_role("button", name="Add a row to environment variables").click()
     page.get_by_label("Environment variable 2 name").fill("EPOCHS")
     page.get_by_label("Environment variable 2 value").fill("run-{{ epochs }}")
+    page.get_by_label("Backoff limit", exact=True).fill("many")
     page.get_by_role("button", name="Add version").click()
-    # each problem on its input, at once: the placeholder in args and in the variable's value
+    # each problem on its input, in one save: the placeholder in args and in the variable's value, and the
+    # backoff limit's type (once named only in a second round, after the placeholders were fixed)
     expect(page.locator("#specargs-err")).to_contain_text("Unknown placeholder {{ epochs }}")
     expect(page.get_by_label("Args", exact=True)).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_label("Environment variable 2 value")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Backoff limit", exact=True)).to_have_attribute("aria-invalid", "true")
+    page.get_by_label("Backoff limit", exact=True).fill("")
     expect(page.get_by_label("Environment variable 2 name")).to_have_value("EPOCHS")  # what was typed stays
     # The variables as a typed table: a bad default is filed on its cell
     page.get_by_label("Variable 1 name", exact=True).fill("epochs")

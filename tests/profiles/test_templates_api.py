@@ -115,6 +115,19 @@ def test_a_version_breaking_a_rule_is_400_naming_the_field(admin, template_id, c
     assert field in errors and message in errors[field], errors
 
 
+def test_every_problem_of_a_version_in_one_answer(admin, template_id):
+    """An unknown placeholder, a misplaced secret and a wrong type elsewhere in the spec: all three named at once
+    (the type used to be named only once the placeholders were fixed)."""
+    spec = {**SPEC_TEMPLATE, "workingDir": "{{ workdir }}", "args": "--key {{ api_key }}", "completions": "many"}
+    response = admin.post(f"/api/v1/environment-templates/{template_id}/versions",
+                          version_body(specTemplate=spec), format="json")
+    errors = errors_of(response)
+    assert "Unknown placeholder {{ workdir }}" in errors["specTemplate.workingDir"], errors
+    assert "whole value of an environment variable" in errors["specTemplate.args"], errors
+    assert "integer" in errors["specTemplate.completions"], errors
+    assert len(errors) == 3, errors
+
+
 def test_a_spec_error_from_a_variable_default_is_named_in_the_spec_template(admin, template_id):
     variables = [*VARIABLES[:3], {"name": "gpus", "type": "integer", "default": -1}, *VARIABLES[4:]]
     response = admin.post(f"/api/v1/environment-templates/{template_id}/versions",

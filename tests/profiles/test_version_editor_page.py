@@ -47,7 +47,9 @@ def test_the_spec_template_is_typed_and_keeps_what_no_input_shows(admin, org, te
         "storage": {"pvc": [{"claimName": "data", "path": "/data", "existingPvc": True}]}}
 
 
-def test_each_spec_problem_is_on_its_input(admin, org, template):
+def test_each_spec_problem_is_on_its_input_all_in_one_save(admin, org, template):
+    """One save names every problem: a placeholder's and a wrong type's (the type was named only once the
+    placeholder was fixed, a second round), and with the version left out, the spec's problems as well."""
     url = f"/studio/environment-templates/{template.pk}"
     fields = _posted_form(admin.get(url).content.decode())
     fields.update({"version": "1.0.0", "kind": "training", "spec.image": "python:3.12",
@@ -55,10 +57,15 @@ def test_each_spec_problem_is_on_its_input(admin, org, template):
     page = admin.post(url, fields).content.decode()
     assert re.search(r'name="compute\.cpuCoreRequest"[^>]*aria-invalid="true"', page)
     assert "Unknown placeholder {{ nosuch }}" in page and 'value="many"' in page  # what was typed stays
-    fields["compute.cpuCoreRequest"] = "2"
+    assert re.search(r'name="spec\.backoffLimit"[^>]*aria-invalid="true"', page)
+    fields.update({"version": "", "compute.cpuCoreRequest": "2"})
     page = admin.post(url, fields).content.decode()
+    assert re.search(r'name="version"[^>]*aria-invalid="true"', page)
     assert re.search(r'name="spec\.backoffLimit"[^>]*aria-invalid="true"', page)
     assert not template.versions.exists()
+    fields.update({"version": "1.0.0", "spec.backoffLimit": "3"})
+    assert admin.post(url, fields).status_code == 302
+    assert template.versions.get().spec_template["backoffLimit"] == 3
 
 
 def test_another_kind_re_renders_that_kinds_spec_fields_and_saves_nothing(admin, org, template):
