@@ -20,6 +20,7 @@ OUTAGE_SECONDS = 30
 def main() -> int:
     with Stack("redis-stop") as stack:
         org = stack.bootstrap()
+        stack.supervise_worker()
         load = Load(stack, org, count=COUNT, prefix="rs").start()
         wait_until(lambda: len(load.accepted) >= 100, timeout=120, what="100 accepted submissions")
         stack.stop_redis()
@@ -28,14 +29,13 @@ def main() -> int:
         time.sleep(OUTAGE_SECONDS)
         during, answered = len(load.accepted) - before, sum(load.statuses.values()) - answers_before
         stack.start_redis()
-        restarted = stack.restart_worker_if_exited()  # what the worker's supervisor does
         fault_ended = time.monotonic()
-        print(f"redis-stop: Redis back after {OUTAGE_SECONDS}s; {during} submissions accepted meanwhile"
-              + ("; the worker had exited and was restarted by its supervisor" if restarted else ""), flush=True)
+        print(f"redis-stop: Redis back after {OUTAGE_SECONDS}s; {during} submissions accepted meanwhile", flush=True)
         recovery = recover(stack, load, fault_ended=fault_ended, bound=RECOVERY_BOUND)
         load.wait(timeout=300)
         census, seconds = converge(stack, load, timeout=CONVERGE_BOUND)
-        notes = [f"{during} of {answered} answers while Redis was down were acceptances"]
+        notes = [f"{during} of {answered} answers while Redis was down were acceptances",
+                 f"the worker was started again by its supervisor {stack.worker_restarts} time(s)"]
         problems = [] if during > 0 else ["no submission was answered while Redis was down: nothing was tested"]
         return 0 if report("redis-stop", load, census, seconds=seconds, notes=notes, extra_problems=problems,
                                   recovery=recovery, converge_bound=CONVERGE_BOUND) else 1

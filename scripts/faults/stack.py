@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -117,6 +118,9 @@ class Stack:
         self.processes: dict[str, subprocess.Popen] = {}
         self.keep_logs = False  # a failed run keeps its folder, logs and all
         self.worker_starts = 0
+        self.worker_restarts = 0  # by the supervisor (supervise_worker)
+        self._closing = threading.Event()
+        self._supervisor: threading.Thread | None = None
         # Keys of this run alone: the servers refuse to start without them (studio/keys.py).
         keys = {"SECRET_KEY": secrets.token_urlsafe(50), "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode()}
         self.env = {**os.environ, **ENV, **keys, "STUDIO_VAR_DIR": str(self.folder / "var"),
@@ -190,16 +194,27 @@ class Stack:
             requests.post(self.sim_url + "/_sim/compact", json={}, headers=self.sim_headers,
                           timeout=10).raise_for_status()
 
-    def restart_worker_if_exited(self) -> bool:
-        """Start the worker again if it has exited, as its supervisor (systemd, Kubernetes) would; True if so.
-        Celery's worker can stop with "Unrecoverable error" when its broker vanishes mid-reconnect (a
-        kombu/celery race), so a broker outage is survived by the supervisor, not by the worker alone."""
-        process = self.processes.get("worker")
-        if process is None or process.poll() is None:
-            return False
-        self.processes.pop("worker")
-        self.start_worker()
-        return True
+    def supervise_worker(self) -> None:
+        """From now on, start the worker again whenever it exits, as its supervisor would (systemd's
+        Restart=always, a Deployment's pod). Celery's worker can stop with "Unrecoverable error" when its broker
+        vanishes mid-reconnect (a kombu/celery race), and its shutdown may take a while: a broker outage is
+        survived by the supervisor, whenever the worker exits, not by the worker alone. A worker taken away on
+        purpose (`kill`, `stop`) leaves the process table first, so it is not started again."""
+        def loop():
+            while not self._closing.wait(0.5):
+                process = self.processes.get("worker")
+                if process is not None and process.poll() is not None and not self._closing.is_set():
+                    self.processes.pop("worker", None)
+                    self.worker_restarts += 1
+                    print(f"{self.name}: the worker exited (code {process.returncode}); its supervisor starts it "
+                          "again", flush=True)
+                    try:
+                        self.start_worker()
+                    except TimeoutError as error:  # not ready yet (the broker still away): watched on the next turn
+                        print(f"{self.name}: {error}", flush=True)
+
+        self._supervisor = threading.Thread(target=loop, name="worker-supervisor", daemon=True)
+        self._supervisor.start()
 
     def start(self) -> "Stack":
         print(f"{self.name}: logs in {self.folder}", flush=True)
@@ -242,6 +257,9 @@ class Stack:
         self.close()
 
     def close(self) -> None:
+        self._closing.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=70)  # it may be waiting for a worker it started to be ready
         for name in list(self.processes):
             self.stop(name)
         if self.real:
