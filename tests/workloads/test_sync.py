@@ -224,3 +224,26 @@ def test_the_beat_tasks_fan_out_a_sync_and_a_metrics_round_per_cluster(worker, s
     tasks.clusters_collect_metrics.apply()
     wait_for(lambda: MetricSample.objects.filter(workload=workload, type="RUNNING_POD_COUNT", value=1).exists(),
              what="a metrics round")
+
+
+def test_a_repair_the_broker_refused_is_named_so_that_the_next_tick_tries_it_again(sim_org, settings, monkeypatch):
+    """A workload whose push was lost, found while Redis is away: the repair's enqueue fails, the round goes on,
+    and the report names the workload (the watcher derives it again next tick instead of at its next resync, which
+    is 30 minutes by default); once the broker answers, the next repair is sent."""
+    from kombu.exceptions import OperationalError
+
+    settings.SYNC_REPAIR_GRACE_SECONDS = 0
+    workload = make_workload(sim_org.project, "push-lost")  # its push task lost: never on the cluster
+
+    def broker_down(name, args):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr("studio.queue.app.send_task", broker_down)
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert (report.repushed, report.unsent) == (1, {str(workload.pk)})
+
+    sent = []
+    monkeypatch.setattr("studio.queue.app.send_task", lambda name, args: sent.append((name, args)))
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert (report.repushed, report.unsent) == (1, set())
+    assert sent == [("workloads.tasks.workload_push", [str(workload.pk)])]

@@ -74,6 +74,7 @@ class SyncReport:
     removed: int = 0
     orphans_deleted: int = 0
     retry: set = field(default_factory=set)  # workloads whose row changed meanwhile: to derive again
+    unsent: set = field(default_factory=set)  # workloads whose repair could not be enqueued (the broker away)
 
 
 def listed_kinds(groups) -> list[tuple[str, str]]:
@@ -251,9 +252,9 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         moved = queues.follow(wid, row, reason if live else None) or moved
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
-        report.repushed += _repair_missing(workload, primary, phase, seen, grace)
-        report.resuspended += _repair_suspension(workload, ref, primary, phase, grace)
-        report.removed += _repair_deleted(workload, objects, pods, grace)
+        report.repushed += _repair_missing(workload, primary, phase, seen, grace, report.unsent)
+        report.resuspended += _repair_suspension(workload, ref, primary, phase, grace, report.unsent)
+        report.removed += _repair_deleted(workload, objects, pods, grace, report.unsent)
     for wid in (only or set()) - set(read_as):
         moved = queues.forget(wid) or moved  # no longer followed (deleted, or not this cluster's)
     answered = set(read_as)  # the rows read, and those whose place in a queue moved
@@ -347,7 +348,7 @@ def _running(pods: list[dict]) -> int:
                and not p["metadata"].get("deletionTimestamp"))
 
 
-def _repair_missing(workload: Followed, primary, phase: str, seen: Seen, grace: datetime) -> int:
+def _repair_missing(workload: Followed, primary, phase: str, seen: Seen, grace: datetime, unsent: set) -> int:
     """Push again a workload that should run and has no object: one seen before (removed behind our back) at
     once, one never seen after the grace (its push task was lost with a killed worker or gave up)."""
     if primary is not None or workload.desired_phase != Workload.Desired.RUNNING or phase in Workload.FINISHED:
@@ -355,11 +356,11 @@ def _repair_missing(workload: Followed, primary, phase: str, seen: Seen, grace: 
     seen_before = workload.submitted_at is not None and workload.submitted_at < seen.started_at
     if not seen_before and workload.created_at > grace:
         return 0
-    enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
+    enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk), unsent=unsent)
     return 1
 
 
-def _repair_suspension(workload: Followed, ref, primary, phase: str, grace: datetime) -> int:
+def _repair_suspension(workload: Followed, ref, primary, phase: str, grace: datetime, unsent: set) -> int:
     """Apply the suspension again when the object disagrees with the intent and the task that should have
     fixed it had its time (a Job resumed by hand, a lost suspend task)."""
     if primary is None or workload.kind not in SUSPENDABLE or phase in Workload.FINISHED:
@@ -374,11 +375,11 @@ def _repair_suspension(workload: Followed, ref, primary, phase: str, grace: date
     if parked == ref.suspended:
         return 0
     task = "workload_suspend" if ref.suspended else "workload_resume"
-    enqueue_on_commit(f"workloads.tasks.{task}", str(workload.pk))
+    enqueue_on_commit(f"workloads.tasks.{task}", str(workload.pk), unsent=unsent)
     return 1
 
 
-def _repair_deleted(workload: Followed, objects: dict, pods: list, grace: datetime) -> int:
+def _repair_deleted(workload: Followed, objects: dict, pods: list, grace: datetime, unsent: set) -> int:
     """Remove again a deleted workload whose objects outlived the grace (a lost or failed remove task)."""
     if workload.desired_phase != Workload.Desired.DELETED or workload.updated_at > grace:
         return 0
@@ -386,7 +387,7 @@ def _repair_deleted(workload: Followed, objects: dict, pods: list, grace: dateti
              if not o["metadata"].get("deletionTimestamp") and not owned_by_controller(o)]
     if not alive:
         return 0
-    enqueue_on_commit("workloads.tasks.workload_remove", str(workload.pk))
+    enqueue_on_commit("workloads.tasks.workload_remove", str(workload.pk), unsent=unsent)
     return 1
 
 

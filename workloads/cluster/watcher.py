@@ -124,6 +124,7 @@ class Following:
         self.conn: kube.Connection | None = None
         self.unknown = False  # the cluster's workloads were marked Unknown: derive them all once it is back
         self.scanned_to = None  # repairs came due up to this time
+        self.unsent: set[str] = set()  # workloads whose repair could not be enqueued: derived again next tick
         self.requeued_at = time.monotonic()
         self.last_pass_seconds = 0.0
 
@@ -205,6 +206,7 @@ class Following:
         PASSES.labels(self.cluster.name, "full").inc()
         APPLIED.labels(self.cluster.name).inc(report.workloads)
         self.store.mark(report.retry)
+        self.unsent |= report.unsent
         self.unknown = False
         log.log(logging.DEBUG if self.scanned_to else logging.INFO, "watch of cluster %s: full pass over %d "
                 "workloads, %d changed", self.cluster.name, report.workloads, report.changed)
@@ -224,6 +226,7 @@ class Following:
         log.debug("watch of cluster %s: %d workloads derived, %d written in %.2f s", self.cluster.name, len(wids),
                   report.changed, (timezone.now() - now).total_seconds())
         self.store.mark(report.retry)
+        self.unsent |= report.unsent
         return report
 
     def _seen(self, now, wids: set[str] | None = None) -> sync.Seen:
@@ -257,6 +260,9 @@ class Following:
         self.store.set_namespaces(self._project_namespaces())
         self._adjust_reflectors()
         self.store.mark(self._repairs_due())
+        # A repair the broker did not take (Redis away) is tried again each tick, not at the next resync.
+        self.store.mark(self.unsent)
+        self.unsent = set()
         if time.monotonic() - self.requeued_at >= REQUEUE_WAITING_SECONDS:
             self.requeued_at = time.monotonic()
             self.store.mark(wid for wid, row in self.queues.rows.items() if row.phase in TIME_BOUND)
