@@ -9,6 +9,7 @@ from policies.fallback import FALLBACK_ID, FALLBACK_LABEL, fallback_layer
 from policies.merge import Effective, Layer, effective
 from policies.models import Policy
 from policies.schema import TYPES
+from studio import keyed_rows
 from studio.models import Department, Project
 
 TENANT_ID = 1  # a single-tenant control plane: Run:ai's tenantId of every policy
@@ -81,8 +82,8 @@ def layer_of(row: Policy) -> Layer:
 
 def stored_chain(policy_type: str, unit: Unit) -> list[Policy]:
     """The stored policies of `unit` and the units above it, widest first (one query)."""
-    rows = {row.scope_key: row for row in Policy.objects.select_related("department", "project")
-            .filter(policy_type=policy_type, scope_key__in=unit.chain())}
+    rows = {row.scope_key: row for row in keyed_rows.rows(Policy, related=("department", "project"),
+                                                          policy_type=policy_type, scope_key=unit.chain())}
     return [rows[key] for key in unit.chain() if key in rows]
 
 

@@ -15,6 +15,7 @@ from rest_framework.exceptions import ValidationError
 
 from policies.services import policy_enforce
 from profiles.models import LaunchSecret
+from studio import keyed_rows
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
@@ -149,7 +150,7 @@ def project_for_submit(user, request: dict) -> Project:
     # The caller's role in the project decides both: no role, not visible (as Project.objects.visible_to: the same
     # rules, already read for the request); below member, not allowed. Then the row, by its key.
     role = project_role(user, int(request["projectId"]))
-    project = Project.objects.select_related("department", "cluster").filter(pk=request["projectId"]).first()
+    project = next(iter(keyed_rows.rows(Project, related=("department", "cluster"), id=request["projectId"])), None)
     if project is None or role is None:
         raise ValidationError({"projectId": ["No such project, or you are not a member of it."]})
     if ROLE_RANK[role] < ROLE_RANK[Level.MEMBER]:
@@ -266,7 +267,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
     try:
         with transaction.atomic():
             if gpus > 0:  # serialise the quota checks of the project; without GPUs there is nothing to count
-                Project.objects.select_for_update().filter(pk=project.pk).first()
+                list(Project.objects.select_for_update().filter(pk=project.pk).order_by()[:1])
                 check_quota(project, kind, gpus, spec=request["spec"])
             # A taken name is the unique constraint's refusal (one_live_workload_per_name): no query before it.
             workload = Workload.objects.create(

@@ -6,6 +6,7 @@ level of a user in a project is the highest level of the rules that cover it (pr
 
 from rest_framework import permissions
 
+from studio import keyed_rows
 from studio.models import LEVEL_RANK, AccessRule, Level, Project, is_platform_admin, subject_rules
 
 ROLE_RANK = LEVEL_RANK  # the old name, kept for callers
@@ -67,7 +68,9 @@ def visible_project(user, project_id, queryset=None):
     """The project with that id if the user sees it, else None: one query by key (none when it is not theirs)."""
     if not is_platform_admin(user) and int(project_id) not in _levels_by_project(user):
         return None
-    return (queryset if queryset is not None else Project.objects.all()).filter(pk=project_id).first()
+    if queryset is None:  # by its key, with SQL written once (a compiled `.first()` cost about 0.4 ms)
+        return next(iter(keyed_rows.rows(Project, id=project_id)), None)
+    return queryset.filter(pk=project_id).first()
 
 
 def projects_with_level(user, minimum: str) -> list:
