@@ -83,3 +83,57 @@ def rows(model, *, related: tuple[str, ...] = (), using: str = "default", **wher
             key.set_cached_value(instance, other)
         out.append(instance)
     return out
+
+
+def lock(model, pk, using: str = "default") -> None:
+    """`list(model.objects.select_for_update().filter(pk=pk)[:1])` written once: the row locked until the
+    transaction ends (where the database locks rows: not SQLite, where Django's select_for_update emits none)."""
+    connection = connections[using]
+    sql = _lock_sql(model, using) if connection.features.has_select_for_update else _select_sql(model, using)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [model._meta.pk.get_db_prep_value(pk, connection)])
+        cursor.fetchall()
+
+
+@cache
+def _select_sql(model, using: str) -> str:
+    quote = connections[using].ops.quote_name
+    return (f"SELECT {quote(model._meta.pk.column)} FROM {quote(model._meta.db_table)} "
+            f"WHERE {quote(model._meta.pk.column)} = %s")
+
+
+@cache
+def _lock_sql(model, using: str) -> str:
+    return f"{_select_sql(model, using)} FOR UPDATE"
+
+
+@cache
+def _compiled(build, using: str) -> tuple:
+    """`build()`'s values() queryset compiled once: (sql, params, column names, converters)."""
+    queryset = build()
+    compiler = queryset.query.get_compiler(using=using)
+    sql, params = compiler.as_sql()
+    query = queryset.query
+    names = [*query.extra_select, *query.values_select, *query.annotation_select]
+    converters = compiler.get_converters([selected[0] for selected in compiler.select[:compiler.col_count]])
+    return sql, tuple(params), names, list(converters.items())
+
+
+def compiled_values(build, substitutions: dict, using: str = "default") -> list[dict]:
+    """The dicts of `build()` (a function that builds a values() queryset with sentinel values, the same each
+    call), compiled once; each parameter equal to a key of `substitutions` (a sentinel) replaced by its value."""
+    sql, params, names, converters = _compiled(build, using)
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [substitutions.get(param, param) for param in params])
+        fetched = cursor.fetchall()
+    out = []
+    for row in fetched:
+        row = list(row)
+        for position, (functions, expression) in converters:
+            value = row[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            row[position] = value
+        out.append(dict(zip(names, row, strict=True)))
+    return out

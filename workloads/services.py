@@ -60,6 +60,16 @@ class _NameTaken(Exception):
     pass
 
 
+_PROJECT = -7_000_000_001  # a sentinel: no project has this id
+
+
+def _gpus_held():
+    """The GPUs the project's workloads hold (HOLDING_GPUS), its sum compiled once (keyed_rows.compiled_values):
+    one row, or none when it holds none."""
+    return (Workload.objects.filter(HOLDING_GPUS, project_id=_PROJECT).order_by().values("project_id")
+            .annotate(total=Sum("gpu_request")).values("total"))
+
+
 def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | None = None,
                    total: Decimal | None = None) -> dict:
     """Whether `gpus` more fit the project. On a cluster that schedules with KAI Scheduler (docs/scheduling.md)
@@ -69,9 +79,9 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
     deserved GPUs and trainings (distributed ones too) may use up to its limit.
     `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler` on KAI)."""
     used = Decimal(0)
-    if gpus > 0:
-        held = Workload.objects.filter(HOLDING_GPUS, project=project)  # its partial index: flat with history
-        used = held.aggregate(total=Sum("gpu_request"))["total"] or Decimal(0)
+    if gpus > 0:  # its partial index: flat with history
+        held = keyed_rows.compiled_values(_gpus_held, {_PROJECT: project.pk})
+        used = (held[0]["total"] if held else None) or Decimal(0)
     limit = project.gpu_limit
     answer = {"project": project.name, "requested": float(gpus), "deserved": float(project.gpu_deserved),
               "limit": None if limit is None else float(limit), "used": float(used)}
@@ -267,7 +277,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
     try:
         with transaction.atomic():
             if gpus > 0:  # serialise the quota checks of the project; without GPUs there is nothing to count
-                list(Project.objects.select_for_update().filter(pk=project.pk).order_by()[:1])
+                keyed_rows.lock(Project, project.pk)
                 check_quota(project, kind, gpus, spec=request["spec"])
             # A taken name is the unique constraint's refusal (one_live_workload_per_name): no query before it.
             workload = Workload.objects.create(
