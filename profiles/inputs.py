@@ -16,24 +16,41 @@ CONSTRAINTS = ("min", "max", "pattern", "options")
 def effective_inputs(variables: list[dict], settings: list[dict]) -> list[dict]:
     """One entry per variable, in the template's order, with the profile's setting applied."""
     by_name = {setting["name"]: setting for setting in settings}
-    merged = []
-    for variable in variables:
-        setting = by_name.get(variable["name"], {})
-        default = setting.get("default")
-        merged.append({
-            "name": variable["name"],
-            "type": variable["type"],
-            "description": variable.get("description") or "",
-            "default": variable.get("default") if default is None else default,
-            "override": setting.get("override") or "allowed",
-            "allowedValues": setting.get("allowedValues"),
-            "required": bool(variable.get("required") or setting.get("required")),
-            "visible": setting.get("visible", True),
-            # CONSTRAINTS, written out: a catalog page merges the inputs of each of its 100 entries
-            "min": variable.get("min"), "max": variable.get("max"), "pattern": variable.get("pattern"),
-            "options": variable.get("options"),
-        })
-    return merged
+    return [_merged(variable, by_name.get(variable["name"], {})) for variable in variables]
+
+
+def _merged(variable: dict, setting: dict) -> dict:
+    default = setting.get("default")
+    return {
+        "name": variable["name"],
+        "type": variable["type"],
+        "description": variable.get("description") or "",
+        "default": variable.get("default") if default is None else default,
+        "override": setting.get("override") or "allowed",
+        "allowedValues": setting.get("allowedValues"),
+        "required": bool(variable.get("required") or setting.get("required")),
+        "visible": setting.get("visible", True),
+        # CONSTRAINTS, written out: a catalog page merges the inputs of each of its 100 entries
+        "min": variable.get("min"), "max": variable.get("max"), "pattern": variable.get("pattern"),
+        "options": variable.get("options"),
+    }
+
+
+class EffectiveInputs:
+    """`effective_inputs` for the many profiles of a page, which share a few template versions: a variable that
+    the profile leaves unset is merged once per version (its entry copied, not merged again). Keyed by the
+    variables' list (the same object for every profile of a prefetched version), which the key keeps alive."""
+
+    def __init__(self):
+        self._unset: dict[int, tuple[list, list[dict]]] = {}
+
+    def __call__(self, variables: list[dict], settings: list[dict]) -> list[dict]:
+        kept = self._unset.get(id(variables))
+        if kept is None or kept[0] is not variables:
+            kept = self._unset[id(variables)] = (variables, [_merged(variable, {}) for variable in variables])
+        by_name = {setting["name"]: setting for setting in settings}
+        return [dict(unset) if variable["name"] not in by_name else _merged(variable, by_name[variable["name"]])
+                for variable, unset in zip(variables, kept[1], strict=True)]
 
 
 def _given(value) -> bool:

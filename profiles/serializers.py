@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from profiles.compose import OUTPUT_CONTEXT
-from profiles.inputs import OVERRIDES, effective_inputs
+from profiles.inputs import OVERRIDES, EffectiveInputs
 from profiles.models import KINDS, EnvironmentTemplate, ServiceProfile, TemplateVersion
 from profiles.variables import TYPES
 from sharing.serializers import SharingSerializer
@@ -261,7 +261,10 @@ class CatalogEntrySerializer(serializers.Serializer):
 
     @extend_schema_field(CatalogInputSerializer(many=True))
     def get_inputs(self, profile):
-        merged = effective_inputs(profile.template_version.variables, profile.inputs)
+        merge = self.__dict__.get("_merge")
+        if merge is None:  # one per page: the list's entries share this serializer (its child)
+            merge = self.__dict__["_merge"] = EffectiveInputs()
+        merged = merge(profile.template_version.variables, profile.inputs)
         return [item for item in merged if item.pop("visible")]  # fresh dicts: shown without their `visible`
 
     def get_outputs(self, profile) -> list[dict]:
