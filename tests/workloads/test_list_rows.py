@@ -54,6 +54,15 @@ def test_the_list_answers_what_the_serializer_answers_for_each_workload(client_f
         assert json.dumps(row) == json.dumps(expected)  # same keys in the same order, same values and types
 
 
+def test_a_rows_json_reads_as_the_orm_reads_it_integers_beyond_64_bits_too(client_for, org, workloads):
+    reason = {"reason": "quota", "message": "no GPUs", "used": 2**70, "over": 0.1, "requested": 1e-30,
+              "queue": "é\u2028日本"}
+    Workload.objects.filter(name="waiting").update(pending_reason=reason)
+    row = _row(client_for(org.users.member), "waiting")
+    expected = WorkloadSerializer(Workload.objects.select_related("project", "department").get(name="waiting")).data
+    assert json.dumps(row) == json.dumps(expected) and row["pendingReason"]["used"] == 2**70
+
+
 def test_every_row_names_the_serializers_declared_fields(client_for, org, workloads):
     declared = set(WorkloadSerializer().fields)
     for row in client_for(org.users.member).get("/api/v1/workloads").json()["workloads"]:
