@@ -218,3 +218,10 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         if getattr(self, "swagger_fake_view", False):
             return ServiceProfile.objects.none()
         return selectors.catalog_entries_for(self.project())
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(self.get_serializer(selectors.with_versions(page), many=True).data)
+
+    def get_object(self):
+        return selectors.with_versions([super().get_object()])[0]

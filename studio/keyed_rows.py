@@ -12,8 +12,21 @@ from functools import cache
 from django.db import connections
 
 
+def _read(table_model, key, related: tuple[str, ...], only: tuple[str, ...] | None) -> list:
+    """The fields of one table that the query reads: all, or (as QuerySet.only) the named ones, its primary key
+    and, for the base table, the foreign keys of the joined relations."""
+    fields = table_model._meta.concrete_fields
+    if only is None:
+        return list(fields)
+    prefix = "" if key is None else f"{key.name}__"
+    named = {name.removeprefix(prefix) for name in only if (name.startswith(prefix) if prefix else "__" not in name)}
+    return [field for field in fields if field.primary_key or field.name in named or field.attname in named
+            or (key is None and field.name in related)]
+
+
 @cache
-def _plan(model, related: tuple[str, ...], where: tuple[tuple[str, int], ...], using: str):
+def _plan(model, related: tuple[str, ...], where: tuple[tuple[str, int], ...], using: str,
+          only: tuple[str, ...] | None = None):
     """(sql, [(model, foreign key or None, first column, end, attnames)], [(position, converters, column)])."""
     connection = connections[using]
     quote = connection.ops.quote_name
@@ -28,7 +41,7 @@ def _plan(model, related: tuple[str, ...], where: tuple[tuple[str, int], ...], u
         tables.append((target, key, alias))
     columns, layout, converters = [], [], []
     for table_model, key, alias in tables:
-        fields = table_model._meta.concrete_fields
+        fields = _read(table_model, key, related, only)
         start = len(columns)
         for position, field in enumerate(fields, start):
             columns.append(f"{alias}.{quote(field.column)}")
@@ -46,9 +59,11 @@ def _plan(model, related: tuple[str, ...], where: tuple[tuple[str, int], ...], u
     return sql, layout, converters
 
 
-def rows(model, *, related: tuple[str, ...] = (), using: str = "default", **where) -> list:
+def rows(model, *, related: tuple[str, ...] = (), only: tuple[str, ...] | None = None, using: str = "default",
+         **where) -> list:
     """Instances of `model` whose columns equal `where`'s values (a list or tuple: one of its values), with
-    `related` foreign keys read in the same query. No order: key lookups, or callers that order themselves.
+    `related` foreign keys read in the same query; with `only`, the columns QuerySet.only would read, deferring
+    the rest. No order: key lookups, or callers that order themselves.
     Values are prepared as a filter prepares them (`Field.get_db_prep_value`); None is not a value here."""
     names = tuple(sorted(where))
     shape = tuple((name, len(where[name]) if isinstance(where[name], list | tuple) else -1) for name in names)
@@ -62,7 +77,7 @@ def rows(model, *, related: tuple[str, ...] = (), using: str = "default", **wher
             params.extend(field.get_db_prep_value(v, connection) for v in value)
         else:
             params.append(field.get_db_prep_value(value, connection))
-    sql, layout, converters = _plan(model, tuple(related), shape, using)
+    sql, layout, converters = _plan(model, tuple(related), shape, using, only)
     connection = connections[using]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
