@@ -82,7 +82,7 @@ class BearerTokenAuthentication(JWTAuthentication):
                       users._meta.get_field(api_settings.USER_ID_FIELD).get_db_prep_value(user_id, connection)]
         except (ValidationError, ValueError, TypeError):  # a claim of the wrong shape (our signature: never)
             raise UnfamiliarIssuer() from None
-        user = next(iter(users.objects.raw(_user_sql(users), params)), None)
+        user = _read_user(users, params)
         if user is None or user._token_revoked or (access_key_id and not user._key_exists):
             raise UnfamiliarIssuer()
         if api_settings.CHECK_USER_IS_ACTIVE and not user.is_active:
@@ -93,8 +93,40 @@ class BearerTokenAuthentication(JWTAuthentication):
         return user
 
 
+def _read_user(users, params):
+    """The user of `_user_sql` (None if none) with its three flags, built as Django builds a row
+    (`Model.from_db`, Django's converters per column): through `raw()` the row cost 0.2 ms more of every request."""
+    sql, attnames, converters = _user_query(users)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row[:len(attnames)])
+    for position, functions, column in converters:
+        for function in functions:
+            values[position] = function(values[position], column, connection)
+    user = users.from_db(connection.alias, attnames, values)
+    user._token_revoked, user._key_exists, user._temporary = row[len(attnames):]
+    return user
+
+
 @cache
-def _user_sql(users) -> str:
+def _user_query(users) -> tuple[str, list[str], list]:
+    """`_user_sql` with the user's columns named, in the model's order: (sql, attnames, converters)."""
+    fields = users._meta.concrete_fields
+    columns = ", ".join(f"u.{connection.ops.quote_name(field.column)}" for field in fields)
+    converters = []
+    for position, field in enumerate(fields):
+        column = field.get_col("u")
+        functions = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if functions:
+            converters.append((position, functions, column))
+    return _user_sql(users, columns), [field.attname for field in fields], converters
+
+
+@cache
+def _user_sql(users, columns: str) -> str:
     """The query of `get_user`, written once: as an ORM queryset with two EXISTS it was compiled on every request,
     0.35 ms of a cached list's 2.5. Parameters: the token's jti, its access key id (or null), the user's id."""
     def table(model):
@@ -105,7 +137,7 @@ def _user_sql(users) -> str:
 
     blacklisted, outstanding = BlacklistedToken, OutstandingToken
     return (
-        f"SELECT u.*, "
+        f"SELECT {columns}, "
         f"EXISTS(SELECT 1 FROM {table(blacklisted)} b INNER JOIN {table(outstanding)} o "
         f"ON b.{column(blacklisted, 'token')} = o.{column(outstanding, 'id')} "
         f"WHERE o.{column(outstanding, 'jti')} = %s) AS _token_revoked, "
