@@ -217,11 +217,13 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return ServiceProfile.objects.none()
+        if self.action == "list":
+            return selectors.catalog_rows_for(self.project())
         return selectors.catalog_entries_for(self.project())
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(self.get_serializer(selectors.with_versions(page), many=True).data)
+        return self.get_paginated_response(self.get_serializer(selectors.listed_profiles(page), many=True).data)
 
     def get_object(self):
         return selectors.with_versions([super().get_object()])[0]
