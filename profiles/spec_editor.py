@@ -1,12 +1,15 @@
 """A template version's spec template as typed inputs, generated from the workload spec serializer of its kind
 (the one the API validates the rendered spec with, registered by workloads): the spec's plain fields (image,
-command, args…), its compute and security fields, and its environment variables, ports, tolerations, labels
-and annotations as rows. A value may hold `{{ variable }}`: what does not read as the field's type goes as
-typed, and the save's render-and-validate names any problem on its input. What no input shows (storage,
-probes…) is kept as it was; the JSON view edits everything."""
+command, args…), its compute, security and readiness probe fields, and its environment variables, ports,
+tolerations, labels, annotations and each kind of storage (PVCs, git, NFS…) as rows, a row's nested object
+(a PVC's claimInfo) as columns of its own. A value may hold `{{ variable }}`: what does not read as the field's
+type goes as typed, and the save's render-and-validate names any problem on its input. What no input shows is
+kept as it was; the JSON view edits everything."""
+
+from rest_framework import serializers
 
 from profiles.validation import spec_serializer
-from studio.typed_rows import Fields, Rows, columns_of
+from studio.typed_rows import Fields, Rows, columns_of, flat_columns, get_dotted, set_dotted, without
 
 MARK = "spec-typed"  # posted by the typed view: its inputs, not the JSON box, hold the spec
 # (key, title) of the spec's objects shown as inputs, then of its lists shown as rows: (key, title, noun, columns)
@@ -16,6 +19,15 @@ LISTS = (("environmentVariables", "Environment variables", "Environment variable
          ("tolerations", "Tolerations", "Toleration", ("key", "operator", "value", "effect", "seconds")),
          ("labels", "Labels", "Label", ("name", "value")),
          ("annotations", "Annotations", "Annotation", ("name", "value")))
+# storage.<kind>: (title, noun); a kind's columns are its serializer's fields and its nested objects' (one deep)
+STORAGE = {"pvc": ("Storage · PVCs", "PVC"), "dataVolume": ("Storage · data volumes", "Data volume"),
+           "git": ("Storage · Git repositories", "Git repository"), "nfs": ("Storage · NFS", "NFS volume"),
+           "hostPath": ("Storage · host paths", "Host path"), "s3": ("Storage · S3 buckets", "S3 bucket"),
+           "configMapVolume": ("Storage · ConfigMap volumes", "ConfigMap volume"),
+           "secretVolume": ("Storage · Secret volumes", "Secret volume"),
+           "emptyDirVolume": ("Storage · emptyDir volumes", "emptyDir volume")}
+PROBE_LABELS = {"handler.httpGet.path": "HTTP GET path", "handler.httpGet.port": "HTTP GET port",
+                "handler.httpGet.host": "HTTP GET host", "handler.httpGet.scheme": "HTTP GET scheme"}
 
 
 class SpecEditor:
@@ -28,11 +40,24 @@ class SpecEditor:
                               value=spec)
         self.objects = [(title, Fields(key, columns_of(type(fields[key])), data=bound, value=spec.get(key)))
                         for key, title in OBJECTS if key in fields]
+        probes = fields.get("probes")
+        if isinstance(probes, serializers.Serializer) and "readiness" in probes.fields:
+            self.objects.append(("Readiness probe", Fields(
+                "probes.readiness", flat_columns(type(probes.fields["readiness"]), depth=2, labels=PROBE_LABELS),
+                data=bound, value=get_dotted(spec, "probes.readiness"))))
         self.lists = [(title, Rows(key, columns_of(type(fields[key].child), only=only), noun=noun, data=bound,
                                    items=spec.get(key) or ()))
                       for key, title, noun, only in LISTS if key in fields]
-        for editor in self.editors():
-            self.general.rest.pop(editor.key, None)
+        storage = fields.get("storage")
+        for name, field in (storage.fields.items() if isinstance(storage, serializers.Serializer) else ()):
+            if isinstance(field, serializers.ListSerializer) and name in STORAGE:
+                title, noun = STORAGE[name]
+                items = get_dotted(spec, f"storage.{name}")
+                rows = Rows(f"storage.{name}", flat_columns(type(field.child), depth=1), noun=noun, data=bound,
+                            items=items if isinstance(items, list) else ())
+                rows.add = f"Add a {noun} row"
+                self.lists.append((title, rows))
+        self.general.rest = without(self.general.rest, [editor.key for editor in self.editors()])
 
     def editors(self) -> list:
         return [editor for _, editor in (*self.objects, *self.lists)]
@@ -50,16 +75,16 @@ class SpecEditor:
         for _, editor in self.objects:
             found = editor.value()
             if found:
-                spec[editor.key] = found
+                set_dotted(spec, editor.key, found)
         for _, editor in self.lists:
             found = editor.items()
             if found:
-                spec[editor.key] = found
+                set_dotted(spec, editor.key, found)
         return spec
 
     def file(self, path: str, message: str) -> bool:
-        """`specTemplate.image`, `specTemplate.compute.x`, `specTemplate.ports[0].container`: on its input;
-        False when no input holds it."""
+        """`specTemplate.image`, `specTemplate.compute.x`, `specTemplate.ports[0].container`,
+        `specTemplate.storage.pvc[0].claimInfo.size`: on its input; False when no input holds it."""
         if not path.startswith("specTemplate."):
             return False
         rest = path.removeprefix("specTemplate.")

@@ -6,10 +6,13 @@ one empty row always there without script.
 What was typed goes to the API as JSON of the field's type when it reads as one (`"4"` -> 4 for an integer),
 and as typed otherwise, so the API's answer names the problem; its errors (`tolerations[1].key`) are filed on
 the cell they name. Keys of an item that no column shows are kept with the row (a hidden field), so editing a
-row never drops them."""
+row never drops them. A column may name a field of an object inside the item (`claimInfo.size`,
+`handler.httpGet.port`): `flat_columns` gives those of a serializer's nested objects. A row removed in the page
+leaves a gap in the posted numbering, which the server closes when it shows the form again."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass
@@ -52,6 +55,11 @@ def _label(name: str) -> str:
         .replace("Gpu", "GPU").replace("Cpu", "CPU").replace(" gpu", " GPU").replace(" cpu", " CPU")
 
 
+def label_of(dotted: str) -> str:
+    """`claimInfo.size` -> "Claim info size"."""
+    return " ".join(_label(part) if i == 0 else _label(part).lower() for i, part in enumerate(dotted.split(".")))
+
+
 def column_of(name: str, field, label: str = "") -> Column | None:
     """The column of one serializer field; None for a nested one (a list or an object)."""
     label = label or _label(name)
@@ -76,6 +84,74 @@ def columns_of(serializer_class, *, only=(), labels=None) -> tuple[Column, ...]:
     return tuple(column for column in found if column is not None)
 
 
+def flat_columns(serializer_class, *, depth: int = 1, labels=None, skip=()) -> tuple[Column, ...]:
+    """The scalar fields of a serializer and, `depth` objects deep, of its nested objects (not lists), as dotted
+    columns (`claimInfo.size`), in the serializer's order."""
+    labels = labels or {}
+
+    def walk(fields, prefix: str, level: int):
+        for name, field in fields.items():
+            dotted = f"{prefix}{name}"
+            if dotted in skip or field.read_only:
+                continue
+            if isinstance(field, serializers.Serializer) and not getattr(field, "many", False):
+                if level < depth:
+                    yield from walk(field.fields, f"{dotted}.", level + 1)
+                continue
+            label = labels.get(dotted) or label_of(dotted)
+            column = column_of(dotted, field, label)
+            if column is not None:
+                yield column
+
+    return tuple(walk(serializer_class().fields, "", 0))
+
+
+def get_dotted(item, name: str):
+    for part in name.split("."):
+        if not isinstance(item, dict):
+            return None
+        item = item.get(part)
+    return item
+
+
+def set_dotted(item: dict, name: str, value) -> None:
+    *parents, last = name.split(".")
+    for part in parents:
+        if not isinstance(item.get(part), dict):
+            item[part] = {}
+        item = item[part]
+    item[last] = value
+
+
+def without(item: dict, names) -> dict:
+    """A copy of `item` less the (dotted) `names`, and the objects that leaves empty."""
+    rest = copy.deepcopy(item)
+    for name in names:
+        *parents, last = name.split(".")
+        trail, node = [rest], rest
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+            if not isinstance(node, dict):
+                break
+            trail.append(node)
+        else:
+            node.pop(last, None)
+            for depth in range(len(parents), 0, -1):
+                if trail[depth] == {}:
+                    trail[depth - 1].pop(parents[depth - 1], None)
+    return rest
+
+
+def _cell_of(columns, tail: str, message: str):
+    """(column, message) of the column that holds `tail` (`claimInfo.size`, `name`), the longest first."""
+    for column in sorted(columns, key=lambda c: -len(c.name)):
+        if tail == column.name:
+            return column, message
+        if tail.startswith(f"{column.name}.") or tail.startswith(f"{column.name}["):
+            return column, f"{tail[len(column.name):].lstrip('.')}: {message}"
+    return None, message
+
+
 class Fields:
     """One input per column, named `<key>.<column>`: an object of the API (Compute)."""
 
@@ -85,27 +161,26 @@ class Fields:
         self.cells = []
         for column in columns:
             name = f"{key}.{column.name}"
-            shown = data.get(name, "") if data is not None else column.text(value.get(column.name))
-            self.cells.append({"column": column, "name": name, "id": f"f-{key}-{column.name}", "value": shown,
-                               "errors": []})
-        self.rest = {k: v for k, v in value.items() if k not in {c.name for c in columns}}
+            shown = data.get(name, "") if data is not None else column.text(get_dotted(value, column.name))
+            self.cells.append({"column": column, "name": name, "id": f"f-{key}-{column.name}".replace(".", "-"),
+                               "value": shown, "errors": []})
+        self.rest = without(value, [c.name for c in columns])
         if data is not None:
             self.rest = _kept(data.get(f"{key}.__rest__"))
 
     def value(self) -> dict:
-        found = dict(self.rest)
+        found = copy.deepcopy(self.rest)
         for cell in self.cells:
             if str(cell["value"]).strip():
-                found[cell["column"].name] = cell["column"].typed(str(cell["value"]))
+                set_dotted(found, cell["column"].name, cell["column"].typed(str(cell["value"])))
         return found
 
     def file(self, path: str, message: str) -> bool:
-        head, _, tail = path.partition(".")
-        if head != self.key:
+        if not path.startswith(f"{self.key}."):
             return False
-        name = re.split(r"[.\[]", tail, maxsplit=1)[0]
+        column, message = _cell_of(self.columns, path[len(self.key) + 1:], message)
         for cell in self.cells:
-            if cell["column"].name == name:
+            if column is not None and cell["column"] is column:
                 cell["errors"].append(message)
                 return True
         return False
@@ -131,13 +206,17 @@ class Rows:
             except ValueError:
                 count = 0
             for i in range(count):
-                self.rows.append(self._row(i, {c.name: data.get(f"{key}-{i}-{c.name}", "") for c in columns},
+                names = [f"{key}-{i}-{c.name}" for c in columns] + [f"{key}-{i}-__rest__"]
+                if not any(name in data for name in names):
+                    continue  # removed in the page: the rows shown again are numbered without the gap
+                self.rows.append(self._row(len(self.rows),
+                                           {c.name: data.get(f"{key}-{i}-{c.name}", "") for c in columns},
                                            _kept(data.get(f"{key}-{i}-__rest__"))))
         else:
-            for i, item in enumerate(items):
+            for item in items:
                 item = item if isinstance(item, dict) else {}
-                self.rows.append(self._row(i, {c.name: c.text(item.get(c.name)) for c in columns},
-                                           {k: v for k, v in item.items() if k not in {c.name for c in columns}}))
+                self.rows.append(self._row(len(self.rows), {c.name: c.text(get_dotted(item, c.name)) for c in columns},
+                                           without(item, [c.name for c in columns])))
             for _ in range(extra):
                 self.rows.append(self._row(len(self.rows), {}, {}))
         self.index: list[int] = []
@@ -153,10 +232,10 @@ class Rows:
     def items(self) -> list[dict]:
         found, self.index = [], []
         for number, row in enumerate(self.rows):
-            item = dict(row["rest_value"])
+            item = copy.deepcopy(row["rest_value"])
             for cell in row["cells"]:
                 if str(cell["value"]).strip():
-                    item[cell["column"].name] = cell["column"].typed(str(cell["value"]))
+                    set_dotted(item, cell["column"].name, cell["column"].typed(str(cell["value"])))
             if not any(str(cell["value"]).strip() for cell in row["cells"]) and not row["rest_value"]:
                 continue
             found.append(item)
@@ -178,18 +257,20 @@ class Rows:
                     row["cells"][1]["errors"].append(message)
                     return True
             return False
-        found = re.fullmatch(rf"{re.escape(self.key)}\[(\d+)\]\.?([A-Za-z]*)(.*)", path)
+        found = re.fullmatch(rf"{re.escape(self.key)}\[(\d+)\]\.?(.*)", path)
         if not found:
             return False
         position = int(found.group(1))
         if position >= len(self.index):
             return False
         row = self.rows[self.index[position]]
+        tail = found.group(2)
+        column, said = _cell_of(self.columns, tail, message)
         for cell in row["cells"]:
-            if cell["column"].name == found.group(2):
-                cell["errors"].append(f"{found.group(3).lstrip('.')}: {message}" if found.group(3) else message)
+            if column is not None and cell["column"] is column:
+                cell["errors"].append(said)
                 return True
-        row["errors"].append(f"{found.group(2)}{found.group(3)}: {message}" if found.group(2) else message)
+        row["errors"].append(f"{tail}: {message}" if tail else message)
         return True
 
 

@@ -1,6 +1,7 @@
 // Typed row tables (templates/studio/_typed_rows.html, the version editor's variables and outputs): "Add a row"
 // appends a copy of the table's row template in the page, numbered after the last row; the form's
-// `<key>-rows` field counts the rows the server reads. No round trip, and what was typed stays.
+// `<key>-rows` field counts the rows the server reads. A row's "Remove" takes it out of the page (the server
+// skips the gap it leaves). No round trip, and what was typed stays.
 (() => {
   const ready = (scope) => {
     scope.querySelectorAll("[data-rows]").forEach((box) => {
@@ -11,6 +12,17 @@
       const body = box.querySelector("[data-rows-body]");
       const count = box.querySelector("[data-rows-count]");
       if (!button || !template || !body || !count) return;
+      body.querySelectorAll("[data-remove-row]").forEach((remove) => { remove.hidden = false; });
+      body.addEventListener("click", (event) => {
+        const remove = event.target.closest("[data-remove-row]");
+        if (!remove) return;
+        event.preventDefault();
+        const row = remove.closest("tr");
+        const next = row.nextElementSibling || row.previousElementSibling;
+        row.remove();
+        const focus = next && next.querySelector("input:not([type=hidden]), select, textarea");
+        (focus || button).focus();
+      });
       button.hidden = false;
       button.type = "button";
       button.addEventListener("click", (event) => {
@@ -20,6 +32,7 @@
         body.insertAdjacentHTML("beforeend", html);
         count.value = String(index + 1);
         const added = body.lastElementChild;
+        added.querySelectorAll("[data-remove-row]").forEach((remove) => { remove.hidden = false; });
         const first = added && added.querySelector("input:not([type=hidden]), select, textarea");
         if (first) first.focus();
       });

@@ -235,12 +235,30 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_label("Variable 2 default", exact=True).fill("0.5")
     page.get_by_label("Output 1 name").fill("run")
     page.get_by_label("Output 1 expression").fill("{{ workload.name }}")
+    # storage as rows (a new PVC's claim size a column of its own), the readiness probe as inputs; a row removed
+    # in the page, without a reload
+    page.get_by_label("PVC 1 path").fill("/scratch")
+    page.get_by_label("PVC 1 claim info size").fill("10Gi")
+    page.get_by_label("Period seconds", exact=True).fill("10")
+    page.get_by_label("HTTP GET path", exact=True).fill("/health")
+    page.get_by_label("HTTP GET port", exact=True).fill("8888")
+    page.get_by_label("HTTP GET host", exact=True).fill("localhost")
+    page.get_by_label("HTTP GET scheme", exact=True).select_option("HTTP")
+    page.get_by_role("button", name="Add a row to environment variables").click()
+    page.get_by_label("Environment variable 3 name").fill("TMP")
+    page.get_by_role("button", name="Remove environment variable 3").click()
+    expect(page.get_by_label("Environment variable 3 name")).to_have_count(0)
+    expect(page.get_by_label("Environment variable 2 name")).to_be_focused()
+    assert page.evaluate("window.stillThisPage") is True  # no reload
     # The advanced view: the same values as the API's JSON
     page.get_by_role("button", name="JSON (advanced)").click()
     assert json.loads(page.get_by_label("Spec template (JSON)").input_value()) == {
         "image": "python:3.12", "args": "--epochs {{ epochs }}", "imagePullPolicy": "IfNotPresent",
         "compute": {"cpuCoreRequest": 2}, "environmentVariables": [{"name": "MODE"},
-                                                                  {"name": "EPOCHS", "value": "run-{{ epochs }}"}]}
+                                                                  {"name": "EPOCHS", "value": "run-{{ epochs }}"}],
+        "storage": {"pvc": [{"path": "/scratch", "claimInfo": {"size": "10Gi"}}]},
+        "probes": {"readiness": {"periodSeconds": 10, "handler": {"httpGet": {
+            "path": "/health", "port": 8888, "host": "localhost", "scheme": "HTTP"}}}}}
     variables = json.loads(page.get_by_label("Variables (JSON list)").input_value())
     assert variables == [{"name": "epochs", "type": "integer", "required": False, "default": 3, "min": 1},
                          {"name": "lr", "type": "number", "required": False, "default": 0.5}]

@@ -30,13 +30,24 @@ def test_the_spec_template_is_typed_and_keeps_what_no_input_shows(admin, org, te
     assert 'name="specTemplate"' not in page  # the form view: no JSON box for the spec
     fields = _posted_form(page)
     assert fields["spec.image"] == "python:3.12" and fields["compute.gpuDevicesRequest"] == "1"
-    assert "storage" in page  # said to be kept
+    # storage as rows (a PVC's claimInfo as columns of its own) and the readiness probe as inputs
+    assert fields["storage.pvc-0-claimName"] == "data" and fields["storage.pvc-0-existingPvc"] == "true"
+    assert {"storage.pvc-1-claimInfo.size", "storage.nfs-0-server", "storage.git-0-repository",
+            "probes.readiness.periodSeconds", "probes.readiness.handler.httpGet.port"} <= set(fields)
+    assert "kept as they are" not in page  # nothing of this spec is left to the JSON view
     assert {"spec.backoffLimit", "spec.parallelism", "compute.cpuMemoryRequest"} <= set(fields)
     assert {"security.runAsUid", "ports-0-container", "tolerations-0-key", "labels-0-name"} <= set(fields)
     fields.update({"version": "1.1.0", "spec.command": "python", "spec.backoffLimit": "3",
                    "compute.gpuDevicesRequest": "2", "environmentVariables-0-name": "MODE",
                    "environmentVariables-0-value": "fast", "security.runAsUid": "1000",
-                   "ports-0-container": "8888", "ports-0-serviceType": "ClusterIP"})
+                   "ports-0-container": "8888", "ports-0-serviceType": "ClusterIP",
+                   "storage.pvc-1-path": "/scratch", "storage.pvc-1-claimInfo.size": "10Gi",
+                   "storage.pvc-1-claimInfo.volumeMode": "Filesystem",
+                   "storage.nfs-0-server": "nfs.example", "storage.nfs-0-path": "/exports",
+                   "storage.nfs-0-mountPath": "/mnt/nfs", "storage.nfs-0-readOnly": "true",
+                   "probes.readiness.initialDelaySeconds": "5", "probes.readiness.handler.httpGet.path": "/health",
+                   "probes.readiness.handler.httpGet.port": "8080", "probes.readiness.handler.httpGet.host": "localhost",
+                   "probes.readiness.handler.httpGet.scheme": "HTTP"})
     saved = admin.post(url, fields)
     assert saved.status_code == 302, re.findall(r'class="error"[^>]*>([^<]*)', saved.content.decode())
     version = template.versions.get(version="1.1.0")
@@ -44,7 +55,11 @@ def test_the_spec_template_is_typed_and_keeps_what_no_input_shows(admin, org, te
         "image": "python:3.12", "command": "python", "backoffLimit": 3, "compute": {"gpuDevicesRequest": 2},
         "environmentVariables": [{"name": "MODE", "value": "fast"}], "security": {"runAsUid": 1000},
         "ports": [{"container": 8888, "serviceType": "ClusterIP"}],
-        "storage": {"pvc": [{"claimName": "data", "path": "/data", "existingPvc": True}]}}
+        "storage": {"pvc": [{"claimName": "data", "path": "/data", "existingPvc": True},
+                            {"path": "/scratch", "claimInfo": {"size": "10Gi", "volumeMode": "Filesystem"}}],
+                    "nfs": [{"server": "nfs.example", "path": "/exports", "mountPath": "/mnt/nfs", "readOnly": True}]},
+        "probes": {"readiness": {"initialDelaySeconds": 5, "handler": {"httpGet": {
+            "path": "/health", "port": 8080, "host": "localhost", "scheme": "HTTP"}}}}}
 
 
 def test_each_spec_problem_is_on_its_input_all_in_one_save(admin, org, template):
@@ -76,3 +91,18 @@ def test_another_kind_re_renders_that_kinds_spec_fields_and_saves_nothing(admin,
     page = admin.post(url, fields).content.decode()
     assert 'name="spec.numWorkers"' in page and 'name="spec.distributedFramework"' in page
     assert 'value="python:3.12"' in page and not template.versions.exists()
+
+
+def test_a_storage_rows_and_a_probes_problems_are_on_their_cells(admin, org, template):
+    url = f"/studio/environment-templates/{template.pk}"
+    fields = _posted_form(admin.get(url).content.decode())
+    fields.update({"version": "1.0.0", "kind": "training", "spec.image": "python:3.12",
+                   "storage.pvc-0-path": "/scratch", "storage.pvc-0-claimInfo.size": "lots",
+                   "storage.hostPath-0-path": "relative", "storage.hostPath-0-mountPath": "/mnt/host",
+                   "probes.readiness.periodSeconds": "0", "probes.readiness.handler.httpGet.path": "/health",
+                   "probes.readiness.handler.httpGet.port": "8080", "probes.readiness.handler.httpGet.host": "x",
+                   "probes.readiness.handler.httpGet.scheme": "HTTP"})
+    page = admin.post(url, fields).content.decode()
+    for name in ("storage.pvc-0-claimInfo.size", "storage.hostPath-0-path", "probes.readiness.periodSeconds"):
+        assert re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true"', page), name
+    assert 'value="lots"' in page and not template.versions.exists()  # what was typed stays
