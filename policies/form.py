@@ -3,8 +3,10 @@ with: a row per field of the policy type (its default, then each rule attribute 
 in sections (General, Compute, Security, Storage · hostPath, …). Pure: schema -> rows, stored policy -> the
 form's values, posted values -> the policy body, the API's error paths -> the form's fields.
 
-What the form does not show (a list field's default instances, such as default environment variables or
-volumes) is kept as stored; the advanced JSON view edits everything."""
+A list field's default instances (default environment variables, PVCs, NFS volumes…) are typed rows
+(studio.typed_rows), their columns generated from the schema of the list's items (a nested object's fields as
+columns of their own, `claimInfo.size`); what no column shows is kept with its row, and the advanced JSON view
+edits everything."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from functools import cache
 
 from policies import schema
 from policies.merge import get_path, set_path
+from studio.typed_rows import Column, Rows, label_of
 
 TRI = (("", "—"), ("true", "Yes"), ("false", "No"))
 FLAGS = ("required", "canEdit", "canAdd")
@@ -76,6 +79,90 @@ def _defaults_leaves(policy_type: str) -> dict[str, tuple[str, tuple]]:
     return found
 
 
+# The noun of a list field's default instance, by the field's name (its title otherwise)
+NOUNS = {"environmentVariables": "Environment variable", "pvc": "PVC", "nfs": "NFS volume", "git": "Git repository",
+         "s3": "S3 bucket", "hostPath": "Host path", "dataVolume": "Data volume", "configMapVolume": "ConfigMap volume",
+         "secretVolume": "Secret volume", "extendedResources": "Extended resource", "exposedUrls": "Exposed URL",
+         "relatedUrls": "Related URL", "annotations": "Annotation", "labels": "Label", "tolerations": "Toleration",
+         "ports": "Port"}
+
+
+@dataclass(frozen=True)
+class ListField:
+    """A list of objects in the policy's defaults (`storage.pvc.instances`): its default instances as rows."""
+    path: str
+    section: str
+    noun: str
+    columns: tuple
+
+    def rows(self, *, data=None, defaults=None) -> Rows:
+        items = get_path(defaults or {}, self.path) if data is None else ()
+        rows = Rows(self.path, self.columns, noun=self.noun, data=data, items=items if isinstance(items, list) else ())
+        rows.title = f"Default instances of {self.path.removesuffix('.instances')}"
+        rows.add = f"Add a default {self.noun[0].lower() + self.noun[1:] if self.noun[1:2].islower() else self.noun}"
+        return rows
+
+
+def _column(name: str, node: dict) -> Column | None:
+    kind, enum = node.get("type"), tuple(node.get("enum") or ())
+    if enum:
+        return Column(name, label_of(name), "choice", enum)
+    if kind in ("integer", "number", "boolean"):
+        return Column(name, label_of(name), kind)
+    return Column(name, label_of(name)) if kind in ("string", None) else None
+
+
+def _item_columns(items: dict) -> tuple[Column, ...]:
+    """The scalar fields of a list's items and those of their nested objects (one deep), in the schema's order;
+    lists inside an item are kept with its row, not shown."""
+    columns = []
+    for name, child in schema._properties(items).items():
+        node = schema._resolve(child)
+        if "allOf" in node or node.get("type") == "object" or node.get("properties"):
+            for inner, grandchild in schema._properties(child).items():
+                leaf = schema._resolve(grandchild)
+                if leaf.get("type") not in ("object", "array") and not leaf.get("properties"):
+                    columns.append(_column(f"{name}.{inner}", leaf))
+        elif node.get("type") != "array":
+            columns.append(_column(name, node))
+    return tuple(column for column in columns if column is not None)
+
+
+def _section_of(path: str) -> tuple[str, str]:
+    parts = path.split(".")
+    if len(parts) == 1:
+        return "general", "General"
+    if parts[0] == "storage" and len(parts) > 2:
+        return f"storage-{parts[1]}", f"Storage · {parts[1]}"
+    return parts[0], _title(parts[0])
+
+
+@cache
+def list_fields(policy_type: str) -> tuple[ListField, ...]:
+    """The lists of objects of the policy type's defaults, from the schema the API validates with."""
+    root = schema._properties(schema.schemas()[f"{schema.TYPES[policy_type]}PolicyDefaultsAndRulesV2"])
+    found = []
+
+    def walk(node, path, depth=0):
+        for name, child in schema._properties(node).items():
+            child_path = f"{path}.{name}" if path else name
+            resolved = schema._resolve(child)
+            if "allOf" in resolved or resolved.get("type") == "object" or resolved.get("properties"):
+                if depth < 8:
+                    walk(child, child_path, depth + 1)
+            elif resolved.get("type") == "array":
+                items = schema._resolve(resolved.get("items") or {})
+                if items.get("type") == "object" or items.get("properties") or "allOf" in items:
+                    owner = child_path.removesuffix(".instances").rsplit(".", 1)[-1]
+                    columns = _item_columns(resolved.get("items") or {})
+                    if columns:
+                        found.append(ListField(child_path, _section_of(child_path)[0],
+                                               NOUNS.get(owner, _title(owner)), columns))
+
+    walk(root["defaults"], "")
+    return tuple(found)
+
+
 @cache
 def sections(policy_type: str) -> tuple[Section, ...]:
     """The form's rows, in the schema's order, grouped by the field's first name (storage by its second)."""
@@ -89,13 +176,7 @@ def sections(policy_type: str) -> tuple[Section, ...]:
         row.attributes = tuple(a for a in ORDER if a in rule["attributes"])
     grouped: dict[str, Section] = {}
     for row in rows.values():
-        parts = row.path.split(".")
-        if len(parts) == 1:
-            key, title = "general", "General"
-        elif parts[0] == "storage" and len(parts) > 2:
-            key, title = f"storage-{parts[1]}", f"Storage · {parts[1]}"
-        else:
-            key, title = parts[0], _title(parts[0])
+        key, title = _section_of(row.path)
         grouped.setdefault(key, Section(key, title)).rows.append(row)
     return tuple(grouped.values())
 
@@ -184,9 +265,10 @@ def _remove(tree: dict, path: str) -> None:
             trail[depth - 1].pop(parts[depth - 1], None)
 
 
-def policy_of(policy_type: str, data: Mapping, *, defaults: Mapping, rules: Mapping) -> dict:
+def policy_of(policy_type: str, data: Mapping, *, defaults: Mapping, rules: Mapping, lists=None) -> dict:
     """{"defaults", "rules"}: the stored ones with every field of the form set to what was posted (removed when
-    empty); what the form does not show is kept."""
+    empty); what the form does not show is kept. `lists`: the list fields' rows bound to `data` (path -> Rows),
+    so that the API's errors can be filed on them afterwards."""
     defaults, rules = copy.deepcopy(dict(defaults or {})), copy.deepcopy(dict(rules or {}))
     for row in rows(policy_type):
         if row.default_type:
@@ -208,6 +290,14 @@ def policy_of(policy_type: str, data: Mapping, *, defaults: Mapping, rules: Mapp
                 set_path(rules, path, _typed("boolean", raw))
             else:
                 set_path(rules, path, _typed({"quantity": "string"}.get(row.kind, row.kind), raw))
+    for field_ in list_fields(policy_type):
+        if f"{field_.path}-rows" not in data:
+            continue  # not in the posted form: kept as stored
+        items = (lists[field_.path] if lists else field_.rows(data=data)).items()
+        if items:
+            set_path(defaults, field_.path, items)
+        else:
+            _remove(defaults, field_.path)
     return {"defaults": defaults, "rules": rules}
 
 

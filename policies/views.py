@@ -143,12 +143,14 @@ def policy_edit(request, policy_type):
               "rules": json.dumps(stored["rules"], indent=2),
               **policy_form.values_of(policy_type, stored["defaults"], stored["rules"])}
     errors: dict[str, list[str]] = {}
+    lists = {field.path: field.rows(data=request.POST if request.method == "POST" else None,
+                                    defaults=stored["defaults"]) for field in policy_form.list_fields(policy_type)}
     if request.method == "POST":
         values = {**values, **{key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"}}
         if mode == "json":
             policy = _json_policy(values, errors)
         else:
-            policy = policy_form.policy_of(policy_type, request.POST, **stored)
+            policy = policy_form.policy_of(policy_type, request.POST, lists=lists, **stored)
         if not errors:
             name = values.get("name") or (own.name if own else _default_name(unit, policy_type))
             try:
@@ -158,13 +160,16 @@ def policy_edit(request, policy_type):
                 return HttpResponseRedirect(request.get_full_path())
             except ValidationError as exc:
                 for error in flatten_errors(exc.detail):
+                    if mode == "form" and _filed_on_row(lists.values(), error):
+                        errors.setdefault(error["field"], []).append(error["message"])  # counted, shown on its row
+                        continue
                     errors.setdefault(_error_key(policy_type, mode, error["field"]), []).append(
                         f"{error['field']}: {error['message']}")
     merged = selectors.effective_of(policy_type, rows)
     return render(request, "policies/edit.html", {
         "policy_type": policy_type, "unit": unit, "own": own, "values": values, "errors": errors, "mode": mode,
         "tri": policy_form.TRI,
-        "sections": _sections_shown(policy_type, values, errors) if mode == "form" else (),
+        "sections": _sections_shown(policy_type, values, errors, lists) if mode == "form" else (),
         "form_errors": [m for key, found in errors.items() if key == "other" for m in found],
         "effective_rows": _rule_rows(merged), "effective_defaults": json.dumps(merged.defaults, indent=2),
         "query": _unit_query(unit), "default_name": _default_name(unit, policy_type),
@@ -179,12 +184,21 @@ def _error_key(policy_type: str, mode: str, path: str) -> str:
     return "defaults" if path.startswith("policy.defaults") else ("rules" if path.startswith("policy.rules") else "name")
 
 
-def _sections_shown(policy_type: str, values: dict, errors: dict) -> list[dict]:
-    """Each section with its rows' cells (name, value, errors); a section is open when it holds a value or an
-    error, so what is set is seen at once."""
+def _filed_on_row(lists, error: dict) -> bool:
+    """A default instance's problem (`policy.defaults.storage.pvc.instances[0].path`) on its row's cell."""
+    path = error["field"].removeprefix("policy.defaults.")
+    return path != error["field"] and any(rows.file(path, error["message"]) for rows in lists)
+
+
+def _sections_shown(policy_type: str, values: dict, errors: dict, lists: dict) -> list[dict]:
+    """Each section with its rows' cells (name, value, errors) and its list fields' default instances as rows; a
+    section is open when it holds a value or an error, so what is set is seen at once."""
     shown = []
     for section in policy_form.sections(policy_type):
-        rows_shown, filled = [], False
+        own_lists = [lists[field.path] for field in policy_form.list_fields(policy_type)
+                     if field.section == section.key]
+        rows_shown, filled = [], any(rows.items() or any(r["errors"] or any(c["errors"] for c in r["cells"])
+                                                          for r in rows.rows) for rows in own_lists)
         has_default = any(row.default_type for row in section.rows)
         columns = [a for a in policy_form.ORDER if any(a in row.attributes for row in section.rows)]
         for row in section.rows:
@@ -203,6 +217,7 @@ def _sections_shown(policy_type: str, values: dict, errors: dict) -> list[dict]:
             rows_shown.append({"row": row, "default": default,
                                "cells": [cells.get(attribute) for attribute in columns]})
         shown.append({"section": section, "rows": rows_shown, "open": filled, "has_default": has_default,
+                      "lists": own_lists,
                       "columns": [policy_form.ATTRIBUTE_LABELS[a] for a in columns]})
     return shown
 

@@ -67,6 +67,52 @@ def test_an_admin_writes_a_policy_in_the_typed_form(open_session, org, width):
     _axe_and_width(page, width)
 
 
+@pytest.mark.parametrize("width", [1440, 390])
+def test_an_admin_sets_a_list_fields_default_instances_as_rows(open_session, org, width):
+    """Default environment variables, PVCs and ports as typed rows generated from the schema: a row added and
+    one removed in the page (no reload), a wrong type shown on its cell, then saved."""
+    session = open_session("root", width=width)
+    page = session.page
+    page.goto(f"/policies/trainings/edit?scope=project&projectId={org.a.pk}")
+    page.evaluate("window.stillThisPage = true")
+    env = page.locator("details[data-section=environmentVariables]")
+    env.locator("summary").click()
+    env.get_by_label("Environment variable 1 name").fill("MODE")
+    env.get_by_label("Environment variable 1 value").fill("fast")
+    env.get_by_role("button", name="Add a default environment variable").click()
+    expect(env.get_by_label("Environment variable 2 name")).to_be_focused()
+    env.get_by_label("Environment variable 2 name").fill("TMP")
+    env.get_by_role("button", name="Remove environment variable 2").click()
+    expect(env.get_by_label("Environment variable 2 name")).to_have_count(0)
+    assert page.evaluate("window.stillThisPage") is True  # no reload
+    pvc = page.locator("details[data-section=storage-pvc]")
+    pvc.locator("summary").click()
+    pvc.get_by_label("PVC 1 path").fill("/scratch")
+    pvc.get_by_label("PVC 1 claim info size").fill("10Gi")
+    pvc.get_by_label("PVC 1 claim info volume mode").select_option("Filesystem")
+    ports = page.locator("details[data-section=ports]")
+    ports.locator("summary").click()
+    ports.get_by_label("Port 1 container").fill("http")
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator("#policy-errors")).to_contain_text("1 field to fix")
+    expect(page.get_by_label("Port 1 container")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("PVC 1 claim info size")).to_have_value("10Gi")  # what was typed stays, shown open
+    expect(page.get_by_label("Environment variable 2 name")).to_have_count(0)  # the removed row stays removed
+    _axe_and_width(page, width)
+    session.screenshot(f"policy-form-instances-errors-{width}")
+    page.get_by_label("Port 1 container").fill("8888")
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator("#toasts")).to_contain_text("Saved the training policy")
+    assert Policy.objects.get(scope_key=f"project:{org.a.pk}").defaults == {
+        "environmentVariables": {"instances": [{"name": "MODE", "value": "fast"}]},
+        "storage": {"pvc": {"instances": [{"path": "/scratch",
+                                           "claimInfo": {"size": "10Gi", "volumeMode": "Filesystem"}}]}},
+        "ports": {"instances": [{"container": 8888}]}}
+    expect(page.get_by_label("Environment variable 1 name")).to_have_value("MODE")  # saved rows, shown open
+    _axe_and_width(page, width)
+    session.screenshot(f"policy-form-instances-{width}")
+
+
 def test_the_policy_form_is_axe_clean_in_dark_mode(open_session, org):
     session = open_session("root")
     page = session.page
@@ -78,8 +124,11 @@ def test_the_policy_form_is_axe_clean_in_dark_mode(open_session, org):
         page.goto(f"/policies/workspaces/edit?scope=project&projectId={org.a.pk}")
         page.locator("details[data-section=compute] summary").click()
         page.get_by_label("compute.gpuDevicesRequest max").fill("x")
+        page.locator("details[data-section=ports] summary").click()
+        page.get_by_label("Port 1 container").fill("x")  # a default instance's row, in error
         page.get_by_role("button", name="Save policy").click()
         expect(page.locator("#policy-errors")).to_be_visible()
+        expect(page.get_by_label("Port 1 container")).to_have_attribute("aria-invalid", "true")
         _axe_and_width(page, width)
         session.screenshot(f"policy-form-dark-{width}")
         page.goto("/policies")

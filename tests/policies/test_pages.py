@@ -153,3 +153,51 @@ def test_the_policies_list_is_a_table_with_export_and_bulk_delete(admin_client, 
     ids = [str(p.pk) for p in Policy.objects.all()]
     done = admin_client.post("/policies/bulk", {"action": "delete", "ids": ids}, follow=True).content.decode()
     assert not Policy.objects.exists() and "Deleted 2 policies" in done
+
+
+def test_a_list_fields_default_instances_are_typed_rows_with_errors_on_their_cells(admin_client, org):
+    Policy.objects.create(policy_type="workspaces", scope="project", project=org.a, scope_key=f"project:{org.a.pk}",
+                          name="alpha-defaults", rules={}, defaults={
+                              "environmentVariables": {"instances": [{"name": "LOG", "value": "1"}]},
+                              "storage": {"pvc": {"instances": [{"claimName": "data", "path": "/data",
+                                                                 "claimInfo": {"accessModes": {"readWriteOnce": True}}}]}}})
+    url = f"/policies/workspaces/edit?scope=project&projectId={org.a.pk}"
+    page = admin_client.get(url)
+    fields = _form_of(page)
+    # rows generated from the schema of the list's items: a nested object's fields as columns of their own
+    assert fields["environmentVariables.instances-0-name"] == "LOG"
+    assert fields["storage.pvc.instances-0-claimName"] == "data"
+    assert {"storage.pvc.instances-1-claimInfo.size", "storage.nfs.instances-0-server",
+            "ports.instances-0-container", "tolerations.instances-0-operator"} <= set(fields)
+    assert 'name="defaults"' not in page.content.decode()  # no JSON box
+    fields.update({"environmentVariables.instances-0-value": "2", "environmentVariables.instances-1-name": "MODE",
+                   "environmentVariables.instances-1-value": "fast", "storage.pvc.instances-1-path": "/scratch",
+                   "storage.pvc.instances-1-claimInfo.size": "10Gi", "ports.instances-0-container": "http",
+                   "storage.nfs.instances-0-server": "nfs.example", "storage.nfs.instances-0-readOnly": "maybe"})
+    bad = admin_client.post(url, fields)
+    text = bad.content.decode()
+    assert bad.status_code == 200 and not Policy.objects.get(scope_key=f"project:{org.a.pk}").defaults.get("ports")
+    assert "2 fields to fix" in text
+    for name in ("ports.instances-0-container", "storage.nfs.instances-0-readOnly"):
+        assert re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true"', text), name
+    assert 'value="http"' in text and 'value="10Gi"' in text  # what was typed stays
+    fields = _form_of(bad)
+    fields.update({"ports.instances-0-container": "8888", "storage.nfs.instances-0-readOnly": "true",
+                   "storage.nfs.instances-0-path": "/exports", "storage.nfs.instances-0-mountPath": "/mnt"})
+    saved = admin_client.post(url, fields)
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    defaults = Policy.objects.get(scope_key=f"project:{org.a.pk}").defaults
+    assert defaults["environmentVariables"] == {"instances": [{"name": "LOG", "value": "2"},
+                                                              {"name": "MODE", "value": "fast"}]}
+    assert defaults["storage"]["pvc"] == {"instances": [
+        {"claimName": "data", "path": "/data", "claimInfo": {"accessModes": {"readWriteOnce": True}}},  # kept
+        {"path": "/scratch", "claimInfo": {"size": "10Gi"}}]}
+    assert defaults["storage"]["nfs"] == {"instances": [{"server": "nfs.example", "readOnly": True,
+                                                         "path": "/exports", "mountPath": "/mnt"}]}
+    assert defaults["ports"] == {"instances": [{"container": 8888}]}
+    # every row emptied: the default instances are gone
+    fields = _form_of(admin_client.get(url))
+    for key in [k for k in fields if k.startswith("environmentVariables.instances-") and k[-5:] != "-rows"]:
+        fields[key] = ""
+    assert admin_client.post(url, fields).status_code == 302
+    assert "environmentVariables" not in Policy.objects.get(scope_key=f"project:{org.a.pk}").defaults
