@@ -233,6 +233,10 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_label("Variable 2 name", exact=True).fill("lr")
     page.get_by_label("Variable 2 type", exact=True).select_option("number")
     page.get_by_label("Variable 2 default", exact=True).fill("0.5")
+    page.get_by_role("button", name="Add a variable row").click()
+    page.get_by_label("Variable 3 name", exact=True).fill("junk")
+    page.get_by_role("button", name="Remove variable 3").click()  # taken out in the page, nothing saved
+    expect(page.get_by_label("Variable 3 name", exact=True)).to_have_count(0)
     page.get_by_label("Output 1 name").fill("run")
     page.get_by_label("Output 1 expression").fill("{{ workload.name }}")
     # storage as rows (a new PVC's claim size a column of its own), the readiness probe as inputs; a row removed
