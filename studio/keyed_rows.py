@@ -59,26 +59,36 @@ def _plan(model, related: tuple[str, ...], where: tuple[tuple[str, int], ...], u
     return sql, layout, converters
 
 
+def _in_range(field, value, connection) -> bool:
+    kind = (field.target_field if field.is_relation else field).get_internal_type()
+    if not isinstance(value, int) or kind not in connection.ops.integer_field_ranges:
+        return True
+    low, high = connection.ops.integer_field_range(kind)
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
 def rows(model, *, related: tuple[str, ...] = (), only: tuple[str, ...] | None = None, using: str = "default",
          **where) -> list:
     """Instances of `model` whose columns equal `where`'s values (a list or tuple: one of its values), with
     `related` foreign keys read in the same query; with `only`, the columns QuerySet.only would read, deferring
     the rest. No order: key lookups, or callers that order themselves.
     Values are prepared as a filter prepares them (`Field.get_db_prep_value`); None is not a value here."""
-    names = tuple(sorted(where))
-    shape = tuple((name, len(where[name]) if isinstance(where[name], list | tuple) else -1) for name in names)
+    connection = connections[using]
+    prepared = {}
+    for name, value in where.items():
+        field = model._meta.get_field(name)
+        values = [field.get_db_prep_value(v, connection) for v in (value if isinstance(value, list | tuple) else [value])]
+        # as Django's integer lookups: a number outside the column's range matches no row (not a database error)
+        values = [v for v in values if _in_range(field, v, connection)]
+        if not values:
+            return []
+        prepared[name] = values if isinstance(value, list | tuple) else values[0]
+    names = tuple(sorted(prepared))
+    shape = tuple((name, len(prepared[name]) if isinstance(prepared[name], list) else -1) for name in names)
     params = []
     for name in names:
-        value = where[name]
-        field, connection = model._meta.get_field(name), connections[using]
-        if isinstance(value, list | tuple):
-            if not value:
-                return []
-            params.extend(field.get_db_prep_value(v, connection) for v in value)
-        else:
-            params.append(field.get_db_prep_value(value, connection))
+        params.extend(prepared[name] if isinstance(prepared[name], list) else [prepared[name]])
     sql, layout, converters = _plan(model, tuple(related), shape, using, only)
-    connection = connections[using]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()

@@ -447,3 +447,12 @@ def test_schema_documents_every_workload_endpoint(client):
         "/api/v1/workloads/{workloadId}/metrics",
     ]:
         assert path in paths, path
+
+
+@pytest.mark.parametrize("who", ["member", "platform_admin"])
+def test_a_project_id_beyond_the_columns_range_is_no_such_project_for_anyone(client_for, org, member, who):
+    client = member if who == "member" else client_for(org.users.platform_admin)
+    for project_id in (2**63, 2**70, str(2**80)):
+        response = client.post("/api/v1/workloads/trainings", {**small(org), "projectId": project_id}, format="json")
+        assert response.status_code == 400, response.content
+        assert [e["field"] for e in response.json()["errors"]] == ["projectId"]
