@@ -24,7 +24,7 @@ from profiles import forms, selectors, services
 from profiles.filtersets import ServiceProfileFilterSet
 from profiles.forms import api_errors, write_errors
 from profiles.inputs import effective_inputs
-from profiles.models import KINDS, ServiceProfile, TemplateVersion
+from profiles.models import ServiceProfile, TemplateVersion
 from profiles.rendering import readme_html
 from profiles.resources import default_resources
 from profiles.serializers import (
@@ -255,12 +255,22 @@ def template_list(request):
 
 
 def _version_problems(draft: dict | None, found: list[dict]) -> list[dict]:
-    """The version check's problems at paths the save has not named yet."""
-    if draft is None or draft["kind"] not in KINDS:
+    """The problems of the spec, variables and outputs as typed, at paths the save has not named yet: the API's
+    serializer's (with the version number set aside), then, when it accepts them, the version check's."""
+    if draft is None:
         return []
+    serializer = TemplateVersionSerializer(data={
+        "version": "0.0.0", "kind": draft["kind"], "specTemplate": draft["spec_template"],
+        "variables": draft["variables"], "outputs": draft["outputs"]})
+    if serializer.is_valid():
+        fields = serializer.service_fields()
+        *_, problems = version_problems(kind=fields["kind"], spec_template=fields["spec_template"],
+                                        variables=fields.get("variables", []), outputs=fields.get("outputs", []))
+        problems = flatten_errors(problems)
+    else:
+        problems = flatten_errors(serializer.errors)
     named = {error["field"] for error in found}
-    *_, problems = version_problems(**draft)
-    return [error for error in flatten_errors(problems) if error["field"] not in named]
+    return [error for error in problems if error["field"] not in named]
 
 
 @login_required

@@ -106,3 +106,17 @@ def test_a_storage_rows_and_a_probes_problems_are_on_their_cells(admin, org, tem
     for name in ("storage.pvc-0-claimInfo.size", "storage.hostPath-0-path", "probes.readiness.periodSeconds"):
         assert re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true"', page), name
     assert 'value="lots"' in page and not template.versions.exists()  # what was typed stays
+
+
+def test_the_json_view_without_a_version_names_the_rest_too_never_a_500(admin, org, template):
+    url = f"/studio/environment-templates/{template.pk}"
+    body = {"editor": "json", "version": "", "kind": "training", "state": "draft",
+            "specTemplate": '{"image": "python:3.12", "args": "{{ nosuch }}", "completions": "many"}',
+            "variables": '[{"name": ["x"], "type": {"a": 1}}]', "outputs": "[]"}
+    page = admin.post(url, body)
+    text = page.content.decode()
+    assert page.status_code == 200 and not template.versions.exists()
+    assert "variables[0].name" in text or "Not a valid string." in text  # the serializer's, with the version's
+    body["variables"] = "[]"
+    text = admin.post(url, body).content.decode()
+    assert "args: Unknown placeholder {{ nosuch }}" in text and "completions: Must be an integer." in text
