@@ -456,3 +456,20 @@ def test_a_project_id_beyond_the_columns_range_is_no_such_project_for_anyone(cli
         response = client.post("/api/v1/workloads/trainings", {**small(org), "projectId": project_id}, format="json")
         assert response.status_code == 400, response.content
         assert [e["field"] for e in response.json()["errors"]] == ["projectId"]
+
+
+@pytest.mark.parametrize("path,seed", KINDS, ids=[k for k, _ in KINDS])
+def test_the_create_answer_is_what_its_declared_fields_render(member, org, path, seed):
+    """Written out by hand for speed, the answer stays what DRF's declared fields render, key for key and in order
+    (the seeds' extended resources' quantities answered as strings too)."""
+    from rest_framework import serializers
+
+    from workloads.api.serializers import WorkloadCreatedSerializer
+
+    response = member.post(f"/api/v1/workloads/{path}", body_for(org, seed), format="json")
+    assert response.status_code == 200, response.content
+    workload = Workload.objects.get(pk=response.json()["workloadId"])
+    declared = serializers.Serializer.to_representation(WorkloadCreatedSerializer(), workload)
+    assert list(response.json().items()) == list(json.loads(json.dumps(declared)).items())
+    assert list(member.get(f"/api/v1/workloads/{path}/{workload.pk}").json().items()) == list(
+        json.loads(json.dumps(declared)).items())
