@@ -1,24 +1,33 @@
 """A template version's spec template as typed inputs, generated from the workload spec serializer of its kind
 (the one the API validates the rendered spec with, registered by workloads): the spec's plain fields (image,
-command, args…), its compute, security and readiness probe fields, and its environment variables, ports,
-tolerations, labels, annotations and each kind of storage (PVCs, git, NFS…) as rows, a row's nested object
-(a PVC's claimInfo) as columns of its own. A value may hold `{{ variable }}`: what does not read as the field's
+command, args, node pools…), its compute, security, pod affinity, readiness probe and (inference) serving port,
+serving configuration and autoscaling fields, and its environment variables, ports, tolerations, labels,
+annotations, exposed and related URLs, image pull secrets and each kind of storage (PVCs, git, NFS…) as rows, a
+row's nested object (a PVC's claimInfo) as columns of its own, a list of strings (node pools, an exposed URL's
+authorized users) as one comma-separated input, and the required node affinity's terms of match expressions as
+one table of expressions numbered by term. A value may hold `{{ variable }}`: what does not read as the field's
 type goes as typed, and the save's render-and-validate names any problem on its input. What no input shows is
 kept as it was; the JSON view edits everything."""
 
 from rest_framework import serializers
 
 from profiles.validation import spec_serializer
-from studio.typed_rows import Fields, Rows, columns_of, flat_columns, get_dotted, set_dotted, without
+from studio.typed_rows import Fields, GroupedRows, Rows, columns_of, flat_columns, get_dotted, set_dotted, without
 
 MARK = "spec-typed"  # posted by the typed view: its inputs, not the JSON box, hold the spec
 # (key, title) of the spec's objects shown as inputs, then of its lists shown as rows: (key, title, noun, columns)
-OBJECTS = (("compute", "Compute"), ("security", "Security"))
+OBJECTS = (("compute", "Compute"), ("security", "Security"), ("podAffinity", "Pod affinity"),
+           ("servingPort", "Serving port"), ("servingConfiguration", "Serving configuration"),
+           ("autoscaling", "Autoscaling"))
+# a list's columns: those named, or () for every field of its items (a list of strings as one comma-separated input)
 LISTS = (("environmentVariables", "Environment variables", "Environment variable", ("name", "value")),
          ("ports", "Ports", "Port", ("container", "serviceType", "external", "toolType", "toolName")),
          ("tolerations", "Tolerations", "Toleration", ("key", "operator", "value", "effect", "seconds")),
          ("labels", "Labels", "Label", ("name", "value")),
-         ("annotations", "Annotations", "Annotation", ("name", "value")))
+         ("annotations", "Annotations", "Annotation", ("name", "value")),
+         ("exposedUrls", "Exposed URLs", "Exposed URL", ()),
+         ("relatedUrls", "Related URLs", "Related URL", ()),
+         ("imagePullSecrets", "Image pull secrets", "Image pull secret", ()))
 # storage.<kind>: (title, noun); a kind's columns are its serializer's fields and its nested objects' (one deep)
 STORAGE = {"pvc": ("Storage · PVCs", "PVC"), "dataVolume": ("Storage · data volumes", "Data volume"),
            "git": ("Storage · Git repositories", "Git repository"), "nfs": ("Storage · NFS", "NFS volume"),
@@ -48,6 +57,9 @@ class SpecEditor:
         self.lists = [(title, Rows(key, columns_of(type(fields[key].child), only=only), noun=noun, data=bound,
                                    items=spec.get(key) or ()))
                       for key, title, noun, only in LISTS if key in fields]
+        for (_, rows), (key, _, noun, only) in zip(self.lists, [entry for entry in LISTS if entry[0] in fields]):
+            if not only:  # a list of every field's columns: its own button ("Add an exposed URL row")
+                rows.add = f"Add {'an' if noun[0] in 'AEIOU' else 'a'} {noun} row"
         storage = fields.get("storage")
         for name, field in (storage.fields.items() if isinstance(storage, serializers.Serializer) else ()):
             if isinstance(field, serializers.ListSerializer) and name in STORAGE:
@@ -57,6 +69,18 @@ class SpecEditor:
                             items=items if isinstance(items, list) else ())
                 rows.add = f"Add a {noun} row"
                 self.lists.append((title, rows))
+        affinity = fields.get("nodeAffinityRequired")
+        if isinstance(affinity, serializers.Serializer):  # its terms (ORed), each a list of match expressions (ANDed)
+            terms = affinity.fields["nodeSelectorTerms"]
+            expressions = terms.child.fields["matchExpressions"]
+            items = get_dotted(spec, "nodeAffinityRequired.nodeSelectorTerms")
+            rows = GroupedRows("nodeAffinityRequired.nodeSelectorTerms", "matchExpressions",
+                               flat_columns(type(expressions.child)), noun="Node affinity expression", group="Term",
+                               data=bound, items=items if isinstance(items, list) else [])
+            rows.add = "Add a node affinity expression"
+            rows.help = ("A node must match every expression of one term (rows of the same term number); any term "
+                         "will do. Values are separated by commas.")
+            self.lists.append(("Node affinity (required)", rows))
         self.general.rest = without(self.general.rest, [editor.key for editor in self.editors()])
 
     def editors(self) -> list:

@@ -28,7 +28,7 @@ MAX_ROWS = 200
 class Column:
     name: str
     label: str
-    kind: str = "text"  # text, integer, number, boolean, choice
+    kind: str = "text"  # text, integer, number, boolean, choice, texts (a list of strings, separated by commas)
     choices: tuple = ()
 
     def typed(self, raw: str):
@@ -40,11 +40,15 @@ class Column:
             return int(number) if number.is_integer() and "." not in raw else number
         if self.kind == "boolean":
             return {"true": True, "false": False, "on": True}.get(raw, raw)
+        if self.kind == "texts":
+            return [part.strip() for part in raw.split(",") if part.strip()]
         return raw
 
     def text(self, value) -> str:
         if value is None:
             return ""
+        if isinstance(value, list) and self.kind == "texts":
+            return ", ".join(self.text(part) for part in value)
         if isinstance(value, bool):
             return "true" if value else "false"
         return str(value)
@@ -61,8 +65,12 @@ def label_of(dotted: str) -> str:
 
 
 def column_of(name: str, field, label: str = "") -> Column | None:
-    """The column of one serializer field; None for a nested one (a list or an object)."""
+    """The column of one serializer field; None for a nested one (a list of objects or an object). A list of
+    strings (node pools, authorized users) is one input, its entries separated by commas."""
     label = label or _label(name)
+    if isinstance(field, serializers.ListField) and not isinstance(
+            field.child, (serializers.BaseSerializer, serializers.ListField, serializers.DictField)):
+        return Column(name, label, "texts")
     if isinstance(field, (serializers.BaseSerializer, serializers.ListField, serializers.DictField)):
         return None
     if isinstance(field, serializers.BooleanField):
@@ -272,6 +280,50 @@ class Rows:
                 return True
         row["errors"].append(f"{tail}: {message}" if tail else message)
         return True
+
+
+class GroupedRows(Rows):
+    """A list of objects that each hold one list (a node affinity's terms, each a list of match expressions) as
+    one table: a row per inner item, with the number of the outer item it belongs to as a column of its own
+    (rows of the same number form one outer item, in the order the numbers first appear)."""
+
+    def __init__(self, key: str, inner: str, columns, *, noun: str, group: str, data=None, items=(), extra=1):
+        self.inner = inner
+        self.positions: list[tuple[int, int]] = []
+        flat = []
+        for number, outer in enumerate(items if isinstance(items, list) else (), start=1):
+            for item in (outer.get(inner) if isinstance(outer, dict) else None) or ():
+                flat.append({**(item if isinstance(item, dict) else {}), GROUP: number})
+        super().__init__(key, (Column(GROUP, group, "integer"), *columns), noun=noun, data=data, items=flat,
+                         extra=extra)
+
+    def items(self) -> list[dict]:
+        groups: dict = {}
+        self.positions = []
+        for item in super().items():
+            name = item.pop(GROUP, 1)
+            inner = groups.setdefault(name if isinstance(name, int) else str(name), [])
+            self.positions.append((list(groups).index(name if isinstance(name, int) else str(name)), len(inner)))
+            inner.append(item)
+        return [{self.inner: inner} for inner in groups.values()]
+
+    def file(self, path: str, message: str) -> bool:
+        found = re.fullmatch(rf"{re.escape(self.key)}\[(\d+)\](?:\.{re.escape(self.inner)}\[(\d+)\])?\.?(.*)", path)
+        if not found:
+            return False
+        outer, inner = int(found.group(1)), found.group(2)
+        for position, number in zip(self.positions, self.index):
+            if position[0] == outer and (inner is None or position[1] == int(inner)):
+                row, tail = self.rows[number], found.group(3)
+                column, said = _cell_of(self.columns, tail, message)
+                cell = next((cell for cell in row["cells"] if column is not None and cell["column"] is column), None)
+                (cell["errors"] if cell else row["errors"]).append(said if cell else (
+                    f"{tail}: {message}" if tail else message))
+                return True
+        return False
+
+
+GROUP = "__group__"
 
 
 def _kept(raw) -> dict:

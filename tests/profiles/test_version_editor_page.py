@@ -120,3 +120,84 @@ def test_the_json_view_without_a_version_names_the_rest_too_never_a_500(admin, o
     body["variables"] = "[]"
     text = admin.post(url, body).content.decode()
     assert "args: Unknown placeholder {{ nosuch }}" in text and "completions: Must be an integer." in text
+
+
+def test_an_inferences_urls_secrets_node_placement_and_serving_are_typed_and_saved(admin, org, template):
+    """Exposed and related URLs, image pull secrets and the node affinity's match expressions as rows, node
+    pools and an exposed URL's authorized users as comma-separated inputs, the pod affinity, serving port,
+    serving configuration and autoscaling as inputs: generated from the inference spec's serializer."""
+    url = f"/studio/environment-templates/{template.pk}"
+    fields = _posted_form(admin.get(url).content.decode())
+    fields.update({"version": "3.0.0", "kind": "inference", "switch": "table"})
+    page = admin.post(url, fields).content.decode()
+    fields = _posted_form(page)
+    assert 'name="specTemplate"' not in page
+    assert {"spec.nodePools", "podAffinity.type", "servingPort.authorizedUsers", "autoscaling.maxReplicas",
+            "servingConfiguration.requestTimeoutSeconds", "exposedUrls-0-authorizedGroups", "relatedUrls-0-url",
+            "imagePullSecrets-0-name", "nodeAffinityRequired.nodeSelectorTerms-0-__group__",
+            "nodeAffinityRequired.nodeSelectorTerms-0-values"} <= set(fields)
+    fields.pop("switch", None)
+    fields.update({"spec.image": "vllm/vllm-openai:v0.6", "spec.nodePools": "pool-a, pool-b",
+                   "podAffinity.type": "Preferred", "podAffinity.key": "topology.kubernetes.io/zone",
+                   "servingPort.container": "8000", "servingPort.protocol": "http",
+                   "servingPort.authorizationType": "authorizedUsers", "servingPort.authorizedUsers": "ann, bob",
+                   "servingConfiguration.requestTimeoutSeconds": "600",
+                   "autoscaling.minReplicas": "0", "autoscaling.maxReplicas": "4", "autoscaling.metric": "concurrency",
+                   "autoscaling.metricThreshold": "8", "exposedUrls-0-container": "8000",
+                   "exposedUrls-0-authorizationType": "authorizedGroups", "exposedUrls-0-authorizedGroups": "ml, ops",
+                   "relatedUrls-0-url": "https://docs.example/model", "relatedUrls-0-type": "documentation",
+                   "imagePullSecrets-0-name": "registry-creds",
+                   "nodeAffinityRequired.nodeSelectorTerms-rows": "3",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-__group__": "1",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-key": "gpu.example/model",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-operator": "In",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-values": "h100, h200",
+                   "nodeAffinityRequired.nodeSelectorTerms-1-__group__": "2",
+                   "nodeAffinityRequired.nodeSelectorTerms-1-key": "gpu.example/spare",
+                   "nodeAffinityRequired.nodeSelectorTerms-1-operator": "Exists",
+                   "nodeAffinityRequired.nodeSelectorTerms-2-__group__": "1",
+                   "nodeAffinityRequired.nodeSelectorTerms-2-key": "gpu.example/memory",
+                   "nodeAffinityRequired.nodeSelectorTerms-2-operator": "Gt",
+                   "nodeAffinityRequired.nodeSelectorTerms-2-values": "40000"})
+    saved = admin.post(url, fields)
+    assert saved.status_code == 302, re.findall(r'class="error"[^>]*>([^<]*)', saved.content.decode())
+    spec = template.versions.get(version="3.0.0").spec_template
+    assert spec == {
+        "image": "vllm/vllm-openai:v0.6", "nodePools": ["pool-a", "pool-b"],
+        "podAffinity": {"type": "Preferred", "key": "topology.kubernetes.io/zone"},
+        "servingPort": {"container": 8000, "protocol": "http", "authorizationType": "authorizedUsers",
+                        "authorizedUsers": ["ann", "bob"]},
+        "servingConfiguration": {"requestTimeoutSeconds": 600},
+        "autoscaling": {"minReplicas": 0, "maxReplicas": 4, "metric": "concurrency", "metricThreshold": 8},
+        "exposedUrls": [{"container": 8000, "authorizationType": "authorizedGroups", "authorizedGroups": ["ml", "ops"]}],
+        "relatedUrls": [{"url": "https://docs.example/model", "type": "documentation"}],
+        "imagePullSecrets": [{"name": "registry-creds"}],
+        "nodeAffinityRequired": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "gpu.example/model", "operator": "In", "values": ["h100", "h200"]},
+                                  {"key": "gpu.example/memory", "operator": "Gt", "values": ["40000"]}]},
+            {"matchExpressions": [{"key": "gpu.example/spare", "operator": "Exists"}]}]}}
+    # shown again as saved: the rows and the comma-separated inputs
+    template.versions.filter(version="3.0.0").update(state="active")
+    shown = _posted_form(admin.get(url).content.decode())
+    assert shown["spec.nodePools"] == "pool-a, pool-b" and shown["exposedUrls-0-authorizedGroups"] == "ml, ops"
+    assert shown["nodeAffinityRequired.nodeSelectorTerms-1-__group__"] == "1"
+    assert shown["nodeAffinityRequired.nodeSelectorTerms-2-key"] == "gpu.example/spare"
+    assert shown["nodeAffinityRequired.nodeSelectorTerms-2-__group__"] == "2"
+
+
+def test_a_bad_exposed_url_autoscaling_or_match_expression_is_on_its_input(admin, org, template):
+    url = f"/studio/environment-templates/{template.pk}"
+    fields = _posted_form(admin.get(url).content.decode())
+    fields.update({"version": "3.0.0", "kind": "inference", "switch": "table"})
+    fields = _posted_form(admin.post(url, fields).content.decode())
+    fields.pop("switch", None)
+    fields.update({"spec.image": "vllm/vllm-openai:v0.6", "exposedUrls-0-container": "99999",
+                   "autoscaling.minReplicas": "2", "autoscaling.maxReplicas": "1",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-__group__": "1",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-key": "gpu.example/model",
+                   "nodeAffinityRequired.nodeSelectorTerms-0-operator": "Near"})
+    page = admin.post(url, fields).content.decode()
+    for name in ("exposedUrls-0-container", "autoscaling.maxReplicas",
+                 "nodeAffinityRequired.nodeSelectorTerms-0-operator"):
+        assert re.search(rf'name="{re.escape(name)}"[^>]*aria-invalid="true"', page), name
+    assert not template.versions.filter(version="3.0.0").exists()
