@@ -5,8 +5,9 @@ form's values, posted values -> the policy body, the API's error paths -> the fo
 
 A list field's default instances (default environment variables, PVCs, NFS volumes…) are typed rows
 (studio.typed_rows), their columns generated from the schema of the list's items (a nested object's fields as
-columns of their own, `claimInfo.size`); what no column shows is kept with its row, and the advanced JSON view
-edits everything."""
+columns of their own, two deep: `claimInfo.size`, `claimInfo.accessModes.readWriteOnce`; a list of strings inside
+an item, such as an exposed URL's authorized users, as one comma-separated input); what no column shows is kept
+with its row, and the advanced JSON view edits everything."""
 
 from __future__ import annotations
 
@@ -109,22 +110,23 @@ def _column(name: str, node: dict) -> Column | None:
         return Column(name, label_of(name), "choice", enum)
     if kind in ("integer", "number", "boolean"):
         return Column(name, label_of(name), kind)
+    if kind == "array" and schema._resolve(node.get("items") or {}).get("type") in ("string", None):
+        return Column(name, label_of(name), "texts")  # authorized users: one input, separated by commas
     return Column(name, label_of(name)) if kind in ("string", None) else None
 
 
-def _item_columns(items: dict) -> tuple[Column, ...]:
-    """The scalar fields of a list's items and those of their nested objects (one deep), in the schema's order;
-    lists inside an item are kept with its row, not shown."""
+def _item_columns(items: dict, prefix: str = "", depth: int = 0) -> tuple[Column, ...]:
+    """The scalar fields of a list's items, its lists of strings (one comma-separated input each) and those of
+    its nested objects, two deep (`claimInfo.accessModes.readWriteOnce`), in the schema's order; lists of
+    objects inside an item are kept with its row, not shown."""
     columns = []
     for name, child in schema._properties(items).items():
         node = schema._resolve(child)
         if "allOf" in node or node.get("type") == "object" or node.get("properties"):
-            for inner, grandchild in schema._properties(child).items():
-                leaf = schema._resolve(grandchild)
-                if leaf.get("type") not in ("object", "array") and not leaf.get("properties"):
-                    columns.append(_column(f"{name}.{inner}", leaf))
-        elif node.get("type") != "array":
-            columns.append(_column(name, node))
+            if depth < 2:
+                columns.extend(_item_columns(child, f"{prefix}{name}.", depth + 1))
+        else:
+            columns.append(_column(f"{prefix}{name}", node))
     return tuple(column for column in columns if column is not None)
 
 

@@ -133,3 +133,49 @@ def test_the_policy_form_is_axe_clean_in_dark_mode(open_session, org):
         session.screenshot(f"policy-form-dark-{width}")
         page.goto("/policies")
         _axe_and_width(page, width)
+
+
+@pytest.mark.parametrize("width,dark", [(1440, False), (390, False), (1440, True), (390, True)])
+def test_an_admin_edits_lists_inside_a_default_instance_and_objects_two_deep(open_session, org, width, dark):
+    """An exposed URL's authorized users and groups (lists inside an item) and a PVC's access modes (an object
+    two deep) as cells of their rows: filled, a row added in the page, a bad value on its cell, saved, and the
+    API answers what was typed."""
+    session = open_session("root", width=width)
+    page = session.page
+    page.goto(f"/policies/workspaces/edit?scope=project&projectId={org.a.pk}")
+    if dark:
+        page.get_by_role("button", name="Dark mode").click()
+        expect(page.locator("html")).to_have_attribute("data-bs-theme", "dark")
+    page.evaluate("window.stillThisPage = true")
+    urls = page.locator("details[data-section=exposedUrls]")
+    urls.locator("summary").click()
+    urls.get_by_label("Exposed URL 1 container").fill("8888")
+    urls.get_by_label("Exposed URL 1 authorized users").fill("ann, bob")
+    urls.get_by_role("button", name="Add a default exposed URL").click()
+    urls.get_by_label("Exposed URL 2 container").fill("8080")
+    urls.get_by_label("Exposed URL 2 authorized groups").fill("ml, ops")
+    assert page.evaluate("window.stillThisPage") is True  # no reload
+    pvc = page.locator("details[data-section=storage-pvc]")
+    pvc.locator("summary").click()
+    pvc.get_by_label("PVC 1 path").fill("/scratch")
+    pvc.get_by_label("PVC 1 claim info access modes read write many").select_option("Yes")
+    pvc.get_by_label("PVC 1 claim info size").fill("lots")  # not a quantity: named on its cell
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator("#policy-errors")).to_contain_text("1 field to fix")
+    expect(page.get_by_label("PVC 1 claim info size")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Exposed URL 2 authorized groups")).to_have_value("ml, ops")  # what was typed stays
+    expect(page.get_by_label("PVC 1 claim info access modes read write many")).to_have_value("true")
+    _axe_and_width(page, width)
+    if not dark:
+        session.screenshot(f"policy-form-nested-errors-{width}")
+    page.get_by_label("PVC 1 claim info size").fill("10Gi")
+    page.get_by_role("button", name="Save policy").click()
+    expect(page.locator("#toasts")).to_contain_text("Saved the workspace policy")
+    answer = page.request.get(f"{session.base_url}/api/v2/policy/workspaces?scope=project&projectId={org.a.pk}")
+    defaults = answer.json()["policy"]["defaults"]
+    assert defaults["exposedUrls"] == {"instances": [{"container": 8888, "authorizedUsers": ["ann", "bob"]},
+                                                     {"container": 8080, "authorizedGroups": ["ml", "ops"]}]}
+    assert defaults["storage"] == {"pvc": {"instances": [
+        {"path": "/scratch", "claimInfo": {"size": "10Gi", "accessModes": {"readWriteMany": True}}}]}}
+    expect(page.get_by_label("Exposed URL 1 authorized users")).to_have_value("ann, bob")  # saved, shown open
+    _axe_and_width(page, width)

@@ -201,3 +201,37 @@ def test_a_list_fields_default_instances_are_typed_rows_with_errors_on_their_cel
         fields[key] = ""
     assert admin_client.post(url, fields).status_code == 302
     assert "environmentVariables" not in Policy.objects.get(scope_key=f"project:{org.a.pk}").defaults
+
+
+def test_an_items_lists_of_strings_and_objects_two_deep_are_editable_cells(admin_client, org):
+    """An exposed URL's authorized users and groups (lists inside an item) as comma-separated cells, a PVC's
+    access modes (an object two deep) as cells of their own: shown, edited, saved, their errors on the cell."""
+    Policy.objects.create(policy_type="workspaces", scope="project", project=org.a, scope_key=f"project:{org.a.pk}",
+                          name="alpha-defaults", rules={}, defaults={
+                              "exposedUrls": {"instances": [{"container": 8888, "authorizedUsers": ["ann"]}]},
+                              "storage": {"pvc": {"instances": [{"path": "/data",
+                                                                 "claimInfo": {"accessModes": {"readWriteOnce": True}}}]}}})
+    url = f"/policies/workspaces/edit?scope=project&projectId={org.a.pk}"
+    fields = _form_of(admin_client.get(url))
+    assert fields["exposedUrls.instances-0-authorizedUsers"] == "ann"
+    assert fields["storage.pvc.instances-0-claimInfo.accessModes.readWriteOnce"] == "true"
+    assert not fields.get("exposedUrls.instances-0-__rest__") and not fields.get("storage.pvc.instances-0-__rest__")
+    fields.update({"exposedUrls.instances-0-authorizedUsers": "ann, bob",
+                   "exposedUrls.instances-0-authorizedGroups": "ml",
+                   "storage.pvc.instances-0-claimInfo.accessModes.readWriteOnce": "",
+                   "storage.pvc.instances-0-claimInfo.accessModes.readWriteMany": "maybe"})
+    bad = admin_client.post(url, fields)
+    text = bad.content.decode()
+    assert bad.status_code == 200 and "1 field to fix" in text
+    assert re.search(r'name="storage\.pvc\.instances-0-claimInfo\.accessModes\.readWriteMany"[^>]*aria-invalid="true"',
+                     text)
+    fields = _form_of(bad)
+    assert fields["exposedUrls.instances-0-authorizedUsers"] == "ann, bob"  # what was typed stays
+    fields["storage.pvc.instances-0-claimInfo.accessModes.readWriteMany"] = "true"
+    assert admin_client.post(url, fields).status_code == 302
+    answer = admin_client.get(f"/api/v2/policy/workspaces?scope=project&projectId={org.a.pk}").json()
+    defaults = answer["policy"]["defaults"]
+    assert defaults["exposedUrls"] == {"instances": [{"container": 8888, "authorizedUsers": ["ann", "bob"],
+                                                      "authorizedGroups": ["ml"]}]}
+    assert defaults["storage"]["pvc"] == {"instances": [
+        {"path": "/data", "claimInfo": {"accessModes": {"readWriteMany": True}}}]}
