@@ -12,22 +12,26 @@ kept as it was; the JSON view edits everything."""
 from rest_framework import serializers
 
 from profiles.validation import spec_serializer
-from studio.typed_rows import Fields, GroupedRows, Rows, columns_of, flat_columns, get_dotted, set_dotted, without
+from studio.typed_rows import (Fields, GroupedRows, Rows, columns_of, flat_columns, get_dotted, label_of, set_dotted,
+                               without)
 
 MARK = "spec-typed"  # posted by the typed view: its inputs, not the JSON box, hold the spec
-# (key, title) of the spec's objects shown as inputs, then of its lists shown as rows: (key, title, noun, columns)
+# (key, title) of the spec's objects shown as inputs (a list of objects inside one, such as compute's extended
+# resources, as rows of its own), then (key, title, noun) of its lists shown as rows, a column per field of the
+# list's items and of their nested objects (an environment variable's secret.name), a list of strings as one
+# comma-separated input
 OBJECTS = (("compute", "Compute"), ("security", "Security"), ("podAffinity", "Pod affinity"),
            ("servingPort", "Serving port"), ("servingConfiguration", "Serving configuration"),
            ("autoscaling", "Autoscaling"))
-# a list's columns: those named, or () for every field of its items (a list of strings as one comma-separated input)
-LISTS = (("environmentVariables", "Environment variables", "Environment variable", ("name", "value")),
-         ("ports", "Ports", "Port", ("container", "serviceType", "external", "toolType", "toolName")),
-         ("tolerations", "Tolerations", "Toleration", ("key", "operator", "value", "effect", "seconds")),
-         ("labels", "Labels", "Label", ("name", "value")),
-         ("annotations", "Annotations", "Annotation", ("name", "value")),
-         ("exposedUrls", "Exposed URLs", "Exposed URL", ()),
-         ("relatedUrls", "Related URLs", "Related URL", ()),
-         ("imagePullSecrets", "Image pull secrets", "Image pull secret", ()))
+LISTS = (("environmentVariables", "Environment variables", "Environment variable"),
+         ("ports", "Ports", "Port"),
+         ("tolerations", "Tolerations", "Toleration"),
+         ("labels", "Labels", "Label"),
+         ("annotations", "Annotations", "Annotation"),
+         ("exposedUrls", "Exposed URLs", "Exposed URL"),
+         ("relatedUrls", "Related URLs", "Related URL"),
+         ("imagePullSecrets", "Image pull secrets", "Image pull secret"))
+ROW_BUTTON = {"environmentVariables", "ports", "tolerations", "labels", "annotations"}  # "Add a row to ports"
 # storage.<kind>: (title, noun); a kind's columns are its serializer's fields and its nested objects' (one deep)
 STORAGE = {"pvc": ("Storage · PVCs", "PVC"), "dataVolume": ("Storage · data volumes", "Data volume"),
            "git": ("Storage · Git repositories", "Git repository"), "nfs": ("Storage · NFS", "NFS volume"),
@@ -54,12 +58,25 @@ class SpecEditor:
             self.objects.append(("Readiness probe", Fields(
                 "probes.readiness", flat_columns(type(probes.fields["readiness"]), depth=2, labels=PROBE_LABELS),
                 data=bound, value=get_dotted(spec, "probes.readiness"))))
-        self.lists = [(title, Rows(key, columns_of(type(fields[key].child), only=only), noun=noun, data=bound,
-                                   items=spec.get(key) or ()))
-                      for key, title, noun, only in LISTS if key in fields]
-        for (_, rows), (key, _, noun, only) in zip(self.lists, [entry for entry in LISTS if entry[0] in fields]):
-            if not only:  # a list of every field's columns: its own button ("Add an exposed URL row")
-                rows.add = f"Add {'an' if noun[0] in 'AEIOU' else 'a'} {noun} row"
+        self.lists = []
+        for key, title, noun in LISTS:
+            if key in fields:
+                rows = Rows(key, flat_columns(type(fields[key].child), depth=1), noun=noun, data=bound,
+                            items=spec.get(key) or ())
+                if key not in ROW_BUTTON:
+                    rows.add = f"Add {'an' if noun[0] in 'AEIOU' else 'a'} {noun} row"
+                self.lists.append((title, rows))
+        for title, editor in self.objects:
+            inner = fields.get(editor.key)
+            for name, field in (inner.fields.items() if isinstance(inner, serializers.Serializer) else ()):
+                if isinstance(field, serializers.ListSerializer):  # compute's extended resources
+                    noun = label_of(name).removesuffix("s")
+                    items = get_dotted(spec, f"{editor.key}.{name}")
+                    rows = Rows(f"{editor.key}.{name}", flat_columns(type(field.child), depth=1), noun=noun,
+                                data=bound, items=items if isinstance(items, list) else ())
+                    rows.add = f"Add {'an' if noun[0] in 'AEIOU' else 'a'} {noun.lower()} row"
+                    editor.rest = without(editor.rest, [name])
+                    self.lists.append((f"{title} · {label_of(name).lower()}", rows))
         storage = fields.get("storage")
         for name, field in (storage.fields.items() if isinstance(storage, serializers.Serializer) else ()):
             if isinstance(field, serializers.ListSerializer) and name in STORAGE:

@@ -1,5 +1,6 @@
 """A template version's typed spec beyond the container: an inference's exposed and related URLs, image pull
 secrets, node pools, pod affinity, required node affinity, serving port, serving configuration and autoscaling,
+an environment variable's secret and compute's extended resources,
 generated from the inference spec's serializer. An admin fills them (adding rows in the page), sees a bad value
 on its field, fixes it, saves, and the API answers what was typed; at 1440 and 390 px, light and dark, axe-clean,
 no sideways scroll."""
@@ -59,6 +60,11 @@ def test_an_admin_types_an_inferences_urls_placement_and_serving(open_session, o
     page.get_by_label("Related URL 1 url").fill("https://docs.example/model")
     page.get_by_label("Related URL 1 type").fill("documentation")
     page.get_by_label("Image pull secret 1 name").fill("registry-creds")
+    page.get_by_label("Environment variable 1 name").fill("HF_TOKEN")  # a secret's key: columns of their own
+    page.get_by_label("Environment variable 1 secret name").fill("hf")
+    page.get_by_label("Environment variable 1 secret key").fill("token")
+    page.get_by_label("Extended resource 1 resource").fill("example.com/fpga")  # a list inside compute
+    page.get_by_label("Extended resource 1 quantity").fill("1")
     page.get_by_label("Node affinity expression 1 term").fill("1")
     page.get_by_label("Node affinity expression 1 key").fill("gpu.example/model")
     page.get_by_label("Node affinity expression 1 operator").select_option("In")
@@ -96,6 +102,8 @@ def test_an_admin_types_an_inferences_urls_placement_and_serving(open_session, o
                         {"container": 8080, "toolType": "jupyter"}],
         "relatedUrls": [{"url": "https://docs.example/model", "type": "documentation"}],
         "imagePullSecrets": [{"name": "registry-creds"}],
+        "environmentVariables": [{"name": "HF_TOKEN", "secret": {"name": "hf", "key": "token"}}],
+        "compute": {"extendedResources": [{"resource": "example.com/fpga", "quantity": "1"}]},
         "nodeAffinityRequired": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "gpu.example/model", "operator": "In", "values": ["h100", "h200"]}]},
             {"matchExpressions": [{"key": "gpu.example/spare", "operator": "Exists"}]}]}}

@@ -135,7 +135,8 @@ def test_an_inferences_urls_secrets_node_placement_and_serving_are_typed_and_sav
     assert {"spec.nodePools", "podAffinity.type", "servingPort.authorizedUsers", "autoscaling.maxReplicas",
             "servingConfiguration.requestTimeoutSeconds", "exposedUrls-0-authorizedGroups", "relatedUrls-0-url",
             "imagePullSecrets-0-name", "nodeAffinityRequired.nodeSelectorTerms-0-__group__",
-            "nodeAffinityRequired.nodeSelectorTerms-0-values"} <= set(fields)
+            "nodeAffinityRequired.nodeSelectorTerms-0-values", "environmentVariables-0-secret.name",
+            "tolerations-0-name", "compute.extendedResources-0-quantity"} <= set(fields)
     fields.pop("switch", None)
     fields.update({"spec.image": "vllm/vllm-openai:v0.6", "spec.nodePools": "pool-a, pool-b",
                    "podAffinity.type": "Preferred", "podAffinity.key": "topology.kubernetes.io/zone",
@@ -147,6 +148,10 @@ def test_an_inferences_urls_secrets_node_placement_and_serving_are_typed_and_sav
                    "exposedUrls-0-authorizationType": "authorizedGroups", "exposedUrls-0-authorizedGroups": "ml, ops",
                    "relatedUrls-0-url": "https://docs.example/model", "relatedUrls-0-type": "documentation",
                    "imagePullSecrets-0-name": "registry-creds",
+                   "environmentVariables-0-name": "HF_TOKEN", "environmentVariables-0-secret.name": "hf",
+                   "environmentVariables-0-secret.key": "token", "ports-0-container": "8000",
+                   "ports-0-name": "http", "compute.extendedResources-0-resource": "example.com/fpga",
+                   "compute.extendedResources-0-quantity": "1",
                    "nodeAffinityRequired.nodeSelectorTerms-rows": "3",
                    "nodeAffinityRequired.nodeSelectorTerms-0-__group__": "1",
                    "nodeAffinityRequired.nodeSelectorTerms-0-key": "gpu.example/model",
@@ -172,6 +177,9 @@ def test_an_inferences_urls_secrets_node_placement_and_serving_are_typed_and_sav
         "exposedUrls": [{"container": 8000, "authorizationType": "authorizedGroups", "authorizedGroups": ["ml", "ops"]}],
         "relatedUrls": [{"url": "https://docs.example/model", "type": "documentation"}],
         "imagePullSecrets": [{"name": "registry-creds"}],
+        "environmentVariables": [{"name": "HF_TOKEN", "secret": {"name": "hf", "key": "token"}}],
+        "ports": [{"container": 8000, "name": "http"}],
+        "compute": {"extendedResources": [{"resource": "example.com/fpga", "quantity": "1"}]},
         "nodeAffinityRequired": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "gpu.example/model", "operator": "In", "values": ["h100", "h200"]},
                                   {"key": "gpu.example/memory", "operator": "Gt", "values": ["40000"]}]},
@@ -183,6 +191,8 @@ def test_an_inferences_urls_secrets_node_placement_and_serving_are_typed_and_sav
     assert shown["nodeAffinityRequired.nodeSelectorTerms-1-__group__"] == "1"
     assert shown["nodeAffinityRequired.nodeSelectorTerms-2-key"] == "gpu.example/spare"
     assert shown["nodeAffinityRequired.nodeSelectorTerms-2-__group__"] == "2"
+    assert shown["environmentVariables-0-secret.key"] == "token" and not shown.get("environmentVariables-0-__rest__")
+    assert shown["compute.extendedResources-0-resource"] == "example.com/fpga" and "compute.__rest__" not in shown
 
 
 def test_a_bad_exposed_url_autoscaling_or_match_expression_is_on_its_input(admin, org, template):
