@@ -12,8 +12,17 @@ kept as it was; the JSON view edits everything."""
 from rest_framework import serializers
 
 from profiles.validation import spec_serializer
-from studio.typed_rows import (Fields, GroupedRows, Rows, columns_of, flat_columns, get_dotted, label_of, set_dotted,
-                               without)
+from studio.typed_rows import (
+    Fields,
+    GroupedRows,
+    Rows,
+    columns_of,
+    flat_columns,
+    get_dotted,
+    label_of,
+    set_dotted,
+    without,
+)
 
 MARK = "spec-typed"  # posted by the typed view: its inputs, not the JSON box, hold the spec
 # (key, title) of the spec's objects shown as inputs (a list of objects inside one, such as compute's extended

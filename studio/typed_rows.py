@@ -312,7 +312,7 @@ class GroupedRows(Rows):
         if not found:
             return False
         outer, inner = int(found.group(1)), found.group(2)
-        for position, number in zip(self.positions, self.index):
+        for position, number in zip(self.positions, self.index, strict=True):
             if position[0] == outer and (inner is None or position[1] == int(inner)):
                 row, tail = self.rows[number], found.group(3)
                 column, said = _cell_of(self.columns, tail, message)
