@@ -117,8 +117,6 @@ def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
     seen = Seen(knative="serving.knative.dev" in groups, started_at=timezone.now(), groups=groups)
     seen.kai_detected = cluster.kai_detected = sched.KAI_GROUP in groups
     seen.kai = seen.kai_detected and cluster.uses_kai
-    if seen.kai:
-        kai_sync.observe(conn, seen)
     for api_version, kind in [*listed_kinds(groups), kube.POD]:
         for obj in kube.list_managed(conn, api_version, kind):
             wid = (obj["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
@@ -145,6 +143,11 @@ def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
             seen.warnings[(involved.get("namespace") or namespace, involved.get("name"))].append(event)
         if seen.kai:
             kai_sync.observe_evictions(conn, seen, namespace)
+    if seen.kai:
+        # The PodGroups after KAI's Evict events: an eviction names its preemptor's PodGroup, which exists before
+        # the eviction, so listed after it the group is there and the reclaimer's workload can be named (listed
+        # before, an eviction in between named a group the round had not seen: "Reclaimed by b", no workload).
+        kai_sync.observe(conn, seen)
     return seen
 
 
