@@ -56,9 +56,10 @@ class Section:
     rows: list[Row] = field(default_factory=list)
 
 
-def _defaults_leaves(policy_type: str) -> dict[str, tuple[str, tuple]]:
+def _defaults_fields(policy_type: str):
+    """(path, name, resolved schema) of each field below the policy type's defaults that is not an object, in the
+    schema's order, walking into objects (eight deep at most)."""
     root = schema._properties(schema.schemas()[f"{schema.TYPES[policy_type]}PolicyDefaultsAndRulesV2"])
-    found: dict[str, tuple[str, tuple]] = {}
 
     def walk(node, path, depth=0):
         for name, child in schema._properties(node).items():
@@ -66,17 +67,23 @@ def _defaults_leaves(policy_type: str) -> dict[str, tuple[str, tuple]]:
             resolved = schema._resolve(child)
             if "allOf" in resolved or resolved.get("type") == "object" or resolved.get("properties"):
                 if depth < 8:
-                    walk(child, child_path, depth + 1)
-                continue
-            kind = resolved.get("type")
-            if kind == "array":
-                items = schema._resolve(resolved.get("items") or {})
-                if items.get("type") not in (None, "string") or name == "instances":
-                    continue  # a list of objects: the advanced view's
-            if kind in ("string", "integer", "number", "boolean", "array"):
-                found[child_path] = (kind, tuple(resolved.get("enum") or ()))
+                    yield from walk(child, child_path, depth + 1)
+            else:
+                yield child_path, name, resolved
 
-    walk(root["defaults"], "")
+    return walk(root["defaults"], "")
+
+
+def _defaults_leaves(policy_type: str) -> dict[str, tuple[str, tuple]]:
+    found: dict[str, tuple[str, tuple]] = {}
+    for path, name, resolved in _defaults_fields(policy_type):
+        kind = resolved.get("type")
+        if kind == "array":
+            items = schema._resolve(resolved.get("items") or {})
+            if items.get("type") not in (None, "string") or name == "instances":
+                continue  # a list of objects: the advanced view's
+        if kind in ("string", "integer", "number", "boolean", "array"):
+            found[path] = (kind, tuple(resolved.get("enum") or ()))
     return found
 
 
@@ -142,26 +149,16 @@ def _section_of(path: str) -> tuple[str, str]:
 @cache
 def list_fields(policy_type: str) -> tuple[ListField, ...]:
     """The lists of objects of the policy type's defaults, from the schema the API validates with."""
-    root = schema._properties(schema.schemas()[f"{schema.TYPES[policy_type]}PolicyDefaultsAndRulesV2"])
     found = []
-
-    def walk(node, path, depth=0):
-        for name, child in schema._properties(node).items():
-            child_path = f"{path}.{name}" if path else name
-            resolved = schema._resolve(child)
-            if "allOf" in resolved or resolved.get("type") == "object" or resolved.get("properties"):
-                if depth < 8:
-                    walk(child, child_path, depth + 1)
-            elif resolved.get("type") == "array":
-                items = schema._resolve(resolved.get("items") or {})
-                if items.get("type") == "object" or items.get("properties") or "allOf" in items:
-                    owner = child_path.removesuffix(".instances").rsplit(".", 1)[-1]
-                    columns = _item_columns(resolved.get("items") or {})
-                    if columns:
-                        found.append(ListField(child_path, _section_of(child_path)[0],
-                                               NOUNS.get(owner, _title(owner)), columns))
-
-    walk(root["defaults"], "")
+    for path, _, resolved in _defaults_fields(policy_type):
+        if resolved.get("type") != "array":
+            continue
+        items = schema._resolve(resolved.get("items") or {})
+        if items.get("type") == "object" or items.get("properties") or "allOf" in items:
+            owner = path.removesuffix(".instances").rsplit(".", 1)[-1]
+            columns = _item_columns(resolved.get("items") or {})
+            if columns:
+                found.append(ListField(path, _section_of(path)[0], NOUNS.get(owner, _title(owner)), columns))
     return tuple(found)
 
 

@@ -152,6 +152,12 @@ def compiled_values(build, substitutions: dict, using: str = "default") -> list[
     with connection.cursor() as cursor:
         cursor.execute(sql, [substitutions.get(param, param) for param in params])
         fetched = cursor.fetchall()
+    return converted(fetched, names, converters, connection)
+
+
+def converted(fetched, names, converters, connection) -> list[dict]:
+    """Fetched rows as dicts of Django's values: each column through its converters, as Django's
+    SQLCompiler.apply_converters does, then named as ValuesIterable does."""
     out = []
     for row in fetched:
         row = list(row)

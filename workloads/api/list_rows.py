@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from profiles.models import ServiceProfile
 from profiles.selectors import profile_revision_subquery
-from studio import renderers
+from studio import keyed_rows, renderers
 from workloads.api import runai_fields as derived
 from workloads.models import Workload
 
@@ -165,16 +165,7 @@ def rows_by_id(ids: list, using: str = "default") -> list[dict]:
             cursor.cursor.adapters.register_loader("timestamptz", loader)
         cursor.execute(sql, [list(ids)])
         fetched = cursor.fetchall()
-    rows = []
-    for row in fetched:  # as Django's SQLCompiler.apply_converters, then ValuesIterable
-        row = list(row)
-        for position, (functions, expression) in converters:
-            value = row[position]
-            for function in functions:
-                value = function(value, expression, connection)
-            row[position] = value
-        rows.append(dict(zip(names, row, strict=True)))
-    return rows
+    return keyed_rows.converted(fetched, names, converters, connection)
 
 
 KEY_FIELDS = ("id", "project__name", "project__namespace", "department__name")
