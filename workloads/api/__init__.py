@@ -212,8 +212,7 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             return self.get_paginated_response([render(row) for row in self.paginate_queryset(
                 list_rows.values_of(queryset))])
         keys = self.paginate_queryset(list_rows.keys_of(queryset))
-        return self.get_paginated_response(list_rows.ROWS.page(
-            keys, lambda ids: list_rows.rows_by_id(ids, queryset.db), render))
+        return self.get_paginated_response(list_rows.ROWS.page(keys, render, queryset.db))
 
     def get_object(self):
         # A single workload is found whether live or deleted only through the list's `deleted=true`.

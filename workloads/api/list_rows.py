@@ -3,27 +3,28 @@ model instance (and its project and department) per row, which was half the list
 
 On PostgreSQL a process also keeps the rows it rendered (`RenderedRows`), keyed by the row's version — its
 `xmin` and `ctid`, which every UPDATE changes, through the ORM or not, even twice in one transaction — and by
-what the row shows of other tables (project, department, the profile's current revision). A page is then read
-in two steps: the page's keys (a narrow query), then the full rows of the keys not kept (none, once warm). The
-two figures that move with the clock (pending and running seconds) are written into the kept bytes per request."""
+what the row shows of other tables (project, department, the profile's current revision). A page is read in one
+query: the rows' keys, with the rest of each row as one JSON text, decoded only for the rows not kept (none, once
+warm). The two figures that move with the clock (pending and running seconds) are written into the kept bytes per
+request."""
 
-import re
+import json
 import threading
 import uuid
-from functools import cache
+from datetime import datetime
+from decimal import Decimal
+from functools import cache, lru_cache
 from types import SimpleNamespace
 
 import orjson
-import psycopg
-import psycopg.adapt
 from django.db import connections
-from django.db.models import IntegerField, JSONField, TextField
+from django.db.models import DateTimeField, DecimalField, IntegerField, JSONField, TextField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from profiles.models import ServiceProfile
 from profiles.selectors import profile_revision_subquery
-from studio import keyed_rows, renderers
+from studio import renderers
 from workloads.api import runai_fields as derived
 from workloads.models import Workload
 
@@ -84,99 +85,99 @@ def values_of(queryset):
                            row_version=RawSQL(version, (), output_field=TextField()))
 
 
-_SENTINEL = uuid.UUID(int=0)
+# The row's own columns (the rest of FIELDS is in the keys), and how each arrives in the row's JSON array: as
+# JSON reads it, except for these (timestamps as ISO 8601 text, a uuid and the decimal as text).
+ROW_COLUMNS = tuple(name for name in FIELDS if "__" not in name and name != "id")
+_AS_TEXT = {"cluster_id", "gpu_request"}
 
 
 @cache
-def _rows_by_id_query(using: str) -> tuple:
-    """`values_of(Workload.objects.filter(pk__in=ids))` compiled once (PostgreSQL): its SQL with `= ANY(%s)` for
-    the ids, and what Django applies to each fetched row (the column names, each column's converters). Compiling
-    those 33 columns, two joins and three computed columns was about a millisecond of every cold page."""
-    queryset = values_of(Workload.objects.filter(pk__in=[_SENTINEL]).order_by())
-    compiler = queryset.query.get_compiler(using=using)
-    sql, params = compiler.as_sql()
-    column = f'{connections[using].ops.quote_name(Workload._meta.db_table)}."id" IN (%s)'
-    if sql.count(column) != 1 or list(params) != [_SENTINEL]:  # the filter is the one parameter
-        raise RuntimeError(f"Unexpected SQL for the list's rows: {sql!r} {params!r}")
-    query = queryset.query
-    names = [*query.extra_select, *query.values_select, *query.annotation_select]
-    converters = compiler.get_converters([selected[0] for selected in compiler.select[:compiler.col_count]])
-    converters = [(position, ([_json_value(function) if _is_json_decode(function) else function
-                               for function in functions], expression))
-                  for position, (functions, expression) in converters.items()]
-    return sql.replace(column, column.replace("IN (%s)", "= ANY(%s)")), names, converters
+def _row_sql() -> str:
+    """PostgreSQL: the row's own columns and its shown spec as one JSON array, read as text with the page's keys.
+    A page read again uses none of it; a row not kept is read from it with one JSON decode, instead of a second
+    query for the missing rows and Django's conversion of each of their 33 columns (most of a cold page's read)."""
+    table = Workload._meta.db_table
+    shown_spec, _revision, _version = _annotation_sql()
+    columns = []
+    for name in ROW_COLUMNS:
+        column = f'"{table}"."{Workload._meta.get_field(name.removesuffix("_id") if name in _FOREIGN else name).column}"'
+        columns.append(f"{column}::text" if name in _AS_TEXT else column)
+    return f"json_build_array({', '.join([*columns, shown_spec])})::text"
 
 
-def _is_json_decode(function) -> bool:
-    """Django's JSONField.from_db_value of a field with the standard decoder."""
-    field = getattr(function, "__self__", None)
-    return (isinstance(field, JSONField) and getattr(function, "__func__", None) is JSONField.from_db_value
-            and field.decoder is None)
-
-
-# 19 digits in a row: maybe an integer beyond 64 bits, which orjson reads as a float where json reads an int
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-
-
-def _json_value(django_converter):
-    """JSONField.from_db_value with orjson: the same values from PostgreSQL's jsonb text (which holds no NaN or
-    duplicate keys), several times faster. Text with a run of 19 digits (an integer orjson would read as a
-    float), or that orjson refuses, goes to Django's."""
-    def convert(value, expression, connection):
-        if value is None:
-            return None
-        if not _LONG_DIGITS.search(value):
-            try:
-                return orjson.loads(value)
-            except orjson.JSONDecodeError:
-                pass
-        return django_converter(value, expression, connection)
-    return convert
+_FOREIGN = {"project_id", "department_id", "cluster_id"}
 
 
 @cache
-def _timestamp_loader(tzinfo):
-    """Django's loader of `timestamp with time zone` (django.db.backends.postgresql.psycopg_any: the value in the
-    session's time zone, which Django sets to its own, with Django's tzinfo object) with psycopg's C parser under
-    it instead of its Python one: a cold page's seven timestamps a row were a third of reading its rows. None
-    without psycopg's C implementation."""
-    c_loader = psycopg.adapters.get_loader(psycopg.postgres.types["timestamptz"].oid, psycopg.pq.Format.TEXT)
-    if c_loader is None or c_loader.__module__.startswith("psycopg.types"):  # the Python one: nothing gained
-        return None
+def _row_readers(tzinfo) -> tuple:
+    """(name, reader) of the array's values that JSON does not read as the ORM does: timestamps (ISO 8601 text),
+    the cluster's uuid and the decimal (text)."""
+    def timestamp(value):
+        parsed = datetime.fromisoformat(value)
+        return parsed if parsed.tzinfo is tzinfo else parsed.astimezone(tzinfo)
 
-    class TimestamptzLoader(psycopg.adapt.Loader):
-        def __init__(self, oid, context=None):
-            super().__init__(oid, context)
-            self._parse = c_loader(oid, context).load
+    readers = []
+    for name in ROW_COLUMNS:
+        field = Workload._meta.get_field(name.removesuffix("_id") if name in _FOREIGN else name)
+        if name == "cluster_id":
+            readers.append((name, _cluster_uuid))
+        elif isinstance(field, DateTimeField):
+            readers.append((name, timestamp))
+        elif isinstance(field, DecimalField):
+            readers.append((name, Decimal))
+    return tuple(readers)
 
-        def load(self, data):
-            return self._parse(data).replace(tzinfo=tzinfo)
 
-    return TimestamptzLoader
+_cluster_uuid = lru_cache(maxsize=256)(uuid.UUID)  # a page's rows name a few clusters: one parse each
+
+# The array's JSON columns (the others are typed: their numbers fit 64 bits), by position.
+_JSON_POSITIONS = tuple(i for i, name in enumerate(ROW_COLUMNS) if name in ("endpoints", "pending_reason")) + (-1,)
+_BEYOND_64_BITS = 2.0**63  # orjson reads an integer beyond 64 bits as a float where json reads an int
 
 
-def rows_by_id(ids: list, using: str = "default") -> list[dict]:
-    """The full rows (as `values_of`'s dicts) of these workload ids, in no particular order (PostgreSQL)."""
-    sql, names, converters = _rows_by_id_query(using)
-    connection = connections[using]
-    with connection.cursor() as cursor:
-        loader = _timestamp_loader(connection.timezone)
-        if loader is not None:  # this cursor only
-            cursor.cursor.adapters.register_loader("timestamptz", loader)
-        cursor.execute(sql, [list(ids)])
-        fetched = cursor.fetchall()
-    return keyed_rows.converted(fetched, names, converters, connection)
+def _has_huge_float(value) -> bool:
+    kind = type(value)
+    if kind is float:
+        return abs(value) >= _BEYOND_64_BITS
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return False
+    for item in value:
+        if _has_huge_float(item):
+            return True
+    return False
+
+
+def full_row(keys: dict, tzinfo) -> dict:
+    """The whole row (as `values_of`'s dicts) from a `keys_of` row: its keys and its JSON array, each value as the
+    ORM reads its column (tests/workloads/test_list_rows.py compares the answers)."""
+    text = keys["row_json"]
+    values = orjson.loads(text)  # several times faster than json, and the same values but for huge integers:
+    if any(_has_huge_float(values[i]) for i in _JSON_POSITIONS):  # json's then (a float as big is the same)
+        values = json.loads(text)
+    row = dict(zip(ROW_COLUMNS, values, strict=False))  # the last value is the shown spec
+    for name, reader in _row_readers(tzinfo):
+        value = row[name]
+        if value is not None:
+            row[name] = reader(value)
+    row["id"], row["shown_spec"] = keys["id"], values[-1]
+    for name in _KEYS_SHOWN:
+        row[name] = keys[name]
+    return row
 
 
 KEY_FIELDS = ("id", "project__name", "project__namespace", "department__name")
+_KEYS_SHOWN = (*KEY_FIELDS[1:], "profile_current_revision")
 
 
 def keys_of(queryset):
-    """The list's queryset as its rows' cache keys only (PostgreSQL): id, version and what the row shows of other
-    tables. Ordered and filtered as the queryset is."""
+    """The list's queryset as its rows' cache keys (PostgreSQL): id, version and what the row shows of other
+    tables, with the rest of the row as JSON text (`full_row`). Ordered and filtered as the queryset is."""
     _shown_spec, current_revision, version = _annotation_sql()
     return queryset.values(*KEY_FIELDS, profile_current_revision=RawSQL(current_revision, (), output_field=IntegerField()),
-                           row_version=RawSQL(version, (), output_field=TextField()))
+                           row_version=RawSQL(version, (), output_field=TextField()),
+                           row_json=RawSQL(_row_sql(), (), output_field=TextField()))
 
 
 def _key(row: dict) -> tuple:
@@ -214,27 +215,22 @@ class RenderedRows:
     def __init__(self, size: int):
         self.size, self.entries, self.lock = size, {}, threading.Lock()
 
-    def page(self, keys: list[dict], fetch, render) -> list:
-        """The page's rows in the order of `keys`: kept ones from memory, the rest fetched (`fetch(ids)`: their
-        full rows) and rendered (`render(row)`: the serializer's dict), kept for the next request."""
-        now = timezone.now()
-        entries = [self.entries.get(_key(k)) for k in keys]
-        missing = [k["id"] for k, entry in zip(keys, entries, strict=True) if entry is None]
-        fresh = {}
-        if missing:
-            for row in fetch(missing):
-                rendered = render(row)
-                fresh[row["id"]] = self._keep(row, rendered) or rendered
+    def page(self, keys: list[dict], render, using: str = "default") -> list:
+        """The page's rows in the order of `keys` (`keys_of`'s rows): kept ones from memory, the rest read from
+        their JSON (`full_row`) and rendered (`render(row)`: the serializer's dict), kept for the next request."""
+        now, tzinfo = timezone.now(), connections[using].timezone
         out = []
-        for k, entry in zip(keys, entries, strict=True):
+        for k in keys:
+            key = _key(k)
+            entry = self.entries.get(key)
             if entry is None:
-                entry = fresh.get(k["id"])
-                if entry is None:  # deleted between the two reads: as if read a moment later
-                    continue
+                row = full_row(k, tzinfo)
+                rendered = render(row)
+                entry = self._keep(key, row, rendered) or rendered
             out.append(entry.encoded(now) if isinstance(entry, _Rendered) else entry)
         return out
 
-    def _keep(self, row: dict, rendered: dict) -> _Rendered | None:
+    def _keep(self, key: tuple, row: dict, rendered: dict) -> _Rendered | None:
         raw = renderers.encode({**rendered, "totalPendingTimeSeconds": -1, "totalRunningTimeSeconds": -1})
         head, mark, tail = raw.partition(_CLOCK_MARK) if raw is not None else (b"", b"", b"")
         if not mark:  # what the renderer leaves to DRF (or no clock keys): rendered on each request instead
@@ -243,7 +239,7 @@ class RenderedRows:
         with self.lock:
             while len(self.entries) >= self.size:
                 del self.entries[next(iter(self.entries))]
-            self.entries[_key(row)] = entry
+            self.entries[key] = entry
         return entry
 
 
