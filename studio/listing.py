@@ -17,6 +17,7 @@ two filters (and `name=@a,secret==1` a 400 on the unknown field `secret`)."""
 
 import math
 import re
+import threading
 from collections import OrderedDict
 from datetime import timedelta
 
@@ -24,6 +25,8 @@ import django_filters
 from django.core.exceptions import FieldError
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import BooleanField, DurationField, Q
+from django.http import QueryDict
+from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import serializers
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -132,6 +135,35 @@ class OffsetPagination(BasePagination):
 
 
 _FORM_CLASSES: dict[type, type] = {}
+
+PAGING_PARAMS = frozenset({"offset", "limit"})
+
+
+class FilterBackend(DjangoFilterBackend):
+    """django-filter's backend; a request that names nothing but `offset` and `limit` (a plain list, the most
+    common one) is filtered by one filter set of no data per class, made once: building a filter set and its
+    form (a deep copy of every filter and form field, then the form's validation) was a tenth of a list's CPU.
+    Its `filter_queryset` reads nothing of the request, so one instance serves every such request."""
+
+    _unbound: dict[type, object] = {}
+    _lock = threading.Lock()
+
+    def filter_queryset(self, request, queryset, view):
+        filterset_class = self.get_filterset_class(view, queryset)
+        if (filterset_class is None or not issubclass(filterset_class, StudioFilterSet)
+                or not PAGING_PARAMS.issuperset(request.query_params)):
+            return super().filter_queryset(request, queryset, view)
+        return self._filterset_of_no_data(filterset_class).filter_queryset(queryset.all())
+
+    def _filterset_of_no_data(self, filterset_class):
+        filterset = self._unbound.get(filterset_class)
+        if filterset is None:
+            filterset = filterset_class(data=QueryDict(), queryset=filterset_class._meta.model._default_manager.none())
+            if not filterset.is_valid():  # validated once, here: its cleaned data is what every request reads
+                raise RuntimeError(f"{filterset_class.__name__} refuses no data: {filterset.errors}")
+            with self._lock:
+                filterset = self._unbound.setdefault(filterset_class, filterset)
+        return filterset
 
 
 class StudioFilterSet(django_filters.FilterSet):

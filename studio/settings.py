@@ -183,7 +183,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["studio.renderers.JSONRenderer"],  # DRF's bytes, encoded by orjson
     "DEFAULT_PARSER_CLASSES": ["studio.parsers.JSONParser"],  # JSON with a bound on nesting
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["studio.listing.FilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "studio.listing.OffsetPagination",
     "DEFAULT_SCHEMA_CLASS": "studio.schema.StudioAutoSchema",
     "EXCEPTION_HANDLER": "studio.errors.exception_handler",

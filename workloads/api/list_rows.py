@@ -136,15 +136,19 @@ _BEYOND_64_BITS = 2.0**63  # orjson reads an integer beyond 64 bits as a float w
 
 
 def _has_huge_float(value) -> bool:
+    """Whether a decoded JSON value holds a float of an integer's size beyond 64 bits (scalars checked inline:
+    this runs on every row not kept)."""
     kind = type(value)
-    if kind is float:
-        return abs(value) >= _BEYOND_64_BITS
     if kind is dict:
         value = value.values()
     elif kind is not list:
-        return False
+        return kind is float and abs(value) >= _BEYOND_64_BITS
     for item in value:
-        if _has_huge_float(item):
+        kind = type(item)
+        if kind is float:
+            if abs(item) >= _BEYOND_64_BITS:
+                return True
+        elif (kind is dict or kind is list) and _has_huge_float(item):
             return True
     return False
 
@@ -154,8 +158,10 @@ def full_row(keys: dict, tzinfo) -> dict:
     ORM reads its column (tests/workloads/test_list_rows.py compares the answers)."""
     text = keys["row_json"]
     values = orjson.loads(text)  # several times faster than json, and the same values but for huge integers:
-    if any(_has_huge_float(values[i]) for i in _JSON_POSITIONS):  # json's then (a float as big is the same)
-        values = json.loads(text)
+    for position in _JSON_POSITIONS:
+        if _has_huge_float(values[position]):  # json's then (for a float as big, the same value)
+            values = json.loads(text)
+            break
     row = dict(zip(ROW_COLUMNS, values, strict=False))  # the last value is the shown spec
     for name, reader in _row_readers(tzinfo):
         value = row[name]
@@ -231,7 +237,10 @@ class RenderedRows:
         return out
 
     def _keep(self, key: tuple, row: dict, rendered: dict) -> _Rendered | None:
-        raw = renderers.encode({**rendered, "totalPendingTimeSeconds": -1, "totalRunningTimeSeconds": -1})
+        clock = rendered["totalPendingTimeSeconds"], rendered["totalRunningTimeSeconds"]
+        rendered["totalPendingTimeSeconds"] = rendered["totalRunningTimeSeconds"] = -1  # no copy: put back below
+        raw = renderers.encode(rendered)
+        rendered["totalPendingTimeSeconds"], rendered["totalRunningTimeSeconds"] = clock
         head, mark, tail = raw.partition(_CLOCK_MARK) if raw is not None else (b"", b"", b"")
         if not mark:  # what the renderer leaves to DRF (or no clock keys): rendered on each request instead
             return None

@@ -4,6 +4,7 @@ import uuid
 from datetime import UTC
 
 from django.conf import settings
+from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.fields import DateTimeField
 
@@ -218,7 +219,8 @@ class WorkloadSerializer(serializers.Serializer):
         # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
         # The declared fields above describe the shape in the OpenAPI schema.
         spec = derived.spec_of(w)
-        phase_at = iso_time(w.phase_updated_at or w.created_at)
+        created_at = iso_time(w.created_at)
+        phase_at = iso_time(w.phase_updated_at) if w.phase_updated_at else created_at
         priority_class = derived.priority_class_of(w.kind, spec)
         pools = derived.node_pools_of(spec)
         running = w.actual_phase in derived.ALLOCATED_PHASES
@@ -232,7 +234,7 @@ class WorkloadSerializer(serializers.Serializer):
             "k8sPhase": K8S_PHASE.get(w.actual_phase, "Unknown"), "k8sPhaseUpdatedAt": phase_at,
             "conditions": [{"type": w.actual_phase, "status": "True", "message": w.phase_message,
                             "reason": w.actual_phase, "lastTransitionTime": phase_at}],
-            "desiredPhase": w.desired_phase, "createdAt": iso_time(w.created_at), "updatedAt": iso_time(w.updated_at),
+            "desiredPhase": w.desired_phase, "createdAt": created_at, "updatedAt": iso_time(w.updated_at),
             "startedAt": iso_time(w.started_at), "completedAt": iso_time(w.completed_at), "deletedAt": iso_time(w.deleted_at),
             "submittedBy": w.created_by_name, "source": "Control-plane", "launchedFrom": w.source,
             "runningPods": w.running_pods, "requestedPods": derived.requested_pods_of(w.kind, w.requested_pods, spec),
@@ -242,8 +244,8 @@ class WorkloadSerializer(serializers.Serializer):
             "images": [spec["image"]] if spec.get("image") else [], "urls": [url] if url else [],
             "category": derived.category_of(w.kind, spec), "priorityClassName": priority_class,
             "priority": derived.priority_of(priority_class), "preemptible": derived.preemptible_of(priority_class),
-            "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at),
-            "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at),
+            "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at, now := timezone.now()),
+            "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at, now),
             "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
             "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace", "distributed")},
             "profile": self.get_profile(w), **pending_fields(w),
