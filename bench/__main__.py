@@ -65,7 +65,7 @@ def main() -> int:
     scaled = scaling.run()
     scale_table = _scaling_table(scaled)
     print(scale_table, flush=True)
-    rows.extend(_ratio_rows(scaled, read["bare_cpu"]))
+    rows.extend(_ratio_rows(scaled))
     rows.extend(_watch_rows(watch.run()))
     table = "\n".join(["| Benchmark | Measured | Target | |", "|---|---|---|---|", *rows])
     print(table)
@@ -83,16 +83,17 @@ def main() -> int:
     return 0  # a report, not a gate: a missed target is named in the table and explained in the notes
 
 
-def _ratio_rows(scaled: dict, bare_cpu: float) -> list[str]:
-    """Submission and catalog CPU in process (the scaling table, at every size) ÷ the bare view's CPU of this run:
-    the worst size counts."""
+def _ratio_rows(scaled: dict) -> list[str]:
+    """Submission and catalog CPU in process (the scaling table, at every size) ÷ the bare view's CPU measured at
+    the same size in the same process: the worst size counts."""
     rows = []
+    floor = "bare view (the floor)"
     for path, name, target in (("submit, no GPU", "Submit, no GPU", 1.5), ("submit, 1 GPU", "Submit, 1 GPU", 1.5),
                                ("catalog API (limit=100)", "Catalog API (limit=100)", 2.0)):
-        ratios = [scaled[size][path][0] / bare_cpu for size in scaled]
-        cells = " / ".join(f"{scaled[size][path][0]:.1f}" for size in scaled)
+        ratios = [scaled[size][path][0] / scaled[size][floor][0] for size in scaled]
+        cells = " / ".join(f"{scaled[size][path][0]:.1f} ÷ {scaled[size][floor][0]:.1f}" for size in scaled)
         rows.append(_row(f"{name}: CPU in process ÷ the bare view's ({' / '.join(f'{w:,}' for w, _ in scaled)} "
-                         "workloads)", f"{cells} ms ÷ {bare_cpu:.1f} ms = {min(ratios):.2f}–{max(ratios):.2f}",
+                         "workloads)", f"{cells} ms = {min(ratios):.2f}–{max(ratios):.2f}",
                          f"<= {target}", max(ratios) <= target))
     return rows
 
@@ -124,7 +125,7 @@ def _watch_rows(watched: dict) -> list[str]:
     return rows
 
 
-SCALING_TARGETS = {"workload list (limit=100)": "flat", "submit, no GPU": "<= 10 ms CPU, flat",
+SCALING_TARGETS = {"bare view (the floor)": "flat", "workload list (limit=100)": "flat", "submit, no GPU": "<= 10 ms CPU, flat",
                    "submit, 1 GPU": "<= 10 ms CPU, flat", "catalog API (limit=100)": "<= 15 ms, flat",
                    "portal /catalog page": "flat"}
 
