@@ -203,14 +203,16 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     def list(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
-        serializer = self.get_serializer()
+        if not list_rows.keeps_rows(queryset):
+            serializer = self.get_serializer()
+            return self.get_paginated_response([serializer.to_representation(list_rows.ListedWorkload(row))
+                                                for row in self.paginate_queryset(list_rows.values_of(queryset))])
+        # kept rows: rendered without the clock figures, which list_rows writes per request
+        serializer = self.get_serializer(context={**self.get_serializer_context(), "clock": False})
 
         def render(row):
             return serializer.to_representation(list_rows.ListedWorkload(row))
 
-        if not list_rows.keeps_rows(queryset):
-            return self.get_paginated_response([render(row) for row in self.paginate_queryset(
-                list_rows.values_of(queryset))])
         keys = self.paginate_queryset(list_rows.keys_of(queryset))
         return self.get_paginated_response(list_rows.ROWS.page(keys, render, queryset.db))
 

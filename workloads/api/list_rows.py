@@ -10,10 +10,9 @@ request."""
 
 import json
 import threading
-import uuid
 from datetime import datetime
 from decimal import Decimal
-from functools import cache, lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import orjson
@@ -85,10 +84,11 @@ def values_of(queryset):
                            row_version=RawSQL(version, (), output_field=TextField()))
 
 
-# The row's own columns (the rest of FIELDS is in the keys), and how each arrives in the row's JSON array: as
-# JSON reads it, except for these (timestamps as ISO 8601 text, a uuid and the decimal as text).
-ROW_COLUMNS = tuple(name for name in FIELDS if "__" not in name and name != "id")
-_AS_TEXT = {"cluster_id", "gpu_request"}
+# The row's own columns (the joined ones are in the keys), and how each arrives in the row's JSON array: as JSON
+# reads it, except for these as text: timestamps (ISO 8601), the decimal, and the uuids, which stay text (the
+# answer's strings; a kept row's key holds the id as a UUID).
+ROW_COLUMNS = tuple(name for name in FIELDS if "__" not in name)
+_AS_TEXT = {"id", "cluster_id", "gpu_request"}
 
 
 @cache
@@ -110,8 +110,8 @@ _FOREIGN = {"project_id", "department_id", "cluster_id"}
 
 @cache
 def _row_readers(tzinfo) -> tuple:
-    """(name, reader) of the array's values that JSON does not read as the ORM does: timestamps (ISO 8601 text),
-    the cluster's uuid and the decimal (text)."""
+    """(name, reader) of the array's values that JSON does not read as the ORM does: timestamps (ISO 8601 text)
+    and the decimal (text)."""
     def timestamp(value):
         parsed = datetime.fromisoformat(value)
         return parsed if parsed.tzinfo is tzinfo else parsed.astimezone(tzinfo)
@@ -119,16 +119,12 @@ def _row_readers(tzinfo) -> tuple:
     readers = []
     for name in ROW_COLUMNS:
         field = Workload._meta.get_field(name.removesuffix("_id") if name in _FOREIGN else name)
-        if name == "cluster_id":
-            readers.append((name, _cluster_uuid))
-        elif isinstance(field, DateTimeField):
+        if isinstance(field, DateTimeField):
             readers.append((name, timestamp))
         elif isinstance(field, DecimalField):
             readers.append((name, Decimal))
     return tuple(readers)
 
-
-_cluster_uuid = lru_cache(maxsize=256)(uuid.UUID)  # a page's rows name a few clusters: one parse each
 
 # The array's JSON columns (the others are typed: their numbers fit 64 bits), by position.
 _JSON_POSITIONS = tuple(i for i, name in enumerate(ROW_COLUMNS) if name in ("endpoints", "pending_reason")) + (-1,)
@@ -154,8 +150,8 @@ def _has_huge_float(value) -> bool:
 
 
 def full_row(keys: dict, tzinfo) -> dict:
-    """The whole row (as `values_of`'s dicts) from a `keys_of` row: its keys and its JSON array, each value as the
-    ORM reads its column (tests/workloads/test_list_rows.py compares the answers)."""
+    """The whole row (as `values_of`'s dicts, but for the uuids: text) from a `keys_of` row: its keys and its JSON
+    array, each other value as the ORM reads its column (tests/workloads/test_list_rows.py compares the answers)."""
     text = keys["row_json"]
     values = orjson.loads(text)  # several times faster than json, and the same values but for huge integers:
     for position in _JSON_POSITIONS:
@@ -167,7 +163,7 @@ def full_row(keys: dict, tzinfo) -> dict:
         value = row[name]
         if value is not None:
             row[name] = reader(value)
-    row["id"], row["shown_spec"] = keys["id"], values[-1]
+    row["shown_spec"] = values[-1]
     for name in _KEYS_SHOWN:
         row[name] = keys[name]
     return row
@@ -223,7 +219,8 @@ class RenderedRows:
 
     def page(self, keys: list[dict], render, using: str = "default") -> list:
         """The page's rows in the order of `keys` (`keys_of`'s rows): kept ones from memory, the rest read from
-        their JSON (`full_row`) and rendered (`render(row)`: the serializer's dict), kept for the next request."""
+        their JSON (`full_row`) and rendered (`render(row)`: the serializer's dict with -1 for the two clock
+        figures), kept for the next request."""
         now, tzinfo = timezone.now(), connections[using].timezone
         out = []
         for k in keys:
@@ -231,16 +228,19 @@ class RenderedRows:
             entry = self.entries.get(key)
             if entry is None:
                 row = full_row(k, tzinfo)
-                rendered = render(row)
-                entry = self._keep(key, row, rendered) or rendered
+                rendered = render(row)  # its clock figures left to -1 (the serializer's context `clock`)
+                entry = self._keep(key, row, rendered)
+                if entry is None:  # rendered on each request instead: this request's figures
+                    rendered["totalPendingTimeSeconds"] = derived.seconds_between(
+                        row["created_at"], row["started_at"], now)
+                    rendered["totalRunningTimeSeconds"] = derived.seconds_between(
+                        row["started_at"], row["completed_at"], now)
+                    entry = rendered
             out.append(entry.encoded(now) if isinstance(entry, _Rendered) else entry)
         return out
 
     def _keep(self, key: tuple, row: dict, rendered: dict) -> _Rendered | None:
-        clock = rendered["totalPendingTimeSeconds"], rendered["totalRunningTimeSeconds"]
-        rendered["totalPendingTimeSeconds"] = rendered["totalRunningTimeSeconds"] = -1  # no copy: put back below
         raw = renderers.encode(rendered)
-        rendered["totalPendingTimeSeconds"], rendered["totalRunningTimeSeconds"] = clock
         head, mark, tail = raw.partition(_CLOCK_MARK) if raw is not None else (b"", b"", b"")
         if not mark:  # what the renderer leaves to DRF (or no clock keys): rendered on each request instead
             return None

@@ -217,8 +217,11 @@ class WorkloadSerializer(serializers.Serializer):
 
     def to_representation(self, w) -> dict:
         # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
-        # The declared fields above describe the shape in the OpenAPI schema.
+        # The declared fields above describe the shape in the OpenAPI schema. With the context's `clock` False the
+        # two figures that move with the clock are -1, for the caller to write (workloads.api.list_rows keeps
+        # rendered rows and writes them per request).
         spec = derived.spec_of(w)
+        clock = self.context.get("clock", True)
         created_at = iso_time(w.created_at)
         phase_at = iso_time(w.phase_updated_at) if w.phase_updated_at else created_at
         priority_class = derived.priority_class_of(w.kind, spec)
@@ -244,8 +247,9 @@ class WorkloadSerializer(serializers.Serializer):
             "images": [spec["image"]] if spec.get("image") else [], "urls": [url] if url else [],
             "category": derived.category_of(w.kind, spec), "priorityClassName": priority_class,
             "priority": derived.priority_of(priority_class), "preemptible": derived.preemptible_of(priority_class),
-            "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at, now := timezone.now()),
-            "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at, now),
+            "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at, now := timezone.now())
+            if clock else -1,
+            "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at, now) if clock else -1,
             "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
             "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace", "distributed")},
             "profile": self.get_profile(w), **pending_fields(w),
