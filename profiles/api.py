@@ -200,6 +200,7 @@ class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
     serializer_class = CatalogEntrySerializer
     filterset_class = ServiceProfileFilterSet
+    own_query_params = frozenset({"projectId"})  # the view's, not a filter (studio.listing.FilterBackend)
     results_key = "profiles"
     lookup_value_regex = r"[0-9]+"  # ASCII: \d takes any Unicode digit (٣ is 3 to int)
 

@@ -49,8 +49,22 @@ class EffectiveInputs:
         if kept is None or kept[0] is not variables:
             kept = self._unset[id(variables)] = (variables, [_merged(variable, {}) for variable in variables])
         by_name = {setting["name"]: setting for setting in settings}
-        return [dict(unset) if variable["name"] not in by_name else _merged(variable, by_name[variable["name"]])
+        return [dict(unset) if variable["name"] not in by_name else _set_over(unset, by_name[variable["name"]])
                 for variable, unset in zip(variables, kept[1], strict=True)]
+
+
+def _set_over(unset: dict, setting: dict) -> dict:
+    """`_merged(variable, setting)` from `_merged(variable, {})`: only what a setting changes is read again."""
+    merged = dict(unset)
+    default = setting.get("default")
+    if default is not None:
+        merged["default"] = default
+    merged["override"] = setting.get("override") or "allowed"
+    merged["allowedValues"] = setting.get("allowedValues")
+    if setting.get("required"):
+        merged["required"] = True
+    merged["visible"] = setting.get("visible", True)
+    return merged
 
 
 def _given(value) -> bool:

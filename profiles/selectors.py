@@ -3,12 +3,13 @@ launched workload; the Kubernetes Secret of a launch, for the pipeline."""
 
 import base64
 
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast
 
 from profiles.compose import MASK
 from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
 from profiles.rendering import evaluate
-from studio import keyed_rows
+from studio import json_values, keyed_rows
 from studio.iam.permissions import has_project_role
 from studio.models import Level, Project
 
@@ -38,11 +39,17 @@ def catalog_entries_for(project: Project) -> QuerySet:
     return catalog_for(project).select_related(None).only(*CATALOG_COLUMNS)
 
 
+_JSON_COLUMNS = ("inputs", "outputs")
+
+
 def catalog_rows_for(project: Project) -> QuerySet:
     """`catalog_entries_for` as rows (values() of the shown columns) for a page of the list: `listed_profiles`
     makes them what the entry serializer reads. Building 100 model instances with deferred fields was a tenth of
-    the page's CPU."""
-    return catalog_entries_for(project).values(*CATALOG_COLUMNS)
+    the page's CPU. The JSON columns come as their text, decoded by `listed_profiles` with orjson (json's
+    decoding of a page's inputs and outputs was a seventh of its CPU)."""
+    shown = [name for name in CATALOG_COLUMNS if name not in _JSON_COLUMNS]
+    return catalog_entries_for(project).values(
+        *shown, **{f"{name}_text": Cast(name, TextField()) for name in _JSON_COLUMNS})
 
 
 class ListedProfile:
@@ -79,6 +86,10 @@ def with_versions(profiles: list[ServiceProfile]) -> list[ServiceProfile]:
 def listed_profiles(rows: list[dict]) -> list[ListedProfile]:
     """A page of `catalog_rows_for` as ListedProfiles with their template versions (`_versions`)."""
     profiles = [ListedProfile(row) for row in rows]
+    for profile in profiles:
+        for name in _JSON_COLUMNS:
+            text = profile.__dict__.pop(f"{name}_text")
+            setattr(profile, name, None if text is None else json_values.loads(text))
     versions = _versions(profiles)
     for profile in profiles:
         profile.template_version = versions.get(profile.template_version_id)

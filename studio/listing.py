@@ -140,8 +140,9 @@ PAGING_PARAMS = frozenset({"offset", "limit"})
 
 
 class FilterBackend(DjangoFilterBackend):
-    """django-filter's backend; a request that names nothing but `offset` and `limit` (a plain list, the most
-    common one) is filtered by one filter set of no data per class, made once: building a filter set and its
+    """django-filter's backend; a request that names nothing but `offset`, `limit` and the view's own parameters
+    (`own_query_params`, e.g. the catalog's `projectId`; none a filter of the filter set) — a plain list, the most
+    common one — is filtered by one filter set of no data per class, made once: building a filter set and its
     form (a deep copy of every filter and form field, then the form's validation) was a tenth of a list's CPU.
     Its `filter_queryset` reads nothing of the request, so one instance serves every such request."""
 
@@ -150,8 +151,10 @@ class FilterBackend(DjangoFilterBackend):
 
     def filter_queryset(self, request, queryset, view):
         filterset_class = self.get_filterset_class(view, queryset)
+        params = request.query_params
         if (filterset_class is None or not issubclass(filterset_class, StudioFilterSet)
-                or not PAGING_PARAMS.issuperset(request.query_params)):
+                or not (PAGING_PARAMS | getattr(view, "own_query_params", frozenset())).issuperset(params)
+                or any(name in filterset_class.base_filters for name in params)):
             return super().filter_queryset(request, queryset, view)
         return self._filterset_of_no_data(filterset_class).filter_queryset(queryset.all())
 

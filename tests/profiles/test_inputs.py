@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from profiles.inputs import effective_inputs, preview_values, resolve
+from profiles.inputs import EffectiveInputs, effective_inputs, preview_values, resolve
 from profiles.variables import InputError, check, coerce
 
 
@@ -131,3 +131,22 @@ def test_preview_values_use_defaults_else_a_sample_of_the_type():
 def test_resolve_never_raises_whatever_the_user_sends(value):
     values, errors = resolve(MERGED, {name: value for name in ("command", "gpus", "mode", "token", "image")})
     assert set(values) | set(errors) == {v["name"] for v in VARIABLES}
+
+
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
+_VARIABLE = st.fixed_dictionaries({"name": st.sampled_from(["a", "b", "c"]), "type": st.sampled_from(["string", "integer"])},
+                                  optional={key: _ANY for key in ("description", "default", "required", "min", "max",
+                                                                  "pattern", "options")})
+_SETTING = st.fixed_dictionaries({"name": st.sampled_from(["a", "b", "c", "d"])},
+                                 optional={key: _ANY for key in ("default", "override", "allowedValues", "required",
+                                                                 "visible")})
+
+
+@given(st.lists(_VARIABLE, max_size=4, unique_by=lambda v: v["name"]), st.lists(_SETTING, max_size=4))
+def test_a_catalog_pages_merge_is_effective_inputs(variables, settings):
+    # The catalog merges a page's inputs with EffectiveInputs (a version's unset variables merged once): for any
+    # variables and settings, the same entries as effective_inputs, read twice (the second from what it kept).
+    merge = EffectiveInputs()
+    expected = effective_inputs(variables, settings)
+    assert merge(variables, settings) == expected
+    assert merge(variables, settings) == expected

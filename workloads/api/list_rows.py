@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from profiles.models import ServiceProfile
 from profiles.selectors import profile_revision_subquery
-from studio import renderers
+from studio import json_values, renderers
 from workloads.api import runai_fields as derived
 from workloads.models import Workload
 
@@ -128,25 +128,6 @@ def _row_readers(tzinfo) -> tuple:
 
 # The array's JSON columns (the others are typed: their numbers fit 64 bits), by position.
 _JSON_POSITIONS = tuple(i for i, name in enumerate(ROW_COLUMNS) if name in ("endpoints", "pending_reason")) + (-1,)
-_BEYOND_64_BITS = 2.0**63  # orjson reads an integer beyond 64 bits as a float where json reads an int
-
-
-def _has_huge_float(value) -> bool:
-    """Whether a decoded JSON value holds a float of an integer's size beyond 64 bits (scalars checked inline:
-    this runs on every row not kept)."""
-    kind = type(value)
-    if kind is dict:
-        value = value.values()
-    elif kind is not list:
-        return kind is float and abs(value) >= _BEYOND_64_BITS
-    for item in value:
-        kind = type(item)
-        if kind is float:
-            if abs(item) >= _BEYOND_64_BITS:
-                return True
-        elif (kind is dict or kind is list) and _has_huge_float(item):
-            return True
-    return False
 
 
 def full_row(keys: dict, tzinfo) -> dict:
@@ -155,7 +136,7 @@ def full_row(keys: dict, tzinfo) -> dict:
     text = keys["row_json"]
     values = orjson.loads(text)  # several times faster than json, and the same values but for huge integers:
     for position in _JSON_POSITIONS:
-        if _has_huge_float(values[position]):  # json's then (for a float as big, the same value)
+        if json_values.has_huge_float(values[position]):  # json's then (for a float as big, the same value)
             values = json.loads(text)
             break
     row = dict(zip(ROW_COLUMNS, values, strict=False))  # the last value is the shown spec
