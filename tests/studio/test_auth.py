@@ -1,4 +1,5 @@
 import time
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
@@ -64,6 +65,20 @@ def test_expired_token_is_issuer_not_familiar(anon, org):
     response = anon.get("/api/v1/me", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 401
     assert response.json()["message"] == "Issuer is not familiar."
+
+
+def test_a_token_accepted_before_is_refused_once_it_expires(anon, org, monkeypatch):
+    """Its verification is kept for the next requests (studio.iam.auth._verified); its expiry is checked on each."""
+    body = anon.post(
+        "/api/v1/token", {"grantType": "password", "username": "bob", "password": "pw-for-tests-1"}, format="json"
+    ).json()
+    header = {"HTTP_AUTHORIZATION": f"Bearer {body['accessToken']}"}
+    assert anon.get("/api/v1/me", **header).status_code == 200
+    assert anon.get("/api/v1/me", **header).status_code == 200  # kept
+    later = datetime.now(UTC) + timedelta(seconds=body["expiresIn"] + 1)
+    monkeypatch.setattr("studio.iam.auth.aware_utcnow", lambda: later)
+    response = anon.get("/api/v1/me", **header)
+    assert response.status_code == 401 and response.json()["message"] == "Issuer is not familiar."
 
 
 def test_revoked_token_stops_working(anon, org):
