@@ -151,9 +151,9 @@ def test_a_kept_row_counts_the_clock(client_for, org, workloads, monkeypatch):
 
 def test_a_page_is_one_query_and_a_page_read_again_renders_no_row(client_for, org, workloads, monkeypatch):
     rendered = []
-    to_representation = WorkloadSerializer.to_representation
-    monkeypatch.setattr(WorkloadSerializer, "to_representation",
-                        lambda self, w: rendered.append(w.name) or to_representation(self, w))
+    represent = WorkloadSerializer.represent  # what to_representation and the list render with
+    monkeypatch.setattr(WorkloadSerializer, "represent",
+                        lambda self, w, **kw: rendered.append(w.name) or represent(self, w, **kw))
     client = client_for(org.users.member)
     with CaptureQueriesContext(connection) as queries:
         _page(client)

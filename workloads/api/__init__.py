@@ -208,10 +208,10 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             return self.get_paginated_response([serializer.to_representation(list_rows.ListedWorkload(row))
                                                 for row in self.paginate_queryset(list_rows.values_of(queryset))])
         # kept rows: rendered without the clock figures, which list_rows writes per request
-        serializer = self.get_serializer(context={**self.get_serializer_context(), "clock": False})
+        represent = self.get_serializer().represent
 
         def render(row):
-            return serializer.to_representation(list_rows.ListedWorkload(row))
+            return represent(list_rows.ListedWorkload(row), clock=False)
 
         keys = self.paginate_queryset(list_rows.keys_of(queryset))
         return self.get_paginated_response(list_rows.ROWS.page(keys, render, queryset.db))

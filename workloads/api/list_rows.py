@@ -25,6 +25,7 @@ from profiles.models import ServiceProfile
 from profiles.selectors import profile_revision_subquery
 from studio import json_values, renderers
 from workloads.api import runai_fields as derived
+from workloads.api import serializers
 from workloads.models import Workload
 
 FIELDS = (
@@ -56,8 +57,9 @@ def _annotation_sql() -> tuple[str, str, str]:
     transforms, a Subquery) they were rebuilt and compiled on every request, 1.3 ms of a list's 9 ms CPU. Same
     SQL as those expressions compile to, same rows (tests/workloads/test_list_rows.py)."""
     table, profiles = Workload._meta.db_table, ServiceProfile._meta.db_table
-    # the row version's identity: a new tuple (new ctid) on every UPDATE, by a new transaction (new xmin) or not
-    version = f'"{table}"."xmin"::text || \'/\' || "{table}"."ctid"::text'
+    # the row version's identity: its id, and a new tuple (new ctid) on every UPDATE, by a new transaction (new
+    # xmin) or not; as one text (a uuid read as Python's UUID cost more than the rest of the key)
+    version = f'"{table}"."id"::text || \'/\' || "{table}"."xmin"::text || \'/\' || "{table}"."ctid"::text'
     # the spec keys a list shows as one JSON object per row: one decode a row; every key present, null if unset
     shown_spec = "jsonb_build_object({})".format(", ".join(
         f"'{key}', \"{table}\".\"spec\" -> '{key}'" for key in derived.SPEC_KEYS))
@@ -91,39 +93,66 @@ ROW_COLUMNS = tuple(name for name in FIELDS if "__" not in name)
 _AS_TEXT = {"id", "cluster_id", "gpu_request"}
 
 
+# A timestamp as the answer writes it where the time zone is UTC (serializers.iso_time: Python's isoformat, `Z`
+# for +00:00, no fraction where it is 0); formatting it in Python cost more than the rest of the row's reading.
+_ANSWER_TIME = ("CASE WHEN date_trunc('second', {c}) = {c} "
+                "THEN to_char({c} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "
+                "ELSE to_char({c} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') END")
+
+
+def _times_as_answered() -> bool:
+    return serializers.ANSWERS_UTC
+
+
 @cache
-def _row_sql() -> str:
+def _row_sql(times_as_answered: bool) -> str:
     """PostgreSQL: the row's own columns and its shown spec as one JSON array, read as text with the page's keys.
     A page read again uses none of it; a row not kept is read from it with one JSON decode, instead of a second
-    query for the missing rows and Django's conversion of each of their 33 columns (most of a cold page's read)."""
+    query for the missing rows and Django's conversion of each of their 33 columns (most of a cold page's read).
+    Timestamps come as the answer's text where `times_as_answered`, else as ISO 8601 (`_row_readers`)."""
     table = Workload._meta.db_table
     shown_spec, _revision, _version = _annotation_sql()
     columns = []
     for name in ROW_COLUMNS:
-        column = f'"{table}"."{Workload._meta.get_field(name.removesuffix("_id") if name in _FOREIGN else name).column}"'
-        columns.append(f"{column}::text" if name in _AS_TEXT else column)
+        field = _field(name)
+        column = f'"{table}"."{field.column}"'
+        if name in _AS_TEXT:
+            column = f"{column}::text"
+        elif times_as_answered and isinstance(field, DateTimeField):
+            column = _ANSWER_TIME.format(c=column)
+        columns.append(column)
     return f"json_build_array({', '.join([*columns, shown_spec])})::text"
 
 
 _FOREIGN = {"project_id", "department_id", "cluster_id"}
 
 
+def _field(name: str):
+    return Workload._meta.get_field(name.removesuffix("_id") if name in _FOREIGN else name)
+
+
 @cache
-def _row_readers(tzinfo) -> tuple:
-    """(name, reader) of the array's values that JSON does not read as the ORM does: timestamps (ISO 8601 text)
-    and the decimal (text)."""
+def _row_readers(tzinfo, times_as_answered: bool) -> tuple:
+    """(name, reader) of the array's values that JSON does not read as the ORM does: the decimal (text), and
+    timestamps (ISO 8601 text) unless they come as the answer writes them (the serializer writes such text as it
+    is; `instant` reads the ones the clock figures need)."""
     def timestamp(value):
         parsed = datetime.fromisoformat(value)
         return parsed if parsed.tzinfo is tzinfo else parsed.astimezone(tzinfo)
 
     readers = []
     for name in ROW_COLUMNS:
-        field = Workload._meta.get_field(name.removesuffix("_id") if name in _FOREIGN else name)
-        if isinstance(field, DateTimeField):
+        field = _field(name)
+        if isinstance(field, DateTimeField) and not times_as_answered:
             readers.append((name, timestamp))
         elif isinstance(field, DecimalField):
             readers.append((name, Decimal))
     return tuple(readers)
+
+
+def instant(value):
+    """A row's timestamp as a datetime (`full_row` leaves them as the answer's text where the zone is UTC)."""
+    return datetime.fromisoformat(value) if type(value) is str else value
 
 
 # The array's JSON columns (the others are typed: their numbers fit 64 bits), by position.
@@ -140,7 +169,7 @@ def full_row(keys: dict, tzinfo) -> dict:
             values = json.loads(text)
             break
     row = dict(zip(ROW_COLUMNS, values, strict=False))  # the last value is the shown spec
-    for name, reader in _row_readers(tzinfo):
+    for name, reader in _row_readers(tzinfo, _times_as_answered()):
         value = row[name]
         if value is not None:
             row[name] = reader(value)
@@ -150,21 +179,22 @@ def full_row(keys: dict, tzinfo) -> dict:
     return row
 
 
-KEY_FIELDS = ("id", "project__name", "project__namespace", "department__name")
-_KEYS_SHOWN = (*KEY_FIELDS[1:], "profile_current_revision")
+KEY_FIELDS = ("project__name", "project__namespace", "department__name")
+_KEYS_SHOWN = (*KEY_FIELDS, "profile_current_revision")
 
 
 def keys_of(queryset):
-    """The list's queryset as its rows' cache keys (PostgreSQL): id, version and what the row shows of other
-    tables, with the rest of the row as JSON text (`full_row`). Ordered and filtered as the queryset is."""
+    """The list's queryset as its rows' cache keys (PostgreSQL): the row's version (id and tuple) and what the row
+    shows of other tables, with the rest of the row as JSON text (`full_row`). Ordered and filtered as the queryset
+    is."""
     _shown_spec, current_revision, version = _annotation_sql()
     return queryset.values(*KEY_FIELDS, profile_current_revision=RawSQL(current_revision, (), output_field=IntegerField()),
                            row_version=RawSQL(version, (), output_field=TextField()),
-                           row_json=RawSQL(_row_sql(), (), output_field=TextField()))
+                           row_json=RawSQL(_row_sql(_times_as_answered()), (), output_field=TextField()))
 
 
 def _key(row: dict) -> tuple:
-    return (row["id"], row["row_version"], row["project__name"], row["project__namespace"], row["department__name"],
+    return (row["row_version"], row["project__name"], row["project__namespace"], row["department__name"],
             row["profile_current_revision"])
 
 
@@ -178,12 +208,13 @@ class _Rendered:
 
     def __init__(self, head, tail, row):
         self.head, self.tail = head, tail
-        self.created_at, self.started_at, self.completed_at = row["created_at"], row["started_at"], row["completed_at"]
+        self.created_at, self.started_at = instant(row["created_at"]), instant(row["started_at"])
+        self.completed_at = instant(row["completed_at"])
 
-    def encoded(self, now) -> renderers.RawJSON:
-        return renderers.RawJSON(b"%s,\"totalPendingTimeSeconds\":%s,\"totalRunningTimeSeconds\":%s,%s" % (
+    def encoded(self, now) -> bytes:
+        return b"%s,\"totalPendingTimeSeconds\":%s,\"totalRunningTimeSeconds\":%s,%s" % (
             self.head, _seconds(self.created_at, self.started_at, now),
-            _seconds(self.started_at, self.completed_at, now), self.tail))
+            _seconds(self.started_at, self.completed_at, now), self.tail)
 
 
 def _seconds(start, end, now) -> bytes:
@@ -198,12 +229,13 @@ class RenderedRows:
     def __init__(self, size: int):
         self.size, self.entries, self.lock = size, {}, threading.Lock()
 
-    def page(self, keys: list[dict], render, using: str = "default") -> list:
+    def page(self, keys: list[dict], render, using: str = "default") -> renderers.RawJSON | list:
         """The page's rows in the order of `keys` (`keys_of`'s rows): kept ones from memory, the rest read from
         their JSON (`full_row`) and rendered (`render(row)`: the serializer's dict with -1 for the two clock
-        figures), kept for the next request."""
+        figures), kept for the next request. The page's JSON array as one encoded value (the renderer writes it as
+        it is), or, where a row could not be kept, the rows as a list of encoded rows and that row's dict."""
         now, tzinfo = timezone.now(), connections[using].timezone
-        out = []
+        out, whole = [], True
         for k in keys:
             key = _key(k)
             entry = self.entries.get(key)
@@ -212,13 +244,16 @@ class RenderedRows:
                 rendered = render(row)  # its clock figures left to -1 (the serializer's context `clock`)
                 entry = self._keep(key, row, rendered)
                 if entry is None:  # rendered on each request instead: this request's figures
+                    started = instant(row["started_at"])
                     rendered["totalPendingTimeSeconds"] = derived.seconds_between(
-                        row["created_at"], row["started_at"], now)
+                        instant(row["created_at"]), started, now)
                     rendered["totalRunningTimeSeconds"] = derived.seconds_between(
-                        row["started_at"], row["completed_at"], now)
-                    entry = rendered
-            out.append(entry.encoded(now) if isinstance(entry, _Rendered) else entry)
-        return out
+                        started, instant(row["completed_at"]), now)
+                    entry, whole = rendered, False
+            out.append(entry.encoded(now) if type(entry) is _Rendered else entry)
+        if whole:
+            return renderers.RawJSON(b"[%s]" % b",".join(out))
+        return [renderers.RawJSON(item) if type(item) is bytes else item for item in out]
 
     def _keep(self, key: tuple, row: dict, rendered: dict) -> _Rendered | None:
         raw = renderers.encode(rendered)

@@ -20,15 +20,19 @@ _datetime = DateTimeField()
 def iso_time(value):
     """DRF's rendering of a datetime (ISO 8601 in the current time zone, UTC as `Z`), without its per-call cost for
     the common case, a UTC value (what PostgreSQL answers) where UTC is the time zone: the project never activates
-    another one, and asking asgiref for the current one per date was a tenth of the list's CPU."""
+    another one, and asking asgiref for the current one per date was a tenth of the list's CPU. A text is already
+    this rendering (a list row's timestamps where ANSWERS_UTC: workloads.api.list_rows) and is written as it is."""
     if value is None:
         return None
-    if _UTC and value.tzinfo is UTC:
+    kind = type(value)
+    if kind is str:
+        return value
+    if ANSWERS_UTC and value.tzinfo is UTC:
         return value.isoformat()[:-6] + "Z"
     return _datetime.to_representation(value)
 
 
-_UTC = settings.TIME_ZONE == "UTC"
+ANSWERS_UTC = settings.TIME_ZONE == "UTC"  # timestamps are answered in UTC, written with `Z`
 
 
 class WorkloadCreatedSerializer(serializers.Serializer):
@@ -155,10 +159,6 @@ class PendingReasonSerializer(serializers.Serializer):
         "ahead; null when that cannot be told."))
 
 
-def pending_fields(w) -> dict:
-    return {"pendingReason": w.waiting_reason, "queuePosition": w.waiting_position}
-
-
 class WorkloadSerializer(serializers.Serializer):
     """The generic view of a workload of any kind: Run:ai's `Workload` (2.18 and latest), plus ours
     (requestedName, desiredPhase, startedAt, requestedGpus, launchedFrom, profile)."""
@@ -216,12 +216,14 @@ class WorkloadSerializer(serializers.Serializer):
         "Its place (1 = next) among the Pending workloads of its node pool, by submission; null when not Pending."))
 
     def to_representation(self, w) -> dict:
-        # Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
-        # The declared fields above describe the shape in the OpenAPI schema. With the context's `clock` False the
-        # two figures that move with the clock are -1, for the caller to write (workloads.api.list_rows keeps
-        # rendered rows and writes them per request).
+        return self.represent(w)
+
+    def represent(self, w, *, clock: bool = True) -> dict:
+        """Written out by hand: lists render up to 500 of these, and DRF's per-field machinery is the cost there.
+        The declared fields above describe the shape in the OpenAPI schema. With `clock` False the two figures that
+        move with the clock are -1, for the caller to write (workloads.api.list_rows keeps rendered rows and writes
+        them per request)."""
         spec = derived.spec_of(w)
-        clock = self.context.get("clock", True)
         created_at = iso_time(w.created_at)
         phase_at = iso_time(w.phase_updated_at) if w.phase_updated_at else created_at
         priority_class = derived.priority_class_of(w.kind, spec)
@@ -252,7 +254,7 @@ class WorkloadSerializer(serializers.Serializer):
             "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at, now) if clock else -1,
             "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
             "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace", "distributed")},
-            "profile": self.get_profile(w), **pending_fields(w),
+            "profile": self.get_profile(w), "pendingReason": w.waiting_reason, "queuePosition": w.waiting_position,
             **({"distributedFramework": spec.get("distributedFramework") or ""} if w.kind == "distributed" else {}),
         }
 
