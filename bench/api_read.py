@@ -1,10 +1,11 @@
 """API read: GET /api/v1/workloads?limit=100 over 10,000 workloads against a bare Django JSON view that reads the
 same 100 rows with no authentication, DRF or filters (bench/urls.py): first the CPU each costs in process (Django's
-test client, time.process_time over N requests: stable on a shared machine), then both under HTTP load. The list
-is measured warm (its rows kept by the process, as for any page read again) and cold (every row rendered)."""
+test client, time.process_time over N requests: stable on a shared machine; the three paths in turns, so that the
+machine's drift falls on each alike), then both under HTTP load. The list is measured warm (its rows kept by the
+process, as for any page read again) and cold (every row rendered)."""
 
 from bench import env, load, seed
-from bench.scaling import _ms_per_request
+from bench.scaling import interleaved
 
 IN_PROCESS = 200
 
@@ -24,7 +25,7 @@ def run() -> dict:
 
     with override_settings(ROOT_URLCONF="bench.urls"):
         client = Client(HTTP_HOST="127.0.0.1")
-        bare_cpu, _ = _ms_per_request(lambda: client.get("/bench/bare-workloads"), IN_PROCESS)
+
         def listed():
             return client.get("/api/v1/workloads?limit=100", HTTP_AUTHORIZATION=headers["Authorization"])
 
@@ -32,8 +33,9 @@ def run() -> dict:
             list_rows.ROWS.entries.clear()
             return listed()
 
-        api_cpu, _ = _ms_per_request(listed, IN_PROCESS)
-        cold_cpu, _ = _ms_per_request(listed_cold, IN_PROCESS)
+        figures = interleaved({"bare": (lambda: client.get("/bench/bare-workloads"), IN_PROCESS),
+                               "warm": (listed, IN_PROCESS), "cold": (listed_cold, IN_PROCESS)})
+        (bare_cpu, _), (api_cpu, _), (cold_cpu, _) = figures["bare"], figures["warm"], figures["cold"]
     port = env.free_port()
     base = f"http://127.0.0.1:{port}"
     with env.gunicorn(port, urlconf="bench.urls"):

@@ -51,17 +51,33 @@ def _seed(workloads: int, profiles: int):
     return member, cluster, projects[0]
 
 
-def _ms_per_request(call, n: int) -> tuple[float, float]:
-    """(CPU in this process, wall) ms per request. CPU is the stable figure on a shared machine; wall adds the
-    database's time and every wait for a core. Each path starts from a collected heap (`gc.collect()`), so that
-    none pays for the garbage of the seeding or of the path measured before it."""
-    for _ in range(3):  # warm: the first request of a path compiles templates, fills caches
-        call()
-    gc.collect()
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(n):
-        call()
-    return (time.process_time() - cpu) / n * 1000, (time.perf_counter() - wall) / n * 1000
+ROUNDS = 5
+
+
+def interleaved(calls: dict, rounds: int = ROUNDS) -> dict:
+    """{path: (CPU in this process, wall) ms per request} for {path: (call, n)}, measured in `rounds` turns: each
+    turn runs n / rounds requests of every path in order, each from a collected heap. A drift of the machine's
+    speed during the measurement (another process, the CPU's clock) then falls on the floor and on each path alike,
+    where paths measured one after the other each took the speed of their own minute (a ratio moved by 0.2 between
+    two runs of the same code). CPU is the stable figure on a shared machine; wall adds the database's time and
+    every wait for a core."""
+    for call, _ in calls.values():
+        for _ in range(3):  # warm: the first request of a path compiles templates, fills caches
+            call()
+    spent = {path: [0.0, 0.0, 0] for path in calls}
+    for _ in range(rounds):
+        for path, (call, n) in calls.items():
+            count = max(1, n // rounds)
+            call()  # not counted: it refills what the path before emptied (the cold list clears the kept rows)
+            gc.collect()
+            cpu, wall = time.process_time(), time.perf_counter()
+            for _ in range(count):
+                call()
+            totals = spent[path]
+            totals[0] += time.process_time() - cpu
+            totals[1] += time.perf_counter() - wall
+            totals[2] += count
+    return {path: (cpu / count * 1000, wall / count * 1000) for path, (cpu, wall, count) in spent.items()}
 
 
 def _measure(workloads: int, profiles: int) -> dict:
@@ -91,13 +107,14 @@ def _measure(workloads: int, profiles: int) -> dict:
             assert response.status_code < 300, response.content[:300]
         return call
 
-    # the bare view (bench/urls.py) measured here too: each ratio's floor in the same process, heap and data
+    # the bare view (bench/urls.py) measured here too, in turns with the paths (`interleaved`): each ratio's floor
+    # in the same process, heap, data and minutes
     calls = (get(Client(HTTP_HOST="127.0.0.1"), "/bench/bare-workloads"), get(api, "/api/v1/workloads?limit=100"),
              submit(0), submit(1), get(api, f"/api/v1/catalog?projectId={project.pk}&limit=100"),
              get(portal, "/catalog"))
     counts = (200, 200, 200, 200, 100, 30)  # enough requests that a passing stall on a shared machine is averaged out
     with override_settings(ROOT_URLCONF="bench.urls"):
-        return {path: _ms_per_request(call, n) for path, call, n in zip(PATHS, calls, counts, strict=True)}
+        return interleaved({path: (call, n) for path, call, n in zip(PATHS, calls, counts, strict=True)})
 
 
 def run() -> dict:
