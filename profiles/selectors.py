@@ -2,6 +2,7 @@
 launched workload; the Kubernetes Secret of a launch, for the pipeline."""
 
 import base64
+from functools import lru_cache
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
@@ -83,13 +84,21 @@ def with_versions(profiles: list[ServiceProfile]) -> list[ServiceProfile]:
     return profiles
 
 
+@lru_cache(maxsize=2048)
+def _shown_json(text: str):
+    """A profile's inputs or outputs decoded, kept per process by their text for the next pages that show them
+    (a catalog is read again and again; its profiles seldom change, and a changed one has a new text): decoding was
+    a tenth of a page's CPU. Shared between pages, so read only: CatalogEntrySerializer copies what it shows."""
+    return json_values.loads(text)
+
+
 def listed_profiles(rows: list[dict]) -> list[ListedProfile]:
     """A page of `catalog_rows_for` as ListedProfiles with their template versions (`_versions`)."""
     profiles = [ListedProfile(row) for row in rows]
     for profile in profiles:
         for name in _JSON_COLUMNS:
             text = profile.__dict__.pop(f"{name}_text")
-            setattr(profile, name, None if text is None else json_values.loads(text))
+            setattr(profile, name, None if text is None else _shown_json(text))
     versions = _versions(profiles)
     for profile in profiles:
         profile.template_version = versions.get(profile.template_version_id)

@@ -192,3 +192,24 @@ def test_a_catalog_entry_is_what_its_declared_fields_render(client_for, org, mak
     expected = [serializers.Serializer.to_representation(declared, p)
                 for p in selectors.catalog_entries_for(org.a).order_by("name")]
     assert [list(e.items()) for e in sorted(answered, key=lambda e: e["name"])] == [list(e.items()) for e in expected]
+
+
+def test_a_catalog_read_again_answers_the_same_and_shows_a_changed_profile_at_once(client_for, org, make_profile):
+    """A page's decoded inputs and outputs are kept per process (profiles.selectors._shown_json) and shared between
+    pages: what one page shows must not change what the next shows, and a changed profile is read again."""
+    from profiles import services
+
+    first = make_profile(inputs=[{"name": "epochs", "default": 5}, {"name": "gpus", "visible": False}],
+                         outputs=[{"name": "url", "label": "Open it"}])
+    make_profile("second", inputs=[{"name": "epochs", "default": 5}, {"name": "gpus", "visible": False}])
+    client = client_for(org.users.member)
+    url = f"/api/v1/catalog?projectId={org.a.id}"
+    before = client.get(url).json()
+    assert client.get(url).json() == before
+    services.profile_update(actor=org.users.platform_admin, profile=first,
+                            inputs=[{"name": "epochs", "default": 7}], outputs=[{"name": "url", "label": "Go"}])
+    after = {e["name"]: e for e in client.get(url).json()["profiles"]}
+    shown = {i["name"]: i for i in after["trainer-job"]["inputs"]}
+    assert shown["epochs"]["default"] == 7 and "gpus" in shown  # no longer hidden
+    assert after["trainer-job"]["outputs"][0] == {"name": "url", "label": "Go"}
+    assert after["second"] == next(e for e in before["profiles"] if e["name"] == "second")
