@@ -93,7 +93,7 @@ def _ratio_rows(scaled: dict) -> list[str]:
         ratios = [scaled[size][path][0] / scaled[size][floor][0] for size in scaled]
         cells = " / ".join(f"{scaled[size][path][0]:.1f} ÷ {scaled[size][floor][0]:.1f}" for size in scaled)
         rows.append(_row(f"{name}: CPU in process ÷ the bare view's ({' / '.join(f'{w:,}' for w, _ in scaled)} "
-                         "workloads)", f"{cells} ms = {min(ratios):.2f}–{max(ratios):.2f}",
+                         "workloads)", f"{cells} ms = {_span(ratios)}",
                          f"<= {target}", max(ratios) <= target))
     return rows
 
@@ -142,6 +142,12 @@ def _scaling_table(scaled: dict) -> str:
         met = last <= 1.5 * first and (not target.startswith("<=") or last <= float(target.split()[1]))
         lines.append(f"| {path} | {cells} | {target} | {'met' if met else 'MISSED'} |")
     return "\n".join(lines)
+
+
+def _span(ratios) -> str:
+    """"1.20–1.29", or one figure where every size gave the same."""
+    low, high = f"{min(ratios):.2f}", f"{max(ratios):.2f}"
+    return low if low == high else f"{low}–{high}"
 
 
 NOTES = (Path(__file__).resolve().parent / "NOTES.md").read_text() if (Path(__file__).resolve().parent
