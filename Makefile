@@ -67,6 +67,7 @@ faults: install services $(DEV_KEYS)
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) scripts/house_rules.py
 
 # Re-fetch the vendored front-end files (Tabler, its icons, Chart.js, axe-core) from the npm registry.
 vendor:

@@ -1,9 +1,11 @@
 """Reads of the organisation that more than one view needs: members as access rules, users by subject id."""
 
+from collections.abc import Callable
 from decimal import Decimal
+from typing import NamedTuple
 
-from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import (
     Case,
     DecimalField,
@@ -12,6 +14,7 @@ from django.db.models import (
     OuterRef,
     Prefetch,
     Q,
+    QuerySet,
     Subquery,
     Sum,
     Value,
@@ -74,28 +77,32 @@ def node_pool_errors(project: Project, pools) -> dict:
     return errors
 
 
-# Phases in which a workload's pods hold their GPUs: workloads.api.runai_fields.ALLOCATED_PHASES (an app to the
-# right, named here by value; tests/studio/test_runai_org_units.py checks that they agree).
-ALLOCATED_PHASES = ("Initializing", "Running", "Degraded", "Updating", "Stopping", "Terminating")
+class GpuUse(NamedTuple):
+    """How the organisation's GPU use is read from the rows that hold GPUs. Those rows are the workloads app's, to
+    the right of studio: it fills this in at start-up (`register_gpu_use`), so studio never names it."""
+    rows: Callable[[], QuerySet]  # the live rows (not deleted) that may hold GPUs, with `gpu_request`
+    allocated: Q  # held on a node now
+    requested: Q  # what the quota counts: meant to run and not finished
 
 
-def _workloads():
-    return apps.get_model("workloads", "Workload")  # by name: studio does not import the workloads app
+_gpu_use: list[GpuUse] = []
 
 
-def _allocated() -> Q:
-    return Q(actual_phase__in=ALLOCATED_PHASES)
+def register_gpu_use(use: GpuUse) -> None:
+    _gpu_use[:] = [use]
 
 
-def _requested() -> Q:
-    # What the quota counts (workloads.models.HOLDING_GPUS): meant to run and not finished.
-    return Q(desired_phase="Running", gpu_request__gt=0) & ~Q(actual_phase__in=["Completed", "Failed"])
+def _use() -> GpuUse:
+    if not _gpu_use:
+        raise ImproperlyConfigured("No app registered the organisation's GPU use (the workloads app does).")
+    return _gpu_use[0]
 
 
 def gpu_allocated_expression(outer: str = "project_id"):
     """The GPUs held by the outer project's (department's) workloads, as a correlated subquery: for filterBy and
     sortBy only (a page reads its units' use in one grouped query instead, attach_gpu_use)."""
-    rows = (_workloads().objects.filter(_allocated(), deleted_at__isnull=True, **{outer: OuterRef("pk")})
+    use = _use()
+    rows = (use.rows().filter(use.allocated, **{outer: OuterRef("pk")})
             .order_by().values(outer).annotate(total=Sum("gpu_request")).values("total"))
     return Coalesce(Subquery(rows), Value(Decimal(0)), output_field=DecimalField(max_digits=12, decimal_places=3))
 
@@ -106,11 +113,11 @@ def attach_gpu_use(units, field: str = "project_id") -> None:
     units = list(units)
     if not units:
         return
-    rows = (_workloads().objects.filter(_allocated() | _requested(), deleted_at__isnull=True,
-                                        **{f"{field}__in": [u.pk for u in units]})
+    use = _use()
+    rows = (use.rows().filter(use.allocated | use.requested, **{f"{field}__in": [u.pk for u in units]})
             .order_by().values(field)
-            .annotate(allocated=Sum("gpu_request", filter=_allocated()), requested=Sum("gpu_request",
-                                                                                     filter=_requested())))
+            .annotate(allocated=Sum("gpu_request", filter=use.allocated),
+                      requested=Sum("gpu_request", filter=use.requested)))
     use = {row[field]: row for row in rows}
     for unit in units:
         row = use.get(unit.pk) or {}

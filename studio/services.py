@@ -32,7 +32,7 @@ from studio.models import (
     Role,
 )
 from studio.queue import enqueue_on_commit
-from studio.signals import deleting
+from studio.signals import deleting, project_created
 
 
 def _queues_touched(instance: Model) -> None:
@@ -112,8 +112,7 @@ def project_create(*, actor, name: str, department: Department, cluster: Cluster
         runai_settings=runai_settings or {}, created_by=_username(actor),
     )
     enqueue_on_commit("studio.tasks.project_namespace_ensure", project.pk)
-    # Its Pod Security labels follow the policies (an app to the right, so reached by task name only).
-    enqueue_on_commit("policies.tasks.project_namespace_security", project.pk)
+    project_created.send(sender=Project, instance=project)  # the policies label its namespace for Pod Security
     return project
 
 

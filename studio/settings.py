@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "profiles",
     "workloads",
     "kit",
+    "portal",
 ]
 
 MIDDLEWARE = [

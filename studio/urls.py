@@ -65,7 +65,7 @@ api_v1 = [
 ]
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", include("portal.urls")),
     path("login", views.LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     path("sso/login", sso_views.SsoStartView.as_view(), name="sso-login"),

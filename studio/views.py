@@ -1,11 +1,9 @@
-"""Pages of the organisation: home, the project switcher."""
+"""Pages of the organisation: log in, the project switcher (the home page is the portal app's)."""
 
-from django.apps import apps
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -15,45 +13,7 @@ from studio.iam.providers import configured_provider
 from studio.iam.sso_views import PROBLEM as SSO_PROBLEM
 from studio.iam.throttling import login_wait
 from studio.ids import is_id, parse_id
-from studio.models import Cluster, Department, Project, is_platform_admin
-
-
-def _workload_counts(user) -> dict:
-    # The apps above studio are reached through the app registry: imports point down (studio ← profiles ← workloads).
-    workloads = apps.get_model("workloads", "Workload").objects.visible_to(user).filter(deleted_at__isnull=True)
-    return workloads.aggregate(total=Count("pk"), running=Count("pk", filter=Q(actual_phase="Running")),
-                               starting=Count("pk", filter=Q(actual_phase__in=["Creating", "Pending", "Initializing"])))
-
-
-@login_required
-def home(request):
-    """Counts that link to their pages: the whole platform for admins, the user's own workloads otherwise."""
-    workloads = _workload_counts(request.user)
-    if is_platform_admin(request.user):
-        profiles = apps.get_model("profiles", "ServiceProfile").objects.aggregate(
-            total=Count("pk"), drafts=Count("pk", filter=~Q(draft_step="")))
-        counts = [
-            ("Service profiles", profiles["total"], reverse("profile-list"),
-             f"{profiles['drafts']} draft{'s' if profiles['drafts'] != 1 else ''}" if profiles["drafts"] else ""),
-            ("Environment templates", apps.get_model("profiles", "EnvironmentTemplate").objects.count(),
-             reverse("template-list"), ""),
-            ("Workloads", workloads["total"], reverse("workload-list"), f"{workloads['running']} running"),
-            ("Clusters", Cluster.objects.count(), reverse("org-list", args=["clusters"]), ""),
-            ("Departments", Department.objects.count(), reverse("org-list", args=["departments"]), ""),
-            ("Projects", Project.objects.count(), reverse("org-list", args=["projects"]), ""),
-        ]
-    else:
-        counts = [
-            ("Running workloads", workloads["running"], reverse("workload-list"), ""),
-            ("Starting", workloads["starting"], reverse("workload-list"), "Creating, pending or initializing"),
-            ("All workloads", workloads["total"], reverse("workload-list"), ""),
-        ]
-    system_profiles = []
-    if is_platform_admin(request.user):
-        # Seed 002: the home page shows the system profiles as cards, with "View All" and launch.
-        system_profiles = list(apps.get_model("profiles", "ServiceProfile").objects
-                               .filter(system=True).order_by("service_type", "name")[:3])
-    return render(request, "studio/home.html", {"counts": counts, "system_profiles": system_profiles})
+from studio.models import Project
 
 
 @login_required

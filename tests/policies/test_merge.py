@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policies import pod_security
-from policies.check import enforce
+from policies.check import check_value, enforce
 from policies.fallback import fallback_layer
 from policies.merge import Layer, effective
 from tests.workloads.seed_bodies import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
@@ -234,3 +234,12 @@ def test_forcing_restricted_settings_in_every_type_is_restricted():
     assert pod_security.namespace_labels("restricted") == {
         f"pod-security.kubernetes.io/{mode}{suffix}": value for mode in ("enforce", "warn", "audit")
         for suffix, value in (("", "restricted"), ("-version", "latest"))}
+
+
+@pytest.mark.parametrize("value, refused", [(1, False), (3, False), (5, False), (2, True), (4, True)])
+def test_a_step_is_counted_from_the_minimum(value, refused):
+    """min 1, step 2: 1, 3, 5 are on the steps; 2 and 4 (multiples of 2 counted from 0) are not."""
+    problems = check_value("integer", {"min": 1, "step": 2}, value)
+    assert [attribute for attribute, _ in problems] == (["step"] if refused else [])
+    if refused:
+        assert problems[0][1] == "must be a multiple of 2 from 1"

@@ -64,3 +64,22 @@ def test_the_edit_page_sets_the_scheduler_and_leaving_it_out_keeps_it(client):
     assert Cluster.objects.get(pk=cluster.pk).gpu_scheduler == "none"
     assert client.post(f"/org/clusters/{cluster.pk}/edit", form).status_code == 302
     assert Cluster.objects.get(pk=cluster.pk).gpu_scheduler == "none"
+
+
+def test_a_new_project_has_its_namespace_made_and_labelled_by_the_policies(admin, django_capture_on_commit_callbacks,
+                                                                             monkeypatch):
+    """studio makes the namespace; the policies app, to its right, hears of the new project (studio's signal) and
+    enqueues its own task for the Pod Security labels."""
+    sent = []
+    monkeypatch.setattr("studio.queue.app.send_task", lambda name, args: sent.append((name, args)))
+    cluster = ClusterFactory()
+    department = admin.post("/api/v1/org-unit/departments", {"name": "d1", "clusterId": str(cluster.pk)},
+                            format="json")
+    assert department.status_code in (200, 201), department.json()
+    with django_capture_on_commit_callbacks(execute=True):
+        created = admin.post("/api/v1/org-unit/projects", {"name": "p1", "clusterId": str(cluster.pk),
+                                                           "parentId": department.json()["id"]}, format="json")
+    assert created.status_code in (200, 201), created.json()
+    project_id = int(created.json()["id"])
+    assert ("studio.tasks.project_namespace_ensure", [project_id]) in sent
+    assert ("policies.tasks.project_namespace_security", [project_id]) in sent

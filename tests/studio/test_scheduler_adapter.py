@@ -89,3 +89,15 @@ def test_gpu_capacity_of_the_nodes():
              {"status": {"allocatable": {"nvidia.com/gpu": "4"}}}]
     assert sched.gpu_capacity(nodes) == {"total": 12, "largestNode": 8}
     assert sched.gpu_capacity([]) == {"total": 0, "largestNode": 0}
+
+
+def test_an_unlimited_project_does_not_lower_its_departments_guarantee():
+    """A project's deserved of -1 (unlimited) adds nothing to a department without quotas of its own: summed as
+    -1, it would take a GPU off what its teammates are guaranteed."""
+    queues = sched.desired_queues(
+        [{"name": "research", "resources": []}],
+        [{"name": "a", "department": "research", "resources": [], "gpu_deserved": 4, "gpu_limit": None},
+         {"name": "b", "department": "research", "resources": [{**POOL, "gpu": {"deserved": -1, "limit": -1}}],
+          "gpu_deserved": 0, "gpu_limit": None}])
+    department = {q["metadata"]["name"]: q for q in queues}["research.department"]
+    assert department["spec"]["resources"]["gpu"]["quota"] == 4

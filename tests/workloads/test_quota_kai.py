@@ -75,3 +75,20 @@ def test_a_cluster_without_a_queueing_scheduler_keeps_the_quota_check():
     assert submit(api, project, "trainings", "t1", 3).status_code == 200
     refused = submit(api, project, "trainings", "t2", 3)
     assert refused.status_code == 400 and message(refused).startswith("Project GPU limit exceeded")
+
+
+def test_a_distributed_training_is_preemptible_unless_told_otherwise(kai_project):
+    """Over the project's deserved GPUs (2) a distributed training is accepted, as a training is: it may run on
+    lent GPUs and be reclaimed. Said to be non-preemptible, it could never run beyond the deserved share."""
+    project, api = kai_project
+
+    def distributed(name, **spec):
+        body = {"name": name, "projectId": str(project.pk), "clusterId": str(project.cluster_id),
+                "spec": {"image": "python:3.11", "distributedFramework": "PyTorch", "numWorkers": 2,
+                         "compute": {"gpuDevicesRequest": 1}, **spec}}
+        return api.post("/api/v1/workloads/distributed", body, format="json")
+
+    assert distributed("over").status_code == 200  # 3 GPUs (a master and two workers): over deserved 2
+    refused = distributed("pinned", preemptibility="non-preemptible")
+    assert refused.status_code == 400
+    assert "a non-preemptible distributed runs only within project" in message(refused)

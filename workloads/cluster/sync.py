@@ -377,8 +377,8 @@ def _repair_suspension(workload: Followed, ref, primary, phase: str, grace: date
         parked = spec.get("suspend") is True if workload.kind == Workload.Kind.TRAINING else spec.get("replicas") == 0
     if parked == ref.suspended:
         return 0
-    task = "workload_suspend" if ref.suspended else "workload_resume"
-    enqueue_on_commit(f"workloads.tasks.{task}", str(workload.pk), unsent=unsent)
+    task = "workloads.tasks.workload_suspend" if ref.suspended else "workloads.tasks.workload_resume"
+    enqueue_on_commit(task, str(workload.pk), unsent=unsent)
     return 1
 
 
