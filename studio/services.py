@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Model, ProtectedError
+from django.db.models import Model, ProtectedError, Q
 from django.utils import timezone
 from rest_framework import exceptions
 
@@ -350,8 +350,15 @@ def node_pool_create(*, actor, cluster: Cluster, name: str, label_key: str = NOD
 def node_pool_delete(pool: NodePool, *, actor) -> None:
     if pool.is_default:
         raise ValidationError({"nodepoolId": "The default node pool cannot be deleted."})
-    users = [p.name for p in Project.objects.filter(cluster_id=pool.cluster_id)
-             if any((r.get("nodePool") or {}).get("name") == pool.name for r in p.node_pool_resources)]
-    if users:
-        raise Conflict(f"Node pool {pool.name} holds quotas of projects {', '.join(sorted(users))}.")
+    def holders(units) -> list[str]:
+        return sorted(u.name for u in units if any(isinstance(r, dict) and (r.get("nodePool") or {}).get("name")
+                                                   == pool.name for r in u.node_pool_resources or ()))
+    projects = holders(Project.objects.filter(cluster_id=pool.cluster_id))
+    departments = holders(Department.objects.filter(Q(cluster_id=pool.cluster_id) | Q(projects__cluster_id=pool.cluster_id))
+                          .distinct())
+    if projects or departments:
+        held = [f"{kind} {', '.join(names)}" for kind, names in (("projects", projects), ("departments", departments))
+                if names]
+        raise Conflict(f"Node pool {pool.name} holds quotas of {' and '.join(held)}: move them to another pool "
+                       f"first.")
     model_delete(pool, actor=actor)

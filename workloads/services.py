@@ -24,7 +24,7 @@ from studio.models import AuditEvent, Level, Project
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
-from workloads.specs import validate_spec, workload_gpus
+from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
 from workloads.specs.references import exposed_url_errors, secret_references
 
@@ -143,6 +143,11 @@ def _never_runs(project: Project, kind: str, gpus: Decimal, spec: dict) -> str:
     capacity = (project.cluster.gpu_capacity or {}).get("total")
     if capacity and gpus > capacity:
         return f"It can never run: {_n(gpus)} GPUs is more than cluster {project.cluster.name} has ({_n(capacity)})."
+    per_pod = gpu_request_of(spec) if spec else Decimal(0)
+    largest = (project.cluster.gpu_capacity or {}).get("largestNode")
+    if largest and per_pod > largest:  # a pod lands on one node: no share of the cluster's total can hold it
+        return (f"It can never run: each pod asks for {_n(per_pod)} GPUs and the largest node of cluster "
+                f"{project.cluster.name} has {_n(largest)}.")
     if not _preemptible(kind, spec) and 0 <= project.gpu_deserved < gpus:
         return (f"It can never run: a non-preemptible {kind} runs only within project {project.name}'s deserved "
                 f"GPUs ({_n(project.gpu_deserved)}), and it asks for {_n(gpus)}. Trainings may go over the quota.")

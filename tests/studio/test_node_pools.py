@@ -47,9 +47,19 @@ def test_node_pools_create_list_get_count_delete(client_for, org, django_assert_
     # a pool that holds a project's quota stays
     org.a.node_pool_resources = quota(NodePool.objects.get(pk=pool_id))
     org.a.save()
-    assert api.delete(f"{POOLS}/{pool_id}").status_code == 409
+    refused = api.delete(f"{POOLS}/{pool_id}")
+    assert refused.status_code == 409
+    assert refused.json()["message"] == (f"Node pool a100 holds quotas of projects {org.a.name}: move them to "
+                                         f"another pool first.")
     org.a.node_pool_resources = []
     org.a.save()
+    # ... and so does one that holds its department's (the department would point at a pool that is gone)
+    org.department.node_pool_resources = quota(NodePool.objects.get(pk=pool_id))
+    org.department.save()
+    refused = api.delete(f"{POOLS}/{pool_id}")
+    assert refused.status_code == 409 and f"departments {org.department.name}" in refused.json()["message"]
+    org.department.node_pool_resources = []
+    org.department.save()
     assert api.delete(f"{POOLS}/{pool_id}").status_code == 204
     bad = api.post(POOLS, {"name": "B!", "clusterId": "nope", "labelKey": "k"}, format="json")
     assert bad.status_code == 400

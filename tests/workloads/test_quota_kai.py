@@ -54,7 +54,12 @@ def test_the_departments_limit_and_the_clusters_gpus_bound_what_can_run(kai_proj
     huge = submit(api, project, "trainings", "huge", 17)
     assert huge.status_code == 400
     assert message(huge) == f"It can never run: 17 GPUs is more than cluster {project.cluster.name} has (16)."
-    assert submit(api, project, "trainings", "fits", 16).status_code == 200
+    one_pod = submit(api, project, "trainings", "one-pod", 16)  # 16 GPUs on one node of 8: never
+    assert one_pod.status_code == 400
+    assert message(one_pod) == (f"It can never run: each pod asks for 16 GPUs and the largest node of cluster "
+                                f"{project.cluster.name} has 8.")
+    body = training_body(project, "fits", compute={"gpuDevicesRequest": 8}, parallelism=2)  # 2 pods of 8
+    assert api.post("/api/v1/workloads/trainings", body, format="json").status_code == 200
 
 
 def test_a_preview_says_it_would_wait_in_the_queue(kai_project):
