@@ -104,13 +104,16 @@ def project_create(*, actor, name: str, department: Department, cluster: Cluster
     _check_department_cluster(department, cluster)
     if namespace and Project.objects.filter(namespace=namespace).exists():
         raise Conflict(f"Namespace {namespace} is another project's.")
-    project = model_create(
-        Project, actor=actor, name=name, department=department, cluster=cluster,
-        namespace=namespace or Project.namespace_for(name), gpu_deserved=gpu_deserved, gpu_limit=gpu_limit,
-        scheduling_rules={k: v for k, v in (scheduling_rules or {}).items() if v is not None},
-        node_pool_resources=node_pool_resources or [], description=description,
-        runai_settings=runai_settings or {}, created_by=_username(actor),
-    )
+    with transaction.atomic():
+        if node_pool_resources:
+            _check_department_share(department, project_pk=None, resources=node_pool_resources)
+        project = model_create(
+            Project, actor=actor, name=name, department=department, cluster=cluster,
+            namespace=namespace or Project.namespace_for(name), gpu_deserved=gpu_deserved, gpu_limit=gpu_limit,
+            scheduling_rules={k: v for k, v in (scheduling_rules or {}).items() if v is not None},
+            node_pool_resources=node_pool_resources or [], description=description,
+            runai_settings=runai_settings or {}, created_by=_username(actor),
+        )
     enqueue_on_commit("studio.tasks.project_namespace_ensure", project.pk)
     project_created.send(sender=Project, instance=project)  # the policies label its namespace for Pod Security
     return project
@@ -130,7 +133,11 @@ def project_update(project: Project, *, actor, **fields) -> Project:
     if "department" in fields:
         _check_department_cluster(fields["department"], project.cluster)
     _check_gpu(fields.get("gpu_deserved", project.gpu_deserved), fields.get("gpu_limit", project.gpu_limit))
-    return model_update(project, actor=actor, updated_by=_username(actor), **fields)
+    with transaction.atomic():
+        if "node_pool_resources" in fields or "department" in fields:
+            _check_department_share(fields.get("department", project.department), project_pk=project.pk,
+                                    resources=fields.get("node_pool_resources", project.node_pool_resources))
+        return model_update(project, actor=actor, updated_by=_username(actor), **fields)
 
 
 def department_create(*, actor, name: str, **fields) -> Department:
@@ -138,7 +145,79 @@ def department_create(*, actor, name: str, **fields) -> Department:
 
 
 def department_update(department: Department, *, actor, **fields) -> Department:
-    return model_update(department, actor=actor, updated_by=_username(actor), **fields)
+    with transaction.atomic():
+        if "node_pool_resources" in fields:
+            _check_projects_fit(Department.objects.select_for_update().get(pk=department.pk),
+                                fields["node_pool_resources"])
+        return model_update(department, actor=actor, updated_by=_username(actor), **fields)
+
+
+# --- a department's deserved GPUs bound its projects', pool by pool (Run:ai) ---------------------------------
+# Refused with a 400 naming the department rather than accepted with a warning: a share the department cannot give
+# is no guarantee, and the scheduler's parent queue would hand out less than the projects' pages promise.
+
+def _deserved_by_pool(resources) -> dict[str, float]:
+    """GPU deserved per node pool of a `node_pool_resources` list; unlimited (-1) and unset add nothing."""
+    out: dict[str, float] = {}
+    for entry in resources or ():
+        if isinstance(entry, dict) and isinstance(entry.get("nodePool"), dict) and entry["nodePool"].get("name"):
+            value = (entry.get("gpu") or {}).get("deserved") if isinstance(entry.get("gpu"), dict) else None
+            name = entry["nodePool"]["name"]
+            out[name] = out.get(name, 0.0) + max(0.0, float(value or 0))
+    return out
+
+
+def _department_bounds(department: Department) -> dict[str, float]:
+    """The pools where the department sets a deserved share (>= 0), and that share."""
+    bounds = {}
+    for entry in department.node_pool_resources or ():
+        value = ((entry.get("gpu") or {}) if isinstance(entry, dict) else {}).get("deserved")
+        if isinstance(entry, dict) and value is not None and float(value) >= 0:
+            bounds[(entry.get("nodePool") or {}).get("name")] = float(value)
+    return bounds
+
+
+def _check_department_share(department: Department, *, project_pk, resources) -> None:
+    """A project's deserved GPUs in a pool may not take its department's projects past the department's deserved
+    there. The department's row is locked first, so two projects' updates at once are checked one after the other."""
+    department = Department.objects.select_for_update().get(pk=department.pk)
+    bounds = _department_bounds(department)
+    if not bounds:
+        return
+    others: dict[str, float] = {}
+    for sibling in Project.objects.filter(department=department).exclude(pk=project_pk) \
+            .values_list("node_pool_resources", flat=True):
+        for name, value in _deserved_by_pool(sibling).items():
+            others[name] = others.get(name, 0.0) + value
+    errors = {}
+    for index, entry in enumerate(resources or ()):
+        name = ((entry.get("nodePool") or {}) if isinstance(entry, dict) else {}).get("name")
+        mine = _deserved_by_pool([entry]).get(name, 0.0)
+        if name in bounds and mine + others.get(name, 0.0) > bounds[name] + 1e-9:
+            errors[f"resources[{index}].gpu.deserved"] = (
+                f"Department {department.name} deserves {bounds[name]:g} GPUs in node pool {name}; its projects "
+                f"would deserve {mine + others.get(name, 0.0):g} ({others.get(name, 0.0):g} given to its other "
+                f"projects).")
+    if errors:
+        raise ValidationError(errors)
+
+
+def _check_projects_fit(department: Department, resources) -> None:
+    """A department's deserved GPUs in a pool may not fall below what its projects already deserve there."""
+    given: dict[str, float] = {}
+    for sibling in Project.objects.filter(department=department).values_list("node_pool_resources", flat=True):
+        for name, value in _deserved_by_pool(sibling).items():
+            given[name] = given.get(name, 0.0) + value
+    errors = {}
+    for index, entry in enumerate(resources or ()):
+        value = ((entry.get("gpu") or {}) if isinstance(entry, dict) else {}).get("deserved")
+        name = ((entry.get("nodePool") or {}) if isinstance(entry, dict) else {}).get("name")
+        if value is not None and float(value) >= 0 and given.get(name, 0.0) > float(value) + 1e-9:
+            errors[f"resources[{index}].gpu.deserved"] = (
+                f"Department {department.name}'s projects deserve {given[name]:g} GPUs in node pool {name}: lower "
+                f"theirs first.")
+    if errors:
+        raise ValidationError(errors)
 
 
 def cluster_test_connection(*, cluster: Cluster, actor) -> tuple[bool, str]:

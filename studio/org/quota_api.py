@@ -61,7 +61,7 @@ class DepartmentResourcesView(APIView):
             department = locked_if_match(request, department)
             if partial:
                 resources = _merged(department.node_pool_resources, resources)
-            department = services.model_update(department, actor=request.user, node_pool_resources=resources)
+            department = services.department_update(department, actor=request.user, node_pool_resources=resources)
         return Response(department.node_pool_resources, headers={"ETag": current_etag(department)})
 
     @extend_schema(tags=["Departments"], operation_id="update_department_resources", request={"application/json": schemas.RESOURCES},

@@ -188,7 +188,9 @@ def test_project_and_department_resources_per_node_pool(client_for, org):
     assert client_for(org.users.admin).put(url, body, format="json").status_code == 403
     assert client_for(UserFactory(username="eve")).put(url, body, format="json").status_code == 403
 
-    dept = api.put(f"/api/v1/org-unit/departments/{org.department.pk}/resources", body, format="json")
+    # the department's share covers its projects' (a share below it is refused: test_department_share.py)
+    dept_body = [body[0], {"nodePool": {"name": "pool-b"}, "gpu": {"deserved": 3}}]
+    dept = api.put(f"/api/v1/org-unit/departments/{org.department.pk}/resources", dept_body, format="json")
     assert dept.status_code == 200, dept.json()
     assert_matches_spec(dept, "put", "/api/v1/org-unit/departments/{departmentId}/resources")
 
