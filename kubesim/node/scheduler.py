@@ -213,9 +213,23 @@ class Scheduler:
         placed = self.alloc.get(uid)
         return (placed[0].name, placed[2]) if placed else None
 
+    def _follow_nodes(self, store) -> None:
+        """Node labels and taints as they are now (`kubectl label`, `kubectl taint`), as kube-scheduler's node
+        informer sees them: a change may let waiting pods fit, or keep new ones off the node."""
+        for node in self.nodes:
+            obj = store.get("nodes", None, node.name)
+            if obj is None:
+                continue
+            labels = obj["metadata"].get("labels") or {}
+            taints = [t for t in (obj.get("spec") or {}).get("taints") or []
+                      if t.get("effect") in ("NoSchedule", "NoExecute")]
+            if labels != node.labels or taints != node.taints:
+                node.labels, node.taints, self.freed = labels, taints, True
+
     def run(self, store, bind, unschedulable) -> None:
         """Place what can be placed: every queue when capacity came back, else only the new arrivals. Waiting
         pods hear the FitError once, and again only when it changes."""
+        self._follow_nodes(store)
         arrivals = {}
         for uid in self.arrived:
             if uid in self.pending:

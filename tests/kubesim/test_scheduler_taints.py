@@ -17,7 +17,7 @@ def place(taints: list, tolerations: list):
     scheduler = Scheduler([(node, 8, {})])
     placed, refused = [], []
     scheduler.enqueue(pod)
-    scheduler.run(type("Store", (), {"get": staticmethod(lambda *a: pod)}),
+    scheduler.run(type("Store", (), {"get": staticmethod(lambda key, *a: node if key == "nodes" else pod)}),
                   lambda p, where: placed.append(where[0]), lambda p, message: refused.append(message))
     return placed, refused
 

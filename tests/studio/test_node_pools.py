@@ -215,3 +215,47 @@ def test_a_project_created_with_runais_per_pool_resources_array(client_for, org)
                    format="json")
     assert bad.status_code == 400
     assert {e["field"] for e in bad.json()["errors"]} == {"resources[0].nodePool", "resources[0].gpu.deserved"}
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_pods_stay_in_the_pool_they_name_by_its_own_label_and_default_means_no_other_pool(client_for, pooled_org,
+                                                                                         worker):
+    """A pool made with its own label (`example.com/gpu=h100`) keeps its workloads' pods on its nodes; a workload
+    naming `default` runs on a node that no other pool holds (it used to get no node rule at all)."""
+    from kubernetes import client
+
+    from tests.conftest import official_client
+
+    sim, cluster, project, member, root = pooled_org
+    client.CoreV1Api(official_client(sim)).patch_node("sim-node-0", {"metadata": {"labels": {
+        "run.ai/node-pool": None, "example.com/gpu": "h100"}}})
+    NodePool.objects.filter(cluster=cluster, name="my-node-pool-a").update(label_key="example.com/gpu",
+                                                                          label_value="h100")
+    default = NodePool.objects.get(cluster=cluster, is_default=True)
+    project.node_pool_resources = quota(*NodePool.objects.filter(cluster=cluster))
+    project.save()
+    api = client_for(member)
+    made = {}
+    for pool in ("my-node-pool-a", default.name):
+        body = training_body(project, f"in-{pool}", nodePools=[pool])
+        response = api.post("/api/v1/workloads/trainings", body, format="json")
+        assert response.status_code == 200, response.json()
+        made[pool] = response.json()["workloadId"]
+
+    def nodes():
+        tasks.cluster_sync.apply(args=[str(cluster.pk)])
+        return {pool: [p["nodeName"] for p in api.get(f"/api/v1/workloads/{wid}/pods").json()["pods"]]
+                for pool, wid in made.items()}
+
+    placed = {}
+
+    def both_placed():
+        placed.update(nodes())
+        return all(placed.values())
+
+    try:
+        wait_for(both_placed, timeout=60, what="both trainings' pods on a node")
+    finally:
+        print("PLACED", placed, {p: api.get(f"/api/v1/workloads/{w}").json()["phaseMessage"] for p, w in made.items()})
+    assert placed == {"my-node-pool-a": ["sim-node-0"], default.name: ["sim-node-2"]}

@@ -562,3 +562,33 @@ def test_varied_specs_build_schema_valid_objects(kind_knative, spec, suspended):
     assert set((o["apiVersion"], o["kind"]) for o in objects) <= set(m.object_kinds(kind, knative=knative))
     names_by_kind = [(o["kind"], o["apiVersion"], o["metadata"]["name"]) for o in objects]
     assert len(names_by_kind) == len(set(names_by_kind))
+
+
+POOLS = {"default": ("", ""), "a100": ("run.ai/node-pool", "a100"), "h100": ("example.com/gpu", "h100")}
+
+
+@pytest.mark.parametrize("names, pools, terms", [
+    # each pool by its own label, in the order named (Kubernetes ORs the terms)
+    (["h100", "a100"], POOLS, [[{"key": "example.com/gpu", "operator": "In", "values": ["h100"]}],
+                               [{"key": "run.ai/node-pool", "operator": "In", "values": ["a100"]}]]),
+    # the default pool: the nodes no other pool's label names
+    (["default"], POOLS, [[{"key": "example.com/gpu", "operator": "NotIn", "values": ["h100"]},
+                           {"key": "run.ai/node-pool", "operator": "NotIn", "values": ["a100"]}]]),
+    (["default"], {"default": ("", "")}, []),  # the only pool: every node
+    ([], POOLS, []),
+    # the cluster's pools unknown: Run:ai's label, and the default pool means any node
+    (["a", "b"], None, [[{"key": "run.ai/node-pool", "operator": "In", "values": ["a", "b"]}]]),
+    (["a", "default"], None, []),
+])
+def test_a_pod_is_kept_in_the_pools_it_names_by_each_pools_label(names, pools, terms):
+    assert m.parts.pool_terms(names, pools) == terms
+
+
+def test_the_users_node_affinity_is_held_to_each_pool():
+    spec = {**minimal(), "nodePools": ["h100", "default"], "nodeAffinityRequired": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}]}}
+    pod = m.build_manifests(ref("training"), spec, node_pools=POOLS)[0]["spec"]["template"]["spec"]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    zone = {"key": "zone", "operator": "In", "values": ["z1"]}
+    assert terms == [{"matchExpressions": [zone, {"key": "example.com/gpu", "operator": "In", "values": ["h100"]}]},
+                     {"matchExpressions": [zone, *m.parts.pool_terms(["default"], POOLS)[0]]}]

@@ -17,6 +17,7 @@ from studio.clusters import kube
 from studio.clusters.queues import detect_kai
 from studio.clusters.scheduler import Placement, project_queue
 from studio.models import Cluster
+from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads.cluster import applied
 from workloads.manifests import distributed as manifest_distributed
@@ -108,7 +109,8 @@ def workload_push(workload_id) -> None:
             master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
         objects = manifests.build_manifests(ref, workload.spec, knative=knative, master=master, gang=gang,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                            placement=placement_of(workload))
+                                            placement=placement_of(workload),
+                                            node_pools=node_pool_labels(workload.cluster_id))
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
         if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
@@ -144,7 +146,8 @@ def workload_roll(workload_id) -> None:
         knative = cluster_knative(workload.cluster, conn)
         objects = manifests.build_manifests(ref, workload.spec, knative=knative,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                            placement=placement_of(workload))
+                                            placement=placement_of(workload),
+                                            node_pools=node_pool_labels(workload.cluster_id))
         primary = manifests.primary_kind(ref, knative=knative)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         if secret and not kube.create_or_adopt(conn, secret)[1]:  # an upgrade may have added a key

@@ -26,6 +26,7 @@ from profiles.compose import MASK
 from studio.clusters import kube
 from studio.errors import Conflict
 from studio.models import Project
+from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads.cluster.push import placement_for
 from workloads.manifests import distributed as manifest_distributed
@@ -91,7 +92,8 @@ def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret, *
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
     built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME,
                                       master=master, gang=gang,
-                                      placement=placement_for(cluster, project.name, ref.kind, spec))
+                                      placement=placement_for(cluster, project.name, ref.kind, spec),
+                                      node_pools=node_pool_labels(cluster.pk))
     if secret:
         built = [secret_manifest(name=secret[0], keys=secret[1], ref=ref), *built]
     if namespace_missing:

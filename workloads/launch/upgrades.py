@@ -31,6 +31,7 @@ from studio.clusters import kube
 from studio.iam.permissions import has_project_role
 from studio.models import AuditEvent, Level, Project
 from studio.queue import enqueue_on_commit
+from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads.cluster import applied
 from workloads.cluster.push import placement_for, workload_ref
@@ -156,7 +157,8 @@ def _verdicts(workload: Workload, spec: dict) -> list[dict]:
         conn, knative = None, bool(cluster.has_knative)
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
     built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                      placement=placement_for(cluster, workload.project.name, workload.kind, spec))
+                                      placement=placement_for(cluster, workload.project.name, workload.kind, spec),
+                                      node_pools=node_pool_labels(cluster.pk))
     primary = manifests.primary_kind(ref, knative=knative)
     for obj in built:
         meta = obj["metadata"]

@@ -81,14 +81,17 @@ def suspend_patch(ref: WorkloadRef, *, suspended: bool, spec: dict | None = None
 def build_manifests(
     ref: WorkloadRef, spec: dict, *, knative: bool = True, gpu_scheduler: str = "runai-scheduler",
     master: dict | None = None, gang: str | None = None, placement: Placement | None = None,
+    node_pools: dict[str, tuple[str, str]] | None = None,
 ) -> list[dict]:
     """Every object of the workload, ordered for creation: claims, the primary object, Services,
     Ingress, HPA. A distributed training's master spec is `master`; `gang` the PodGroup API the cluster
     serves, if any (`distributed`); `placement` its project's KAI queue and priority class on a cluster that
-    schedules with KAI Scheduler (`placement`: KAI's pod-grouper makes the gang's PodGroup there)."""
+    schedules with KAI Scheduler (`placement`: KAI's pod-grouper makes the gang's PodGroup there); `node_pools`
+    the node label of each of the cluster's pools, which keeps the pods in the pools the spec names."""
     if ref.kind == DISTRIBUTED:
         objects = distributed.build(ref, spec, master=master, gang=None if placement else gang,
-                                    gpu_scheduler=gpu_scheduler, min_available=placement is not None)
+                                    gpu_scheduler=gpu_scheduler, min_available=placement is not None,
+                                    node_pools=node_pools)
     else:
-        objects = build(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler)
+        objects = build(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler, node_pools=node_pools)
     return place(objects, placement)

@@ -79,7 +79,7 @@ def replica_counts(spec: dict, master: dict | None) -> dict[str, int]:
 
 
 def build(ref: m.WorkloadRef, spec: dict, *, master: dict | None, gang: str | None = None,
-          gpu_scheduler: str = "runai-scheduler", min_available: bool = False) -> list[dict]:
+          gpu_scheduler: str = "runai-scheduler", min_available: bool = False, node_pools=None) -> list[dict]:
     """Claims, the PodGroup (when `gang` names a PodGroup API the cluster serves), the job, Services and
     Ingress of the workers' ports. `min_available`: the gang's size in the job's `schedulingPolicy` even with
     no PodGroup of ours (KAI's pod-grouper reads it)."""
@@ -91,7 +91,8 @@ def build(ref: m.WorkloadRef, spec: dict, *, master: dict | None, gang: str | No
     min_member = sum(counts.values()) - counts["Worker"] + int(spec.get("minReplicas") or counts["Worker"])
     objects, claim_names, replica_specs = [], set(), {}
     for role, role_spec in sorted(roles, key=lambda r: r[0] != fw.master):  # the master first, as kubectl shows
-        template, claims = m.pod_template(ref, role_spec, knative=False, gpu_scheduler=gpu_scheduler)
+        template, claims = m.pod_template(ref, role_spec, knative=False, gpu_scheduler=gpu_scheduler,
+                                          node_pools=node_pools)
         for claim in claims:
             if claim["name"] not in claim_names:
                 claim_names.add(claim["name"])

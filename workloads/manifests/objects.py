@@ -97,12 +97,12 @@ def primary(kind: str, *, knative: bool) -> tuple[str, str]:
     raise ValueError(f"Unknown workload kind {kind!r}.")
 
 
-def build(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler: str) -> list[dict]:
+def build(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler: str, node_pools=None) -> list[dict]:
     """Every object of a workload of a built-in kind, ordered for creation: claims, the primary object,
     Services, Ingress, HPA."""
     primary_api = primary(ref.kind, knative=knative)
     knative = primary_api == KNATIVE_SERVICE
-    template, claims = pod_template(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler)
+    template, claims = pod_template(ref, spec, knative=knative, gpu_scheduler=gpu_scheduler, node_pools=node_pools)
     objects = [claim(ref, spec, c) for c in claims]
     if knative:
         return [*objects, _knative_service(ref, spec, template)]
@@ -187,8 +187,10 @@ def _url_access(spec: dict) -> dict[str, str]:
 
 # --- pod template ------------------------------------------------------------------------------------
 
-def pod_template(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler: str) -> tuple[dict, list[dict]]:
-    """(pod template, claims to create) shared by Job, Deployment and Knative Service."""
+def pod_template(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler: str,
+                 node_pools=None) -> tuple[dict, list[dict]]:
+    """(pod template, claims to create) shared by Job, Deployment and Knative Service; `node_pools` the cluster's
+    pools' node labels (parts.pool_terms)."""
     comp = parts.compute(spec)
     st = storage.storage(spec, base_name=object_name(ref), large_shm=comp.large_shm)
     if spec.get("tlsSecret"):  # Kit streams: the profile's TLS certificate
@@ -208,7 +210,7 @@ def pod_template(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler: 
         pod["schedulerName"] = gpu_scheduler
     if spec.get("runtimeClassName"):
         pod["runtimeClassName"] = str(spec["runtimeClassName"])
-    pod.update(parts.scheduling(spec, selector=_selector(ref)))
+    pod.update(parts.scheduling(spec, selector=_selector(ref), node_pools=node_pools))
     if pod_ctx:
         pod["securityContext"] = pod_ctx
     pod.update(pod_fields)

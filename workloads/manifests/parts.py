@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, DecimalException
 
@@ -211,8 +212,33 @@ def compute(spec: dict) -> Compute:
 
 # --- scheduling and security -------------------------------------------------------------------------
 
-def scheduling(spec: dict, *, selector: dict) -> dict:
-    """nodeSelector, affinity, tolerations and priority class of the pod spec."""
+def pool_terms(names: list[str], pools: Mapping[str, tuple[str, str]] | None) -> list[list[dict]]:
+    """The node requirements that keep a pod in one of the pools `names`, one list per pool (Kubernetes ORs them);
+    [] when any node will do. `pools` maps each of the cluster's pools to its node label (key, value); the default
+    pool's key is "" — it holds every node that no other pool's label names. Without `pools` (the cluster's pools
+    unknown) a pool is Run:ai's `run.ai/node-pool=<name>`, and naming the default pool means any node."""
+    if pools is None:
+        named = [n for n in names if n != DEFAULT_NODE_POOL]
+        return [[{"key": NODE_POOL_LABEL, "operator": "In", "values": named}]] if named == names and named else []
+    terms = []
+    for name in names:
+        key, value = pools.get(name) or (NODE_POOL_LABEL, name)
+        if key:
+            terms.append([{"key": key, "operator": "In", "values": [value]}])
+            continue
+        others: dict[str, list[str]] = {}
+        for other, (other_key, other_value) in pools.items():
+            if other != name and other_key and other_value not in others.setdefault(other_key, []):
+                others[other_key].append(other_value)
+        if not others:
+            return []  # the default pool is the only one: every node
+        terms.append([{"key": k, "operator": "NotIn", "values": sorted(v)} for k, v in sorted(others.items())])
+    return terms
+
+
+def scheduling(spec: dict, *, selector: dict, node_pools: Mapping[str, tuple[str, str]] | None = None) -> dict:
+    """nodeSelector, affinity, tolerations and priority class of the pod spec; `node_pools` the cluster's pools'
+    labels (pool_terms)."""
     pod: dict = {}
     node_selector = dict(spec["nodeSelector"]) if isinstance(spec.get("nodeSelector"), dict) else {}
     if spec.get("nodeType"):
@@ -220,12 +246,10 @@ def scheduling(spec: dict, *, selector: dict) -> dict:
     if node_selector:
         pod["nodeSelector"] = node_selector
     affinity = {}
-    pools = [str(p) for p in spec.get("nodePools") or () if p]
-    if DEFAULT_NODE_POOL in pools:  # the default pool is every node: no pool rule (its nodes carry no pool label)
-        pools = []
-    if pools:
-        term = {"matchExpressions": [{"key": NODE_POOL_LABEL, "operator": "In", "values": pools}]}
-        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    in_pools = pool_terms([str(p) for p in spec.get("nodePools") or () if p], node_pools)
+    if in_pools:
+        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": term} for term in in_pools]}}
     pod_affinity = spec.get("podAffinity") if isinstance(spec.get("podAffinity"), dict) else {}
     if pod_affinity.get("key"):
         term = {"labelSelector": {"matchLabels": dict(selector)}, "topologyKey": str(pod_affinity["key"])}
@@ -237,10 +261,10 @@ def scheduling(spec: dict, *, selector: dict) -> dict:
     required = spec.get("nodeAffinityRequired") if isinstance(spec.get("nodeAffinityRequired"), dict) else {}
     terms = [t for t in required.get("nodeSelectorTerms") or () if isinstance(t, dict)]
     if terms:
-        # Kubernetes ORs the terms: the node pool rule goes into each, so that it holds whichever matches.
-        pool_rule = [{"key": NODE_POOL_LABEL, "operator": "In", "values": pools}] if pools else []
-        terms = [{"matchExpressions": [_requirement(e) for e in t.get("matchExpressions") or ()] + pool_rule}
-                 for t in terms]
+        # Kubernetes ORs the terms: each of the user's terms is held to each pool, so a pod stays in its pools
+        # whichever term matches.
+        terms = [{"matchExpressions": [_requirement(e) for e in t.get("matchExpressions") or ()] + pool}
+                 for t in terms for pool in in_pools or [[]]]
         affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
     if affinity:
         pod["affinity"] = affinity
