@@ -274,7 +274,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# The sync follows each cluster by watch (`manage.py cluster_watch`, workloads/watcher.py): changes are applied
+# The sync follows each cluster by watch (`manage.py cluster_watch`, workloads/cluster/watcher.py): changes are applied
 # as they arrive, gathered for SYNC_BATCH_SECONDS; every SYNC_INTERVAL_SECONDS the watcher checks the cluster's
 # health and the repairs that came due; every SYNC_RESYNC_SECONDS it derives every workload again (the safety
 # net), and beat's full sync round runs where no watcher follows the cluster. A watch request lasts between one

@@ -50,7 +50,7 @@ def home(request):
         ]
     system_profiles = []
     if is_platform_admin(request.user):
-        # Seed 002: the home page shows the system profiles as cards, with "View All" and launch.
+        # The home page shows the system profiles as cards, with "View All" and launch.
         system_profiles = list(apps.get_model("profiles", "ServiceProfile").objects
                                .filter(system=True).order_by("service_type", "name")[:3])
     return render(request, "studio/home.html", {"counts": counts, "system_profiles": system_profiles})
