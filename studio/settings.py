@@ -1,5 +1,5 @@
 """Settings, driven by environment variables; with none set, an embedded default that needs no servers
-(SQLite and Celery's filesystem broker under var/). Every variable is listed in the README."""
+(SQLite and Celery's filesystem broker under var/). Every variable is listed in docs/configuration.md."""
 
 import secrets
 from datetime import timedelta
@@ -145,7 +145,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOCAL_LOGIN_ENABLED = env.bool("LOCAL_LOGIN_ENABLED", default=True)
 AUTHENTICATION_BACKENDS = ["studio.iam.backends.LocalPasswordBackend", "studio.iam.oidc.ProviderBackend"]
 # Single sign-on (studio/iam/oidc.py, studio/iam/providers.py): an OpenID Connect provider from the environment, or the one set through
-# Run:ai's POST /api/v1/idps (the environment's wins). README "Single sign-on" has examples per provider.
+# Run:ai's POST /api/v1/idps (the environment's wins). docs/identity.md has examples per provider.
 OIDC_DISCOVERY_URL = env.str("OIDC_DISCOVERY_URL", default="")  # the discovery document's URL, or the issuer's
 OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
 OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
