@@ -1,11 +1,13 @@
-"""The README's and docs/' links lead somewhere: every relative link names a file or folder of the repository, and
-every `#anchor` into a page names one of its headings (as GitHub makes them)."""
+"""The README's and docs/' links lead somewhere: every relative link names a file or folder of the repository, every
+`#anchor` into a page names one of its headings (as GitHub makes them), and every `.py` path they cite exists (a
+bare file name somewhere in the tree)."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
+PY_PATH = re.compile(r"(?<![\w./-])([A-Za-z_][\w/.-]*\.py)\b")
 
 
 def pages():
@@ -34,3 +36,12 @@ def broken():
 def test_every_link_of_the_readme_and_docs_leads_somewhere():
     found = list(broken())
     assert not found, "\n".join(found)
+
+
+def test_every_python_file_the_readme_and_docs_cite_exists():
+    files = {path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*.py")
+             if not any(part.startswith(".") for part in path.relative_to(ROOT).parts)}
+    names = {name.rsplit("/", 1)[-1] for name in files}
+    missing = [f"{page.relative_to(ROOT)}: {cited}" for page in pages() for cited in sorted(set(PY_PATH.findall(
+        page.read_text()))) if cited not in (files if "/" in cited else names)]
+    assert not missing, "\n".join(missing)
