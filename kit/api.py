@@ -1,4 +1,4 @@
-"""The `/cfg` and `/streaming` APIs of Kit App Streaming (seed 000, CONTRACT §5). Thin views: parse, authorize,
+"""The `/cfg` and `/streaming` APIs of Kit App Streaming, as its services answer. Thin views: parse, authorize,
 call one selector or service, render. Errors carry Kit's messages and `detail` (kit.errors); a request that does
 not validate is a 422.
 
@@ -49,8 +49,8 @@ TAGS = OpenApiParameter("tags", OpenApiTypes.STR, required=False, many=True,
 
 
 def page(request, rows, *, keys=("count", "limit", "offset", "items")) -> dict:
-    """CONTRACT §1 offset/limit over a queryset or a list, with the total `count`; `keys` picks and orders
-    the keys of the answer (seed 000 answers only count and items)."""
+    """The list convention (studio.listing): offset/limit over a queryset or a list, with the total `count`; `keys` picks and orders
+    the keys of the answer (Kit's own lists answer only count and items)."""
     offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
     limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     count = rows.count() if isinstance(rows, QuerySet) else len(rows)

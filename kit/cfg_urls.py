@@ -1,5 +1,5 @@
-"""`/cfg`: applications, versions and application profiles (CONTRACT §5). Path segments are free text so that
-`*` reaches the views, which treat it as a wildcard where seed 000 allows one."""
+"""`/cfg`: applications, versions and application profiles (Kit App Streaming's). Path segments are free text so that
+`*` reaches the views, which treat it as a wildcard where Kit App Streaming allows one (kit.matching)."""
 
 from django.urls import path
 

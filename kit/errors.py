@@ -1,4 +1,4 @@
-"""The messages of the Kit App Streaming APIs (seed 000, CONTRACT §5, the Kit session manager's own), and the
+"""The messages of the Kit App Streaming APIs (the Kit session manager's own), and the
 error body they travel in: the studio body `{code, message, details?, errors?}` plus `detail` with the same text,
 which Kit clients read.
 

@@ -1,8 +1,8 @@
 """Which application profiles serve which application versions, and which version is the newest. Pure.
 
 A profile's `supportedApplications` is a list of `{"name": <app id or "*">, "versions": [<version or "*">, ...]}`.
-It matches app `a`, version `v` when some entry has name `a` or `*` and its versions hold `v` or `*`
-(CONTRACT §5). In the `/cfg` paths `*` is a wildcard too: as the app id it means any application, as the
+It matches app `a`, version `v` when some entry has name `a` or `*` and its versions hold `v` or `*`.
+In the `/cfg` paths `*` is a wildcard too: as the app id it means any application, as the
 version any version, so `matches(entries, "*", "*")` holds for every profile with at least one entry that has
 a version. Stored ids and versions are never `*` themselves (the serializers refuse it), so one function
 serves both readings.

@@ -1,4 +1,4 @@
-"""Kit App Streaming (seed 000, CONTRACT §5): applications, their versions, and application profiles.
+"""Kit App Streaming: applications, their versions, and application profiles.
 
 An application profile says how a Kit app is deployed onto a GPU node (compute, node selection, load
 balancing, encryption, authorization, environment) and which application versions it serves, with `*`

@@ -3,7 +3,7 @@
 Applications and versions are readable by every authenticated caller. A profile is visible through `sharing`:
 to the members of its owner project and of the projects it is shared with; platform admins see every profile.
 A caller who belongs to no project (and is no platform admin) may see no profile at all: the profile reads
-answer 403, while an unshared profile is a 404 (CONTRACT §1: never leak another project's objects)."""
+answer 403, while an unshared profile is a 404 (never leak another project's objects)."""
 
 import uuid
 

@@ -1,8 +1,8 @@
-"""Shapes of `/cfg` and `/streaming` (seed 000, CONTRACT §5): strict input serializers, plain output dicts.
+"""Shapes of `/cfg` and `/streaming` (as Kit App Streaming answers them): strict input serializers, plain output dicts.
 
 Inputs reuse the field rules of workloads.specs (strict JSON types, quantities, tolerations, environment
 variables, compute), so a profile accepts exactly what a workload spec would. Application and profile ids
-follow the CONTRACT name rule; versions are semantic versions; `*` is allowed only inside
+follow the name rule of studio.names; versions are semantic versions; `*` is allowed only inside
 `supportedApplications`."""
 
 import math
@@ -251,7 +251,7 @@ def version_data(version: ApplicationVersion) -> dict:
 
 
 def profile_summary(profile: ApplicationProfile) -> dict:
-    """Seed 000: what `/cfg/apps/{id}/versions/{version}/profiles[/{profile}]` answers."""
+    """What `/cfg/apps/{id}/versions/{version}/profiles[/{profile}]` answers."""
     return {"id": profile.slug, "name": profile.name, "description": profile.description}
 
 

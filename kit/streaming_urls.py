@@ -1,4 +1,4 @@
-"""`/streaming`: Kit streaming sessions, each a workload of kind "stream" (CONTRACT §5)."""
+"""`/streaming`: Kit streaming sessions, each a workload of kind "stream"."""
 
 from django.urls import path
 

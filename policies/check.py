@@ -3,7 +3,7 @@ rule checked. Pure: `enforce(policy_type, effective, spec)` -> (spec with defaul
 problem is (field path relative to the spec, message naming the rule and the policy it came from):
 `("security.runAsUid", "must be at least 1 (policy: tenant)")`.
 
-The spec is Run:ai's workload spec (seeds 001/003): flat fields as in the policy, itemized fields
+The spec is Run:ai's workload spec (workloads/api/seed_examples.py): flat fields as in the policy, itemized fields
 (`storage.hostPath`, `environmentVariables`…) as lists, where the policy has `{"instances", "attributes"}`.
 """
 

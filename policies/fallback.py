@@ -5,7 +5,7 @@ It holds workloads to Kubernetes' Pod Security Standard "baseline", which projec
 (policies.pod_security): no host network or IPC, no hostPath volume, no capability outside baseline's list, no
 Unconfined seccomp profile; and, beyond baseline, no privilege escalation and no explicit uid 0.
 
-The seeds' example bodies (001, 003) comply except seed 003's `storage.hostPath`: a hostPath volume is what
+The example bodies (workloads/api/seed_examples.py) comply except the training's `storage.hostPath`: a hostPath volume is what
 baseline forbids first (the exploit of issue 12 mounted `/`), so a training with one is refused until a platform
 admin allows hostPath for its scope (`rules.storage.hostPath.instances.canAdd: true`), see docs/policies.md.
 """

@@ -1,4 +1,4 @@
-"""Environment templates, service profiles and the catalog (CONTRACT §4). Thin views: parse, authorize, call
+"""Environment templates, service profiles and the catalog. Thin views: parse, authorize, call
 one service, render. The launch (`POST /api/v1/service-profiles/{id}/launch`) is workloads' (workloads.launch.api).
 
 Visibility is the queryset (a platform admin sees all; anyone else what their projects own or are shared):

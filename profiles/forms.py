@@ -200,7 +200,7 @@ class VersionForm(ApiForm):
 
 
 class CloneForm(ApiForm):
-    """Seed 002: a clone asks for its owner project (whose catalog it lands in) and a new name."""
+    """A clone asks for its owner project (whose catalog it lands in) and a new name."""
 
     projectId = forms.ChoiceField(label="Owner project", help_text=(
         "The copy belongs to this project and appears in its catalog; share it with others afterwards."))

@@ -1,8 +1,8 @@
 """Environment templates (+ versions), service profiles, and the secret values of catalog launches.
 
 A template version is the "code" of a service: the workload kind, a spec template with `{{ name }}`
-placeholders, typed variables and output expressions. A service profile packages one version for end users
-(seed 002): input and output settings, labels, annotations, extra configuration, sharing. Workloads keep
+placeholders, typed variables and output expressions. A service profile packages one version for end users:
+input and output settings, labels, annotations, extra configuration, sharing. Workloads keep
 what they were launched from as plain values (Workload.profile_id is no foreign key), so deleting or editing
 a profile never touches them."""
 

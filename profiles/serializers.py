@@ -1,4 +1,4 @@
-"""API shapes of environment templates, versions, service profiles, the catalog and a launch (CONTRACT §4).
+"""API shapes of environment templates, versions, service profiles, the catalog and a launch.
 
 Input serializers check the shape (types, unknown fields, choices) and hand the services their keyword
 arguments (`service_fields()`); the rules across fields and against the template version are the services'

@@ -74,7 +74,7 @@ def profile_list(request):
 
 @login_required
 def system_profiles(request):
-    """The profiles PaaS Studio ships (seed 002's "System Profiles" page): cards to launch from the current
+    """The profiles PaaS Studio ships (the "System Profiles" page): cards to launch from the current
     project's catalog, or to clone into a project's own editable copy."""
     _admin_only(request)
     project = _current_project(request)

@@ -1,4 +1,4 @@
-"""The service profile wizard (seed 002): General → Details → Input settings → Output settings → Sharing.
+"""The service profile wizard: General → Details → Input settings → Output settings → Sharing.
 
 Each step reads what was posted into the body of a create (step 1 of a new profile) or a PATCH, which the
 views hand to the API's serializer and service; `file(errors)` puts the API's errors next to the controls they

@@ -2,7 +2,7 @@
 # PostgreSQL on 127.0.0.1:5432 (user postgres, no password on loopback) and Redis on 127.0.0.1:6379, for CI
 # (`.ci/run`), `make bench` and `make faults`: installs Debian's `postgresql` and `redis-server` when they are
 # missing, starts what is not answering, and creates the `test` database. A server that already answers is used
-# as it is, so an existing PostgreSQL/Redis (set up as the README says) is never touched.
+# as it is, so an existing PostgreSQL/Redis (set up as docs/operations.md says) is never touched.
 #
 # PostgreSQL runs as a cluster of this script's own (initdb as the postgres user, trust on loopback only), in
 # $STUDIO_SERVICES_DIR (default ~/.cache/paas-studio/services): Debian's packaged cluster wants a password over TCP,

@@ -2,8 +2,8 @@
 
     python scripts/policy_schemas.py ../shared/runai/runai-openapi-2.18.json ../shared/runai/runai-openapi-latest.json
 
-Takes every component schema reachable from the Policy operations of 2.18 (the era of the seeds) and adds the
-two rule fields that later versions define and CONTRACT §0 asks for ("fields are the union of both versions"):
+Takes every component schema reachable from the Policy operations of 2.18 and adds the two rule
+fields that later versions define (the API's fields are the union of both versions):
 `options` of ArrayRules (a set the items of an array must come from) and `isFallback` of SourceOfRule."""
 
 import json

@@ -34,7 +34,7 @@ def kubesim_command(port: str, tls_port: str, kubeconfig: Path) -> list[str]:
             "--pull-seconds", os.environ.get("KUBESIM_PULL_SECONDS", "4"),
             "--schedule-seconds", os.environ.get("KUBESIM_SCHEDULE_SECONDS", "3"),
             "--tls-port", tls_port, "--kubeconfig", str(kubeconfig), *(["--quiet"] * QUIET),
-            # Node pools, node type and extended resource that the seeds' example bodies name (demo_setup
+            # Node pools, node type and extended resource that the example bodies name (demo_setup
             # defines the same pools and gives the demo project a quota in each).
             "--nodes", "6", "--node-pools", os.environ.get("KUBESIM_NODE_POOLS", "my-node-pool-a=2,my-node-pool-b=2"),
             "--node-label", os.environ.get("KUBESIM_NODE_LABEL", "run.ai/type=my-node-type"),

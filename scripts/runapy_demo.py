@@ -1,11 +1,11 @@
 """runapy (Run:ai's Python SDK) against a running PaaS Studio (`make run`): an access key, the app-token login
-runapy does, the seeds' bodies as published (with the demo project's cluster id), and every operation of the
+runapy does, the example bodies as published (workloads/api/seed_examples.py) (with the demo project's cluster id), and every operation of the
 Workloads, Trainings, Workspaces, Inferences, Distributed, Pods and Events tags, each printed with its status
 code.
 
     .venv/bin/python -m scripts.runapy_demo --url http://127.0.0.1:8000 --password "$DEMO_ADMIN_PASSWORD"
 
-It changes the demo: a project policy that allows seed 003's hostPath, three workloads (deleted at the end)."""
+It changes the demo: a project policy that allows the example training's hostPath, three workloads (deleted at the end)."""
 import argparse
 import copy
 import json
@@ -65,11 +65,11 @@ def step(name, fn):
 
 def seed(body):
     body = copy.deepcopy(body)
-    body.update(projectId=pid, clusterId=cid)  # the seeds name project 1 and their own cluster 71f69d83-...
+    body.update(projectId=pid, clusterId=cid)  # the examples name project 1 and their own cluster 71f69d83-...
     return body
 
 
-for policy_type in ("trainings", "workspaces"):  # seed 003 mounts a hostPath: a platform admin allows it
+for policy_type in ("trainings", "workspaces"):  # the example training mounts a hostPath: a platform admin allows it
     call("PUT", f"/api/v2/policy/{policy_type}", {"meta": {"name": "demo-host-paths", "scope": "project",
          "projectId": int(pid)}, "policy": {"rules": {"storage": {"hostPath": {"instances": {"canAdd": True}}}}}},
          admin["accessToken"])

@@ -1,4 +1,4 @@
-"""API views of the organisation and identity (CONTRACT §2). Thin: parse, authorize, call a service, render."""
+"""API views of the organisation and identity (Run:ai's Organizations and Authorization tags). Thin: parse, authorize, call a service, render."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view

@@ -1,4 +1,4 @@
-"""The list conventions of every endpoint (CONTRACT §1), as one reusable piece:
+"""The list conventions of every endpoint, as one reusable piece:
 
 * `OffsetPagination` — `offset`, `limit` (1–500, default 50) → `{"<results_key>": [...], "next": offset|null}`;
   the view names its key with `results_key` (e.g. "workloads"), and with `omit_last_next = True` leaves `next`

@@ -1,5 +1,9 @@
 """JSON logs through structlog, each line carrying the request id of the request that wrote it. Secrets that
-travel in URL paths (a Kit client URL's token, `kcu_…`) are redacted from every line."""
+travel in URL paths (a Kit client URL's token, `kcu_…`) are redacted from every line.
+
+Quiet at LOG_LEVEL=INFO: each request is a DEBUG line (studio.request); a refusal the product meant (a 4xx) is the
+one WARNING line of django.request, without the traceback Django attaches to a raised PermissionDenied; a 500 keeps
+its traceback, printed once (tests/studio/test_quiet_log.py)."""
 
 import logging
 import re
@@ -20,6 +24,16 @@ def redacted(text: str) -> str:
 def _redact_event(logger, method_name, event_dict):
     """structlog processor: every string value of the line, redacted."""
     return {key: redacted(value) if isinstance(value, str) else value for key, value in event_dict.items()}
+
+
+class ExpectedRefusals(logging.Filter):
+    """Django logs a view's PermissionDenied (a 403) with its exception: a refusal the product meant, not a fault,
+    so its line keeps no traceback. 5xx lines keep theirs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if 400 <= getattr(record, "status_code", 0) < 500:
+            record.exc_info, record.exc_text = None, None
+        return True
 
 
 class RedactSecrets(logging.Filter):
@@ -59,14 +73,19 @@ def logging_config(*, level: str, fmt: str) -> dict:
             }
         },
         "filters": {"periodic": {"()": PeriodicChatter, "keep": level.upper() == "DEBUG"},
-                    "secrets": {"()": RedactSecrets}},
+                    "secrets": {"()": RedactSecrets}, "refusals": {"()": ExpectedRefusals}},
         "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured",
-                                 "filters": ["periodic", "secrets"]}},
+                                 "filters": ["periodic", "secrets", "refusals"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
-            # runserver's request lines: only its warnings and errors (studio.request logs every request), through
-            # the console handler, so that its filters apply (its own handler would print a client URL's token)
-            "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+            # Django's own handlers go (named here with none, the logger keeps none and its lines reach the root's
+            # console): under DEBUG its console handler printed each of its lines, and their tracebacks, a second
+            # time; its mail_admins handler mails nobody (no ADMINS).
+            "django": {"handlers": [], "level": "INFO"},
+            # runserver's request lines: only its errors (studio.request logs every request, django.request each
+            # 4xx once), through the console handler, so that its filters apply (its own handler would print a
+            # client URL's token)
+            "django.server": {"handlers": ["console"], "level": "ERROR", "propagate": False},
             "django.db.backends": {"level": "WARNING"},
             "kubernetes": {"level": "WARNING"},
             "urllib3": {"level": "WARNING"},
@@ -116,7 +135,7 @@ class RequestIdMiddleware:
         response = self.get_response(request)
         response["X-Request-ID"] = request.id
         if not request.path.startswith(("/static/", "/healthz", "/metrics")):
-            self.log.info("request", method=request.method, path=request.path, status=response.status_code)
+            self.log.debug("request", method=request.method, path=request.path, status=response.status_code)
         structlog.contextvars.clear_contextvars()
         return response
 

@@ -212,7 +212,7 @@ class DepartmentQuerySet(models.QuerySet):
 class Department(models.Model):
     name = models.CharField(max_length=63, unique=True, validators=[validate_name])
     description = models.TextField(blank=True, default="")
-    # Run:ai's department belongs to one cluster (`clusterId`); CONTRACT's departments may leave it out, and
+    # Run:ai's department belongs to one cluster (`clusterId`); a department created without one leaves it out, and
     # then answer the cluster of their first project. Once set, the department's projects must be on it.
     cluster = models.ForeignKey(Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="departments")
     # Run:ai's per-node-pool quotas of the department (`resources`), stored and answered; the scheduler of a
@@ -293,7 +293,7 @@ class Project(models.Model):
 
 
 class Level(models.TextChoices):
-    """Our three permission levels; every Run:ai role maps to one (CONTRACT §2)."""
+    """Our three permission levels; every Run:ai role maps to one."""
 
     ADMIN = "admin"
     MEMBER = "member"

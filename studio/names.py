@@ -1,4 +1,4 @@
-"""The CONTRACT's name rule for workloads, projects and profiles."""
+"""The name rule for workloads, projects and profiles: a DNS-1123 label that starts with a letter."""
 
 import re
 

@@ -98,5 +98,5 @@ def add_error_responses(result, generator, request, public):
 
 def without_client_url_copies(endpoints):
     """The Kit APIs answer again under a client URL (`/kit-client/{token}/cfg/…`): the same operations, documented
-    once, under `/cfg` and `/streaming` (the README says how a client URL is used)."""
+    once, under `/cfg` and `/streaming` (docs/kit.md says how a client URL is used)."""
     return [endpoint for endpoint in endpoints if not endpoint[0].startswith("/kit-client/")]

@@ -1,5 +1,5 @@
 """Settings, driven by environment variables; with none set, an embedded default that needs no servers
-(SQLite and Celery's filesystem broker under var/). Every variable is listed in the README."""
+(SQLite and Celery's filesystem broker under var/). Every variable is listed in docs/configuration.md."""
 
 import secrets
 from datetime import timedelta
@@ -146,7 +146,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOCAL_LOGIN_ENABLED = env.bool("LOCAL_LOGIN_ENABLED", default=True)
 AUTHENTICATION_BACKENDS = ["studio.iam.backends.LocalPasswordBackend", "studio.iam.oidc.ProviderBackend"]
 # Single sign-on (studio/iam/oidc.py, studio/iam/providers.py): an OpenID Connect provider from the environment, or the one set through
-# Run:ai's POST /api/v1/idps (the environment's wins). README "Single sign-on" has examples per provider.
+# Run:ai's POST /api/v1/idps (the environment's wins). docs/identity.md has examples per provider.
 OIDC_DISCOVERY_URL = env.str("OIDC_DISCOVERY_URL", default="")  # the discovery document's URL, or the issuer's
 OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
 OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
@@ -275,7 +275,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# The sync follows each cluster by watch (`manage.py cluster_watch`, workloads/watcher.py): changes are applied
+# The sync follows each cluster by watch (`manage.py cluster_watch`, workloads/cluster/watcher.py): changes are applied
 # as they arrive, gathered for SYNC_BATCH_SECONDS; every SYNC_INTERVAL_SECONDS the watcher checks the cluster's
 # health and the repairs that came due; every SYNC_RESYNC_SECONDS it derives every workload again (the safety
 # net), and beat's full sync round runs where no watcher follows the cluster. A watch request lasts between one

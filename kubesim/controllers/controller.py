@@ -1,6 +1,6 @@
 """The cluster's control loop: a work queue of changed objects (fed by the store) and a timer queue of due
 transitions, drained every `tick`; so a quiet cluster of 10,000 objects costs nothing per tick. Reconcilers
-for each kind live in kubelet.py, jobs.py and workloads.py; here are the small ones (Services, PVCs, Ingresses,
+for each kind live in kubesim/node/kubelet.py, jobs.py and workloads.py; here are the small ones (Services, PVCs, Ingresses,
 HPAs, Namespaces) and garbage collection by ownerReferences (background, foreground and orphan propagation).
 """
 

@@ -1,14 +1,14 @@
 """Projects and departments as Run:ai's documents shape them (`Project`, `Department`, `DepartmentForList` of 2.18
-and latest, the union of their fields) together with CONTRACT §2's own fields, and the request bodies of both:
+and latest, the union of their fields) together with the fields this API answered before them, and the request bodies of both:
 Run:ai's `ProjectCreationRequest`/`ProjectUpdateRequest` (`parentId`, per-pool `resources`, `schedulingRules`,
-`defaultNodePools`, `nodeTypes`, `requestedNamespace`, `description`, `enforceRunaiScheduler`) and CONTRACT's
+`defaultNodePools`, `nodeTypes`, `requestedNamespace`, `description`, `enforceRunaiScheduler`) and the earlier ones
 (`departmentId`, `resources: {"gpu": {"deserved", "limit"}}`).
 
-Where the two disagree on a field's type, CONTRACT §0 makes Run:ai's documents win: `id` is a string and
-`resources` the per-node-pool array. CONTRACT's shapes stay accepted on input, and CONTRACT's GPU totals stay
+Where the two disagree on a field's type, Run:ai's documents win (their fields are the union of 2.18's and latest's):
+`id` is a string and `resources` the per-node-pool array. The earlier shapes stay accepted on input, and the GPU totals stay
 readable in that array: a project without per-pool quotas answers one entry whose `nodePool` is null (the spec
 lets it be null) holding its `gpu.deserved` and `gpu.limit`; such an entry is accepted back. `departmentId`
-(CONTRACT only) is the string `parentId` is, as a workload's `departmentId` in Run:ai's documents: one JSON type
+(ours only) is the string `parentId` is, as a workload's `departmentId` in Run:ai's documents: one JSON type
 for one id field; on input both forms are taken. docs/runai-compatibility.md lists what is answered and why."""
 
 import re
@@ -133,7 +133,7 @@ def _aggregated(projects) -> list[dict]:
 
 
 def department_cluster_id(department: Department) -> str | None:
-    """Its own cluster, else (a CONTRACT department) the cluster of its first project (prefetched)."""
+    """Its own cluster, else (a department created without one) the cluster of its first project (prefetched)."""
     if department.cluster_id:
         return str(department.cluster_id)
     projects = sorted(department.projects.all(), key=lambda p: p.pk)
@@ -175,7 +175,7 @@ class ResourcesSerializer(StrictSerializer):
 @extend_schema_field({"oneOf": [{"type": "object", "description": "CONTRACT: {\"gpu\": {\"deserved\", \"limit\"}}"},
                                  {"type": "array", "items": {"type": "object"}, "description": "Run:ai Resources"}]})
 class ResourcesField(serializers.Field):
-    """CONTRACT §2's `{"gpu": {"deserved", "limit"}}`, or Run:ai's per-node-pool `Resources` array (checked
+    """The GPU totals `{"gpu": {"deserved", "limit"}}`, or Run:ai's per-node-pool `Resources` array (checked
     against the cluster's pools in the serializer's validate, studio.org.quotas)."""
 
     def to_internal_value(self, data):
@@ -281,7 +281,7 @@ class ProjectSerializer(OrgUnitSerializer):
         return attrs.get("cluster") or getattr(self.instance, "cluster", None)
 
     def pool_resources(self, items, pools):
-        # One entry without a node pool is CONTRACT's totals as this API answers them (project_data).
+        # One entry without a node pool is the GPU totals as this API answers them (project_data).
         if len(items) == 1 and isinstance(items[0], dict) and items[0].get("nodePool") is None:
             entry = items[0]
             extra = sorted(set(entry) - {"nodePool", "gpu"})
@@ -334,7 +334,7 @@ class ProjectSerializer(OrgUnitSerializer):
         if isinstance(resources, list):
             data["node_pool_resources"] = resources
             data["gpu_deserved"], data["gpu_limit"] = gpu_totals(resources)
-        elif resources is not None:  # CONTRACT's totals: the project may use every pool of its cluster
+        elif resources is not None:  # GPU totals: the project may use every pool of its cluster
             data["node_pool_resources"] = []
             data["gpu_deserved"] = resources["gpu"]["deserved"]
             if "limit" in resources["gpu"]:

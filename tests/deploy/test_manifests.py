@@ -1,6 +1,6 @@
 """The manifests that run PaaS Studio itself on Kubernetes (deploy/paas-studio), read as a reviewer would: every
 pod unprivileged with probes and requests, the names they reference existing, one beat, and every setting they
-give documented in the README. The real API server's verdict on them is tests/real/test_deploy_dry_run.py."""
+give documented in docs/configuration.md. The real API server's verdict on them is tests/real/test_deploy_dry_run.py."""
 
 import re
 
@@ -87,10 +87,11 @@ def test_references_point_at_what_exists():
             assert {r["secretRef"]["name"] for r in refs if "secretRef" in r} == {"paas-studio-secrets"}
 
 
-def test_every_setting_given_is_one_the_readme_documents():
-    documented = set(re.findall(r"^\| `([A-Z0-9_]+)`", (ROOT / "README.md").read_text(), re.MULTILINE))
-    documented |= {name for row in re.findall(r"^\| (`[A-Z0-9_]+`(?:, `[A-Z0-9_]+`)+)", (ROOT / "README.md")
-                                               .read_text(), re.MULTILINE) for name in re.findall(r"`(\w+)`", row)}
+def test_every_setting_given_is_one_the_configuration_page_documents():
+    table = (ROOT / "docs" / "configuration.md").read_text()
+    documented = set(re.findall(r"^\| `([A-Z0-9_]+)`", table, re.MULTILINE))
+    documented |= {name for row in re.findall(r"^\| (`[A-Z0-9_]+`(?:, `[A-Z0-9_]+`)+)", table, re.MULTILINE)
+                   for name in re.findall(r"`(\w+)`", row)}
     config = by_kind(rendered(), "ConfigMap")["paas-studio-config"]["data"]
     secrets_comment = (ROOT / "deploy" / "paas-studio" / "configmap.yaml").read_text()
     secret_keys = set(re.findall(r"--from-literal=([A-Z_]+)=", secrets_comment))

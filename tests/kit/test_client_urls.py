@@ -128,17 +128,18 @@ def test_a_viewer_may_not_make_one_and_a_stranger_gets_404(client_for, org, kit)
 
 
 def test_the_token_never_reaches_the_log(member, anon, org, kit, settings):
-    """Neither the request lines (studio.request) nor runserver's own (django.server) nor Django's error lines."""
+    """Neither the request lines (studio.request, DEBUG) nor runserver's own (django.server: its errors) nor Django's
+    error lines."""
     token = make(member, org.a)["url"].rsplit("/", 1)[1]
     out = io.StringIO()
-    logging.config.dictConfig(logging_config(level="INFO", fmt="json"))
+    logging.config.dictConfig(logging_config(level="DEBUG", fmt="json"))
     try:
         for name in ("", "django.server"):
             for handler in logging.getLogger(name).handlers:
                 handler.setStream(out)
         anon.get(f"/kit-client/{token}/cfg/apps")
         anon.get(f"/kit-client/{token}/nothing-here")
-        logging.getLogger("django.server").warning('"GET /kit-client/%s/cfg/nope HTTP/1.1" 404 0', token)
+        logging.getLogger("django.server").error('"GET /kit-client/%s/cfg/nope HTTP/1.1" 500 0', token)
         logging.getLogger("django.request").error("Not Found: /kit-client/%s/cfg/nope", token)
     finally:
         logging.config.dictConfig(settings.LOGGING)

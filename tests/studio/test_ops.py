@@ -91,7 +91,8 @@ def test_logs_are_json_with_the_request_id(tmp_path):
         "from django.test import Client;"
         "Client().get('/api/v1/me', HTTP_X_REQUEST_ID='req-42')"
     )
-    env = {**os.environ, "LOG_FORMAT": "json", "DJANGO_SETTINGS_MODULE": "studio.settings"}
+    # Request lines are DEBUG (a quiet log at INFO: tests/studio/test_quiet_log.py).
+    env = {**os.environ, "LOG_FORMAT": "json", "LOG_LEVEL": "DEBUG", "DJANGO_SETTINGS_MODULE": "studio.settings"}
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     request_lines = [line for line in lines if line.get("event") == "request"]

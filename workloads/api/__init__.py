@@ -1,4 +1,4 @@
-"""The Run:ai-compatible workloads API (CONTRACT §3). Thin views: parse, authorize, call a service, render."""
+"""The Run:ai-compatible workloads API. Thin views: parse, authorize, call a service, render."""
 
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse, StreamingHttpResponse

@@ -1,8 +1,8 @@
-"""The example create bodies of seeds 003 (training) and 001 (inference), as API consumers send them: the
+"""The example create bodies of a training and an inference as Run:ai's documents publish them, as API consumers send them: the
 examples of /api/schema/ and the tests' bodies (tests/workloads/seed_bodies.py).
 
-They are the contract: each must validate, and its spec must echo back unchanged. A workspace is a training
-without completions, parallelism and backoffLimit (CONTRACT §3). Copy before changing: `copy.deepcopy(...)`.
+Each must validate, and its spec must echo back unchanged. A workspace is a training without completions,
+parallelism and backoffLimit. Copy before changing: `copy.deepcopy(...)`.
 """
 
 import copy

@@ -1,4 +1,4 @@
-"""API shapes of workloads: the Run:ai create/get body (seeds 001, 003) and the generic workload view."""
+"""API shapes of workloads: the Run:ai create/get body (workloads/api/seed_examples.py) and the generic workload view."""
 
 import uuid
 from datetime import UTC
@@ -104,7 +104,7 @@ CREATED_SCHEMAS = {"training": Training, "workspace": Workspace, "inference": In
 
 def answered_spec(spec: dict) -> dict:
     """The spec as submitted, with the values Run:ai types as strings answered as strings (an extended
-    resource's quantity may be sent as the number 2, as seed 003 does; the spec answers "2")."""
+    resource's quantity may be sent as the number 2, as the example training does; the spec answers "2")."""
     compute = spec.get("compute") or {}
     resources = compute.get("extendedResources")
     if not resources:

@@ -1,9 +1,9 @@
-"""Kubernetes objects -> a workload's phase and message (DESIGN.md "Phases"). Pure, and total: any
+"""Kubernetes objects -> a workload's phase and message. Pure, and total: any
 partial object (no status, empty conditions, wrong types) gives a phase, never an exception.
 
 Decisions the callers rely on:
 - `("Deleted", "")` once desired is Deleted and neither the primary object nor any pod is left. It is not
-  a CONTRACT actualPhase: the caller marks the row deleted.
+  an actualPhase the API answers: the caller marks the row deleted.
 - desired Running with the primary object missing: `("Creating", "")` while it was never seen, else
   `("Creating", MISSING)` and the caller recreates it. A finished workload is not recreated: a Job
   removed by `ttlSecondsAfterFinished` stays Completed / Failed.

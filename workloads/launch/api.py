@@ -1,4 +1,4 @@
-"""`POST /api/v1/service-profiles/{id}/launch` (CONTRACT §4): a workload from a service profile. It answers 201
+"""`POST /api/v1/service-profiles/{id}/launch`: a workload from a service profile. It answers 201
 with the created workload in the body of `GET /api/v1/workloads/{workloadId}`; `?dryRun=true` answers the preview.
 
 The route is the service profiles' own (the same path, name, operation and schema as their other actions): the

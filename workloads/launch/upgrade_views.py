@@ -1,4 +1,4 @@
-"""The workload page's upgrade panel (workloads.launch.upgrades), loaded by htmx into workloads/detail.html: the
+"""The workload page's upgrade panel (workloads.launch.upgrades), loaded by htmx into templates/workloads/detail.html: the
 "Outdated" badge and the diff; "Preview upgrade" shows the cluster's verdicts (nothing changed); "Upgrade"
 rolls it and returns to the page with a message."""
 

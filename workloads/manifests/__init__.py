@@ -1,4 +1,4 @@
-"""Workload -> Kubernetes objects (DESIGN.md "Kubernetes mapping"). Pure: plain dicts in, plain dicts out.
+"""Workload -> Kubernetes objects. Pure: plain dicts in, plain dicts out.
 
 This package chooses, by the workload's kind, between the built-in kinds (`objects`: Job, Deployment, Knative
 Service or Deployment + HPA, Services, Ingress, claims) and the Kubeflow Training Operator jobs of a distributed

@@ -1,5 +1,5 @@
 """A distributed training -> a Kubeflow Training Operator job (`kubeflow.org/v1`), and a PodGroup for gang
-scheduling where the cluster serves one. Pure, like manifests.py, whose pod template it reuses per role.
+scheduling where the cluster serves one. Pure, like workloads.manifests.objects, whose pod template it reuses per role.
 
 | distributedFramework | kind | replica specs | master role |
 |---|---|---|---|

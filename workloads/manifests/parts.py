@@ -1,9 +1,8 @@
 """Pod-level pieces of a workload's manifests: container, compute, scheduling, security.
 
-Pure functions over the Run:ai-shaped spec (seeds 001 and 003). The spec was validated by `specs.py`;
+Pure functions over the Run:ai-shaped spec. The spec was validated by workloads.specs;
 these helpers still tolerate missing keys, because profiles and Kit streams build specs internally.
-Fields that do not apply to the chosen `gpuRequestType` are ignored, and a `secret` wins over a `value`
-(CONTRACT §3).
+Fields that do not apply to the chosen `gpuRequestType` are ignored, and a `secret` wins over a `value`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Pod volumes of a workload (spec.storage), their mounts, the claims to create and git init containers.
 
-Volume names come from the source type and index (`pvc-0`, `git-1`): the seeds give every source the
-same `name`, and a pod refuses two volumes of one name.
+Volume names come from the source type and index (`pvc-0`, `git-1`): the example bodies (workloads/api/seed_examples.py)
+give every source the same `name`, and a pod refuses two volumes of one name.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def storage(spec: dict, *, base_name: str, large_shm: bool = False) -> Storage:
 
 
 def unique_mounts(st: Storage) -> None:
-    """The API server refuses two mounts at one path (the seeds put configMap and secret at "string"):
+    """The API server refuses two mounts at one path (the example bodies put configMap and secret at "string"):
     the first source listed keeps the path, and a volume left without any mount is dropped."""
     seen, mounts = set(), []
     for mount in st.mounts:

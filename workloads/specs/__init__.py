@@ -1,4 +1,4 @@
-"""Request validation of the Run:ai workload spec (CONTRACT §3, seeds 001 and 003). Pure: no models, no DB.
+"""Request validation of the Run:ai workload spec (its fields as in the example bodies of workloads/api/seed_examples.py). Pure: no models, no DB.
 
 `validate_workload_request` raises DRF's ValidationError with a nested `.detail` (dicts for objects, lists per
 index for arrays) that studio.errors flattens to `spec.compute.gpuPortionRequest`, `spec.storage.pvc[0].claimInfo.size`.

@@ -1,4 +1,4 @@
-"""The spec of each workload kind and the create body around it. Field sets follow the seeds' examples."""
+"""The spec of each workload kind and the create body around it. Field sets follow the example bodies (workloads/api/seed_examples.py)."""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -106,7 +106,8 @@ SPECS = {"training": TrainingSpec, "workspace": WorkspaceSpec, "inference": Infe
 @extend_schema_field({"oneOf": [{"type": "string", "pattern": "^[0-9]+$"}, {"type": "integer", "minimum": 0}],
                       "example": "1"})
 class ProjectId(serializers.Field):
-    """The seeds send 1; newer Run:ai APIs send "1". Both are taken and answered as a string."""
+    """Run:ai 2.18's examples (workloads/api/seed_examples.py) send 1; newer Run:ai APIs send "1". Both are taken
+    and answered as a string."""
 
     default_error_messages = {
         "invalid": "Must be a project id: a non-negative integer or a string of digits."

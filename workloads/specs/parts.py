@@ -82,7 +82,7 @@ class PodFieldRef(StrictSerializer):
 
 
 class EnvironmentVariable(StrictSerializer):
-    # A value and a secret may come together (the seeds send both): both are kept and the secret wins later.
+    # A value and a secret may come together (the example bodies send both): both are kept and the secret wins later.
     # `userCredential` names a secret holding the user's credential (Run:ai keeps those as secrets too).
     name = Text(validators=[ENV_NAME])
     value = Text(required=False, allow_blank=True)
@@ -281,7 +281,7 @@ def _at_least(problems, values, limit, request, convert):
             problems[limit] = f"Must be at least {request} ({values[request]})."
 
 
-# Storage. Mount paths must be absolute wherever the seeds' own examples are; configMapVolume and secretVolume
+# Storage. Mount paths must be absolute wherever the example bodies' are (workloads/api/seed_examples.py); configMapVolume and secretVolume
 # send "string" as mountPath, so those are only non-empty.
 
 

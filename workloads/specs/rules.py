@@ -1,4 +1,4 @@
-"""Name and format rules of Kubernetes and the CONTRACT, as predicates and as DRF validators (Kubernetes' own
+"""Name and format rules of Kubernetes and of this API, as predicates and as DRF validators (Kubernetes' own
 name rules are studio.clusters.names', re-exported here)."""
 
 import re
@@ -29,7 +29,7 @@ MIG_SLICES_RE = re.compile(r"([0-9]+)g\.")
 
 
 def is_valid_name(name) -> bool:
-    """CONTRACT name rule for workloads, projects and profiles (a DNS-1123 label that starts with a letter)."""
+    """The name rule for workloads, projects and profiles (a DNS-1123 label that starts with a letter)."""
     return isinstance(name, str) and len(name) <= NAME_MAX and _NAME_RE.fullmatch(name) is not None
 
 

@@ -1,4 +1,4 @@
-"""Metric types of the workloads API and where each comes from (CONTRACT §3)."""
+"""Metric types of the workloads API and where each comes from."""
 
 WORKLOAD_TYPES = (
     "GPU_UTILIZATION",

@@ -38,7 +38,7 @@ def demo_password() -> str:
     return password
 
 
-DEMO_NODE_POOLS = "my-node-pool-a=2,my-node-pool-b=2"  # the pools the seeds' example bodies name
+DEMO_NODE_POOLS = "my-node-pool-a=2,my-node-pool-b=2"  # the pools the example bodies name
 
 
 class Command(BaseCommand):
@@ -84,7 +84,7 @@ class Command(BaseCommand):
             actor=admin, name="demo", department=department, cluster=cluster, gpu_deserved=8, gpu_limit=16
         )
         if pools and not project.node_pool_resources:
-            # The demo project holds a quota in each pool, so the seeds' bodies (they name two pools) run.
+            # The demo project holds a quota in each pool, so the example bodies (they name two pools) run.
             per_pool = {"deserved": 4, "limit": 8, "overQuotaWeight": 1}
             services.model_update(project, actor=admin, node_pool_resources=[
                 {"nodePool": {"id": str(pool.pk), "name": pool.name}, "gpu": per_pool} for pool in pools])
@@ -104,8 +104,8 @@ class Command(BaseCommand):
         return pools
 
     def _allow_host_path(self, project, admin) -> None:
-        """Seed 003's training mounts a hostPath, which the fallback policy refuses; the demo project allows it
-        (as a platform admin would, docs/policies.md), so the seeds' bodies run as published."""
+        """The example training (workloads/api/seed_examples.py) mounts a hostPath, which the fallback policy refuses; the demo project allows it
+        (as a platform admin would, docs/policies.md), so the example bodies run as published."""
 
         if not Policy.objects.filter(policy_type="trainings", scope="project", project=project).exists():
             policy_overwrite(actor=admin, policy_type="trainings", body={
