@@ -1,0 +1,214 @@
+"""Life cycles as data, in the shape of KWOK's Stage objects: each stage names the kind it applies to
+(`resourceRef`), a `selector` on the object, a `delay` and what comes `next`. The stages live in YAML files under
+`kubesim/stages/`, one or more documents a file, each with input/output test data under `kubesim/stages/testdata/`
+(tests/kubesim/test_stages.py plays them).
+
+    apiVersion: kubesim.paas-studio/v1alpha1
+    kind: Stage
+    metadata: {name: pod-crash-restart}
+    spec:
+      resourceRef: {apiGroup: v1, kind: Pod}
+      selector:
+        matchAnnotations: {...}             # exact values
+        matchLabels: {...}
+        matchExpressions:                   # all must hold; operators In, NotIn, Exists, DoesNotExist
+        - {key: .kubelet.stage, operator: In, values: [running]}
+        - {key: '.metadata.annotations["kubesim.paas-studio/crashes"]', operator: Exists}
+      delay:                                # from the object's `since` (the last stage's time)
+        durationMilliseconds: 500           # the fallback, as KWOK's
+        durationFrom:
+          expressionFrom: '.metadata.annotations["kubesim.paas-studio/run-seconds"]'   # seconds
+          setting: restart_seconds          # a setting of the simulator, in seconds (its pace)
+        backoffFrom: .kubelet.restarts      # n -> duration * min(2 ** (n - 1), 30), the kubelet's back-off
+        jitterDurationMilliseconds: 800     # an upper bound: the delay falls between duration and it
+      next: {...}                           # read by the controller that plays the kind (kubelet, jobs)
+
+A key is a path into the object as KWOK's are: `.status.phase`, `.metadata.annotations["a/b"]`, and, for lists,
+`.status.conditions[type=Ready].status` (the first element whose field has that value). The object a controller
+hands in may carry its own block of facts (the kubelet's `.kubelet`, the Job controller's `.job`). Values compare
+as strings, booleans as `true`/`false`. The stages of a kind are tried in their files' order (files by name) and
+the first that matches and is due applies; a stage that matches but is not due yet gives the time to look again.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+DIRECTORY = Path(__file__).resolve().parent.parent / "stages"
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_STEP = re.compile(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]|\[([\w.-]+)=([^\]]*)\]')
+_MISSING = object()
+
+
+class StageError(ValueError):
+    """A stage file that does not say what a stage must."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    kind: str
+    selector: dict
+    delay: dict
+    next: dict
+
+
+def path_steps(path: str) -> list[tuple]:
+    """`.a["b/c"][type=Ready].d` -> [("key", "a"), ("key", "b/c"), ("where", "type", "Ready"), ("key", "d")]."""
+    steps, pos = [], 0
+    while pos < len(path):
+        match = _STEP.match(path, pos)
+        if not match:
+            raise StageError(f"bad path {path!r} at {pos}")
+        name, quoted, field, value = match.groups()
+        steps.append(("where", field, value) if field else ("key", name if name is not None else quoted))
+        pos = match.end()
+    if not steps:
+        raise StageError(f"bad path {path!r}")
+    return steps
+
+
+def value_at(doc, path: str):
+    """The value at a path, or None where any step is missing."""
+    node = doc
+    for step in path_steps(path):
+        if step[0] == "key":
+            node = node.get(step[1], _MISSING) if isinstance(node, dict) else _MISSING
+        else:
+            node = next((i for i in node if isinstance(i, dict) and text(i.get(step[1])) == step[2]), _MISSING) \
+                if isinstance(node, list) else _MISSING
+        if node is _MISSING or node is None:
+            return None
+    return node
+
+
+def text(value) -> str | None:
+    """A value as selectors compare it: strings as they are, booleans as JSON writes them."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _expression_holds(expression: dict, doc) -> bool:
+    value = text(value_at(doc, expression["key"]))
+    operator = expression["operator"]
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    values = [text(v) for v in expression.get("values") or []]
+    return (value in values) if operator == "In" else (value not in values)
+
+
+def matches(selector: dict, doc) -> bool:
+    meta = doc.get("metadata") or {}
+    for field, wanted in (("labels", selector.get("matchLabels")), ("annotations", selector.get("matchAnnotations"))):
+        have = meta.get(field) or {}
+        if any(have.get(k) != v for k, v in (wanted or {}).items()):
+            return False
+    return all(_expression_holds(e, doc) for e in selector.get("matchExpressions") or [])
+
+
+def _seconds(value) -> float | None:
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def delay_seconds(stage: Stage, doc, settings: dict, seed: str = "") -> float | None:
+    """The stage's delay for this object, or None where it has none (the stage then does not apply)."""
+    delay = stage.delay
+    source = delay.get("durationFrom") or {}
+    seconds = _seconds(value_at(doc, source["expressionFrom"])) if "expressionFrom" in source else None
+    if seconds is None and "setting" in source:
+        seconds = _seconds(settings.get(source["setting"]))
+    if seconds is None and "durationMilliseconds" in delay:
+        seconds = delay["durationMilliseconds"] / 1000
+    if seconds is None:
+        return None
+    if "backoffFrom" in delay:
+        attempt = int(_seconds(value_at(doc, delay["backoffFrom"])) or 0)
+        seconds *= min(2 ** max(0, attempt - 1), 30)
+    jitter = delay.get("jitterDurationMilliseconds")
+    if jitter is not None and jitter / 1000 > seconds:
+        # Between the duration and the jitter's bound, the same for the same object and stage.
+        fraction = int(hashlib.sha256(f"{seed}/{stage.name}".encode()).hexdigest()[:8], 16) / 2**32
+        seconds += (jitter / 1000 - seconds) * fraction
+    return seconds
+
+
+def next_due(stages: list[Stage], doc, since: float, now: float, settings: dict, seed: str = ""):
+    """(the first stage that matches and is due, or None; the earliest time a matching stage before it is due)."""
+    pending = None
+    for stage in stages:
+        if not matches(stage.selector, doc):
+            continue
+        seconds = delay_seconds(stage, doc, settings, seed)
+        if seconds is None:
+            continue
+        due = since + seconds
+        if due <= now:
+            return stage, due, pending
+        pending = due if pending is None else min(pending, due)
+    return None, None, pending
+
+
+# --- files ---------------------------------------------------------------------------------------------------
+
+def _check_selector(name: str, selector: dict) -> None:
+    for expression in selector.get("matchExpressions") or []:
+        if expression.get("operator") not in OPERATORS:
+            raise StageError(f"stage {name}: operator {expression.get('operator')!r} is not one of {OPERATORS}")
+        path_steps(expression.get("key") or "")
+        if expression["operator"] in ("In", "NotIn") and not expression.get("values"):
+            raise StageError(f"stage {name}: {expression['operator']} needs values")
+    for field in ("matchLabels", "matchAnnotations"):
+        if not isinstance(selector.get(field) or {}, dict):
+            raise StageError(f"stage {name}: {field} must be a mapping")
+
+
+def _check_delay(name: str, delay: dict) -> None:
+    source = delay.get("durationFrom") or {}
+    if set(source) - {"expressionFrom", "setting"}:
+        raise StageError(f"stage {name}: durationFrom takes expressionFrom and setting")
+    for path in (source.get("expressionFrom"), delay.get("backoffFrom")):
+        if path is not None:
+            path_steps(path)
+    unknown = set(delay) - {"durationMilliseconds", "durationFrom", "backoffFrom", "jitterDurationMilliseconds"}
+    if unknown:
+        raise StageError(f"stage {name}: unknown delay fields {sorted(unknown)}")
+
+
+def parse(document: dict) -> Stage:
+    if not isinstance(document, dict) or document.get("kind") != "Stage":
+        raise StageError(f"not a Stage: {document!r:.80}")
+    name = (document.get("metadata") or {}).get("name")
+    spec = document.get("spec") or {}
+    kind = (spec.get("resourceRef") or {}).get("kind")
+    if not name or not kind or not isinstance(spec.get("next"), dict):
+        raise StageError(f"stage {name!r}: metadata.name, spec.resourceRef.kind and spec.next are required")
+    selector, delay = spec.get("selector") or {}, spec.get("delay") or {}
+    _check_selector(name, selector)
+    _check_delay(name, delay)
+    return Stage(name, kind, selector, delay, spec["next"])
+
+
+def load_file(path: Path) -> list[Stage]:
+    with open(path, encoding="utf-8") as handle:
+        return [parse(document) for document in yaml.safe_load_all(handle) if document is not None]
+
+
+def load(kind: str, directory: Path = DIRECTORY) -> list[Stage]:
+    """The stages of a kind, in their files' order."""
+    stages = [stage for path in sorted(directory.glob("*.yaml")) for stage in load_file(path) if stage.kind == kind]
+    names = [s.name for s in stages]
+    duplicated = {n for n in names if names.count(n) > 1}
+    if duplicated:
+        raise StageError(f"stage names used twice: {sorted(duplicated)}")
+    return stages
