@@ -124,6 +124,8 @@ def _seconds(value) -> float | None:
 def delay_seconds(stage: Stage, doc, settings: dict, seed: str = "") -> float | None:
     """The stage's delay for this object, or None where it has none (the stage then does not apply)."""
     delay = stage.delay
+    if not delay:
+        return 0.0
     source = delay.get("durationFrom") or {}
     seconds = _seconds(value_at(doc, source["expressionFrom"])) if "expressionFrom" in source else None
     if seconds is None and "setting" in source:
