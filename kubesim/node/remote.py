@@ -33,6 +33,8 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import json_merge_patch
+
 from ..controllers.controller import Controller
 from ..errors import ApiError, Unavailable
 from ..resources import GROUPS, METRICS_GROUP, Registry
@@ -106,18 +108,10 @@ class Http:
 
 
 def merge_patch(old, new) -> dict:
-    """The JSON merge patch (RFC 7386) that turns `old` into `new`: a key `new` no longer has is sent as null, or
-    the server would keep it (a job's `replicaStatuses.Worker.active` after its workers finished)."""
-    old, new = old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}
-    patch = {key: None for key in old if key not in new}
-    for key, value in new.items():
-        if isinstance(value, dict) and isinstance(old.get(key), dict):
-            inner = merge_patch(old[key], value)
-            if inner:
-                patch[key] = inner
-        elif key not in old or old[key] != value:
-            patch[key] = value
-    return patch
+    """The JSON merge patch (RFC 7386) that turns `old` into `new` (by the json-merge-patch library): a key `new` no
+    longer has is sent as null, or the server would keep it (a job's `replicaStatuses.Worker.active` after its
+    workers finished)."""
+    return json_merge_patch.create_patch(old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {})
 
 
 def _transient(exc: HttpError) -> bool:
