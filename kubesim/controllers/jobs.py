@@ -30,6 +30,19 @@ def condition(conditions: list, type_: str, status: str, reason: str, message: s
     return out
 
 
+def next_status(nxt: dict, status: dict, conditions: list, now: float, words: dict | None = None) -> list:
+    """A stage's conditions (set in order), status fields ("now": the time) and removeStatus, on a status; its
+    conditions after. Texts are format strings over `words`."""
+    for cond in nxt.get("conditions") or []:
+        cond = {k: v.format_map(words or {}) for k, v in cond.items()}
+        conditions = condition(conditions, cond["type"], cond["status"], cond["reason"], cond["message"])
+    for field, value in (nxt.get("status") or {}).items():
+        status[field] = now_rfc3339(now) if value == "now" else value
+    for field in nxt.get("removeStatus") or []:
+        status.pop(field, None)
+    return conditions
+
+
 def is_true(conditions: list, type_: str) -> bool:
     return any(c["type"] == type_ and c["status"] == "True" for c in conditions or [])
 
@@ -78,23 +91,17 @@ class JobController:
 
     def _play(self, job: dict, status: dict, active: list, now: float) -> tuple[list, bool]:
         """Apply the Job's stages that are due, in order; (its conditions, whether a stage ended the sync)."""
-        conditions, pending, ended = status.get("conditions") or [], None, False
-        for stage in self.stages:
-            view = self.view(job, status, active)
-            seconds = stages.delay_seconds(stage, view, {}) if stages.matches(stage.selector, view) else None
-            if seconds is None:
-                continue
-            due = (parse_rfc3339(status["startTime"]) if status.get("startTime") else now) + seconds
-            if due > now:  # looked at again then (a deadline)
-                pending = due if pending is None else min(pending, due)
-                continue
-            conditions = self.apply(stage, job, status, conditions, active, now)
-            if not stage.next.get("continue"):
-                ended = True
-                break
-        if pending is not None:
+        conditions = [status.get("conditions") or []]
+
+        def apply(stage):
+            conditions[0] = self.apply(stage, job, status, conditions[0], active, now)
+
+        ended, pending = stages.play(self.stages, lambda: self.view(job, status, active),
+                                     lambda: parse_rfc3339(status["startTime"]) if status.get("startTime") else now,
+                                     now, apply)
+        if pending is not None:  # looked at again then (a deadline)
             self.ctl.after(pending - now, "jobs.batch", job["metadata"]["namespace"], job["metadata"]["name"])
-        return conditions, ended
+        return conditions[0], ended
 
     def apply(self, stage, job: dict, status: dict, conditions: list, active: list, now: float) -> list:
         """A stage's `next`; the Job's conditions after it."""
@@ -104,12 +111,7 @@ class JobController:
         if nxt.get("finished"):
             self._finished(job, status)
             return conditions
-        for cond in nxt.get("conditions") or []:
-            conditions = condition(conditions, cond["type"], cond["status"], cond["reason"], cond["message"])
-        for field, value in (nxt.get("status") or {}).items():
-            status[field] = now_rfc3339(now) if value == "now" else value
-        for field in nxt.get("removeStatus") or []:
-            status.pop(field, None)
+        conditions = next_status(nxt, status, conditions, now)
         if nxt.get("event"):
             event = nxt["event"]
             self.ctl.recorder.emit(job, event["type"], event["reason"], event["message"], COMPONENT)

@@ -24,7 +24,7 @@
       next: {...}                           # read by the controller that plays the kind (kubelet, jobs)
 
 A key is a path into the object as KWOK's are: `.status.phase`, `.metadata.annotations["a/b"]`, and, for lists,
-`.status.conditions[type=Ready].status` (the first element whose field has that value). The object a controller
+`.status.conditions[type=Ready].status` (the first element whose field has that value) or `.status.conditions[0]`. The object a controller
 hands in may carry its own block of facts (the kubelet's `.kubelet`, the Job controller's `.job`). Values compare
 as strings, booleans as `true`/`false`. The stages of a kind are tried in their files' order (files by name) and
 the first that matches and is due applies; a stage that matches but is not due yet gives the time to look again.
@@ -39,7 +39,7 @@ import yaml
 
 DIRECTORY = Path(__file__).resolve().parent.parent / "stages"
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-_STEP = re.compile(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]|\[([\w.-]+)=([^\]]*)\]')
+_STEP = re.compile(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]|\[([\w.-]+)=([^\]]*)\]|\[([0-9]+)\]')
 _MISSING = object()
 
 
@@ -63,8 +63,11 @@ def path_steps(path: str) -> list[tuple]:
         match = _STEP.match(path, pos)
         if not match:
             raise StageError(f"bad path {path!r} at {pos}")
-        name, quoted, field, value = match.groups()
-        steps.append(("where", field, value) if field else ("key", name if name is not None else quoted))
+        name, quoted, field, value, index = match.groups()
+        if index is not None:
+            steps.append(("index", int(index)))
+        else:
+            steps.append(("where", field, value) if field else ("key", name if name is not None else quoted))
         pos = match.end()
     if not steps:
         raise StageError(f"bad path {path!r}")
@@ -77,6 +80,8 @@ def value_at(doc, path: str):
     for step in path_steps(path):
         if step[0] == "key":
             node = node.get(step[1], _MISSING) if isinstance(node, dict) else _MISSING
+        elif step[0] == "index":
+            node = node[step[1]] if isinstance(node, list) and step[1] < len(node) else _MISSING
         else:
             node = next((i for i in node if isinstance(i, dict) and text(i.get(step[1])) == step[2]), _MISSING) \
                 if isinstance(node, list) else _MISSING
@@ -159,6 +164,26 @@ def next_due(stages: list[Stage], doc, since: float, now: float, settings: dict,
             return stage, due, pending
         pending = due if pending is None else min(pending, due)
     return None, None, pending
+
+
+def play(stages: list[Stage], view, since, now: float, apply) -> tuple[bool, float | None]:
+    """A controller's sync: each stage in order that matches the object (`view()`, asked again after each stage
+    applied) and is due (its delay from `since()`) is applied (`apply(stage)`), up to the first without
+    `next.continue`. (whether a stage ended the sync, the earliest time a matching stage is due, or None)."""
+    pending = None
+    for stage in stages:
+        doc = view()
+        seconds = delay_seconds(stage, doc, {}) if matches(stage.selector, doc) else None
+        if seconds is None:
+            continue
+        due = since() + seconds
+        if due > now:
+            pending = due if pending is None else min(pending, due)
+            continue
+        apply(stage)
+        if not stage.next.get("continue"):
+            return True, pending
+    return False, pending
 
 
 # --- files ---------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from kubesim.controllers.jobs import JobController
+from kubesim.controllers.kubeflow import KubeflowJobs
 from kubesim.node import stages
 from kubesim.node.kubelet import Kubelet, PodState
 from kubesim.sim import CRASH_MARK, PULL_FAIL_MARK
@@ -42,6 +43,9 @@ def _controller(settings: dict | None = None, pods: list | None = None):
     ctl.after = lambda seconds, *rest: ctl.timers.append(seconds)
     ctl.create_pod = lambda job, template, prefix: {"metadata": {"name": prefix + "new", "uid": "uid-new"}}
     ctl.store.update = lambda key, obj: ctl.written.append(obj)
+    ctl.owner_ref = lambda obj: {"kind": obj["kind"], "name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"]}
+    ctl.create = lambda key, namespace, body: (ctl.created.append(body["metadata"]["name"]), body)[1]
+    ctl.created = []
     return ctl
 
 
@@ -96,7 +100,19 @@ def _times(value):
     return "<time>" if isinstance(value, str) and TIME.match(value) else value
 
 
-PLAYERS = {"Pod": play_pod, "Job": play_job}
+def play_training(data: dict) -> dict:
+    """One sync of the training operator: as play_job, with the pods created."""
+    ctl = _controller(pods=data["pods"])
+    operator, applied = KubeflowJobs(ctl), []
+    apply = operator.apply
+    operator.apply = lambda stage, *args: (applied.append(stage.name), apply(stage, *args))[1]
+    operator.sync(data["key"], data["job"])
+    status = ctl.written[-1]["status"] if ctl.written else None
+    return {"stages": applied, "deletedPods": ctl.deleted, "createdPods": ctl.created, "events": ctl.recorder.events,
+            "status": _times(status), "looksAgain": bool(ctl.timers)}
+
+
+PLAYERS = {"Pod": play_pod, "Job": play_job, "TrainingJob": play_training}
 
 
 @pytest.mark.parametrize("stage", ALL, ids=[s.name for s in ALL])
@@ -120,7 +136,7 @@ def test_every_stage_has_test_data_and_every_test_data_a_stage():
 
 
 def test_the_controllers_load_every_stage_of_their_kind():
-    assert len(stages.load("Pod")) + len(stages.load("Job")) == len(ALL)
+    assert sum(len(stages.load(kind)) for kind in PLAYERS) == len(ALL)
 
 
 @pytest.mark.parametrize("broken", [
@@ -149,6 +165,7 @@ def test_a_stage_name_used_twice_is_refused(tmp_path: Path):
 
 
 def test_paths_selectors_and_delays():
+    assert stages.value_at({"l": [1, 2]}, ".l[1]") == 2 and stages.value_at({"l": []}, ".l[0]") is None
     doc = {"metadata": {"annotations": {"a/b": "2"}, "labels": {"app": "x"}},
            "status": {"conditions": [{"type": "Ready", "status": "True"}], "ok": True}}
     assert stages.value_at(doc, '.metadata.annotations["a/b"]') == "2"
