@@ -18,6 +18,8 @@ from kubesim.node import stages
 from kubesim.node.kubelet import Kubelet, PodState
 from kubesim.sim import CRASH_MARK, PULL_FAIL_MARK
 
+from .conftest import pod_manifest, wait_until, waiting_reason
+
 TESTDATA = stages.DIRECTORY / "testdata"
 FILES = sorted(stages.DIRECTORY.glob("*.yaml"))
 ALL = [stage for path in FILES for stage in stages.load_file(path)]
@@ -185,3 +187,14 @@ def test_paths_selectors_and_delays():
     assert 1.0 <= first <= 2.0 and stages.delay_seconds(jittered, {}, {}, "uid-1") == first
     backoff = stages.Stage("b", "Pod", {}, {"durationFrom": {"setting": "base"}, "backoffFrom": ".n"}, {})
     assert [stages.delay_seconds(backoff, {"n": n}, {"base": 1.0}) for n in (0, 1, 3, 9)] == [1.0, 1.0, 4.0, 30.0]
+
+
+def test_failures_chosen_by_annotation_as_by_image(core, ns):
+    """The annotations the stages select on fail a pod whatever its image: the image markers are only sugar."""
+    core.create_namespaced_pod(ns, pod_manifest("pulls", annotations={"kubesim.paas-studio/pull-fails": "true"}))
+    wait_until(lambda: waiting_reason(core.read_namespaced_pod("pulls", ns)) in ("ErrImagePull", "ImagePullBackOff"))
+    core.create_namespaced_pod(ns, pod_manifest("crashes", annotations={"kubesim.paas-studio/crashes": "main"}))
+    pod = wait_until(lambda: (p := core.read_namespaced_pod("crashes", ns)).status.container_statuses
+                     and p.status.container_statuses[0].restart_count >= 1 and p, timeout=8)
+    assert pod.status.container_statuses[0].last_state.terminated.exit_code == 1
+    assert core.read_namespaced_pod_log("crashes", ns).endswith("kubesim: main crashed: exit status 1\n")
