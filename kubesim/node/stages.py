@@ -30,6 +30,7 @@ as strings, booleans as `true`/`false`. The stages of a kind are tried in their 
 the first that matches and is due applies; a stage that matches but is not due yet gives the time to look again.
 """
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -40,7 +41,6 @@ import yaml
 DIRECTORY = Path(__file__).resolve().parent.parent / "stages"
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _STEP = re.compile(r'\.([A-Za-z_][\w-]*)|\["([^"]*)"\]|\[([\w.-]+)=([^\]]*)\]|\[([0-9]+)\]')
-_MISSING = object()
 
 
 class StageError(ValueError):
@@ -54,9 +54,14 @@ class Stage:
     selector: dict
     delay: dict
     next: dict
+    expressions: tuple = ()  # the selector's matchExpressions, compiled
+
+    def matches(self, doc) -> bool:
+        return matches(self.selector, doc, self.expressions)
 
 
-def path_steps(path: str) -> list[tuple]:
+@functools.lru_cache(maxsize=1024)
+def path_steps(path: str) -> tuple[tuple, ...]:
     """`.a["b/c"][type=Ready].d` -> [("key", "a"), ("key", "b/c"), ("where", "type", "Ready"), ("key", "d")]."""
     steps, pos = [], 0
     while pos < len(path):
@@ -71,23 +76,12 @@ def path_steps(path: str) -> list[tuple]:
         pos = match.end()
     if not steps:
         raise StageError(f"bad path {path!r}")
-    return steps
+    return tuple(steps)
 
 
 def value_at(doc, path: str):
     """The value at a path, or None where any step is missing."""
-    node = doc
-    for step in path_steps(path):
-        if step[0] == "key":
-            node = node.get(step[1], _MISSING) if isinstance(node, dict) else _MISSING
-        elif step[0] == "index":
-            node = node[step[1]] if isinstance(node, list) and step[1] < len(node) else _MISSING
-        else:
-            node = next((i for i in node if isinstance(i, dict) and text(i.get(step[1])) == step[2]), _MISSING) \
-                if isinstance(node, list) else _MISSING
-        if node is _MISSING or node is None:
-            return None
-    return node
+    return _value(doc, path_steps(path))
 
 
 def text(value) -> str | None:
@@ -99,24 +93,47 @@ def text(value) -> str | None:
     return str(value)
 
 
-def _expression_holds(expression: dict, doc) -> bool:
-    value = text(value_at(doc, expression["key"]))
-    operator = expression["operator"]
-    if operator == "Exists":
-        return value is not None
-    if operator == "DoesNotExist":
-        return value is None
-    values = [text(v) for v in expression.get("values") or []]
-    return (value in values) if operator == "In" else (value not in values)
+def compile_expressions(expressions: list | None) -> tuple:
+    """matchExpressions -> ((path steps, operator, the values as texts), ...)."""
+    return tuple((path_steps(e["key"]), e["operator"], frozenset(text(v) for v in e.get("values") or []))
+                 for e in expressions or [])
 
 
-def matches(selector: dict, doc) -> bool:
+def _value(doc, steps):
+    node = doc
+    for step in steps:
+        if step[0] == "key":
+            node = node.get(step[1]) if isinstance(node, dict) else None
+        elif step[0] == "index":
+            node = node[step[1]] if isinstance(node, list) and step[1] < len(node) else None
+        else:
+            node = next((i for i in node if isinstance(i, dict) and text(i.get(step[1])) == step[2]), None) \
+                if isinstance(node, list) else None
+        if node is None:
+            return None
+    return node
+
+
+def matches(selector: dict, doc, compiled: tuple | None = None) -> bool:
+    """Whether the object matches the selector (`compiled`: its matchExpressions compiled, where known)."""
     meta = doc.get("metadata") or {}
     for field, wanted in (("labels", selector.get("matchLabels")), ("annotations", selector.get("matchAnnotations"))):
         have = meta.get(field) or {}
         if any(have.get(k) != v for k, v in (wanted or {}).items()):
             return False
-    return all(_expression_holds(e, doc) for e in selector.get("matchExpressions") or [])
+    if compiled is None:
+        compiled = compile_expressions(selector.get("matchExpressions"))
+    for steps, operator, values in compiled:
+        value = text(_value(doc, steps))
+        if operator == "Exists":
+            holds = value is not None
+        elif operator == "DoesNotExist":
+            holds = value is None
+        else:
+            holds = (value in values) == (operator == "In")
+        if not holds:
+            return False
+    return True
 
 
 def _seconds(value) -> float | None:
@@ -154,7 +171,7 @@ def next_due(stages: list[Stage], doc, since: float, now: float, settings: dict,
     """(the first stage that matches and is due, or None; the earliest time a matching stage before it is due)."""
     pending = None
     for stage in stages:
-        if not matches(stage.selector, doc):
+        if not stage.matches(doc):
             continue
         seconds = delay_seconds(stage, doc, settings, seed)
         if seconds is None:
@@ -173,7 +190,7 @@ def play(stages: list[Stage], view, since, now: float, apply) -> tuple[bool, flo
     pending = None
     for stage in stages:
         doc = view()
-        seconds = delay_seconds(stage, doc, {}) if matches(stage.selector, doc) else None
+        seconds = delay_seconds(stage, doc, {}) if stage.matches(doc) else None
         if seconds is None:
             continue
         due = since() + seconds
@@ -223,7 +240,7 @@ def parse(document: dict) -> Stage:
     selector, delay = spec.get("selector") or {}, spec.get("delay") or {}
     _check_selector(name, selector)
     _check_delay(name, delay)
-    return Stage(name, kind, selector, delay, spec["next"])
+    return Stage(name, kind, selector, delay, spec["next"], compile_expressions(selector.get("matchExpressions")))
 
 
 def load_file(path: Path) -> list[Stage]:
