@@ -8,11 +8,18 @@ Services and their pods through their lives, and serves metrics. Pure Python: no
     sim.stats()                        # {("list", "jobs"): 3, ("create", "jobs"): 2, ("get", "discovery"): 1, ...}
     sim.stop()
 
+Life cycles are data, as KWOK keeps them: the pod's (the kubelet's steps), the Job controller's and the Training
+Operator's decisions are Stage documents under kubesim/stages/ (a selector on the object, a delay, what comes
+next), read by node/stages.py, each with input/output test data in kubesim/stages/testdata/ that
+tests/kubesim/test_stages.py plays.
+
 Conventions the simulation relies on:
-  images     a reference containing `does-not-exist` fails to pull (ErrImagePull, then ImagePullBackOff); one
-             containing `crashloop` exits 1 after each start (CrashLoopBackOff; phase Failed under
-             restartPolicy Never). `set_faults(pull_fail_images=..., crash_images=...)` add references or
-             repositories ("nginx" matches "nginx:1.27").
+  failures   the pod annotation `kubesim.paas-studio/pull-fails` names the containers ("main,sidecar"; "true": all)
+             whose image fails to pull (ErrImagePull, then ImagePullBackOff); `kubesim.paas-studio/crashes`
+             those that exit 1 after each start (CrashLoopBackOff; phase Failed under restartPolicy Never).
+             As sugar, an image reference containing `does-not-exist` counts as named in the first, one
+             containing `crashloop` in the second; `set_faults(pull_fail_images=..., crash_images=...)` add
+             references or repositories ("nginx" matches "nginx:1.27").
   run time   a Job's pods succeed after `run_seconds`, or after the `kubesim.paas-studio/run-seconds`
              annotation on the Job or its pod template; other pods run until deleted.
   GPUs       `nvidia.com/gpu` requests/limits take whole devices; the pod annotation `gpu-fraction` ("0.5") or

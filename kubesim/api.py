@@ -68,19 +68,7 @@ class Api:
         except ValueError:
             raise bad_request(f"invalid limit: {query.get('limit')}") from None
         store, token = self.store, query.get("continue")
-        rv, match, after = query.get("resourceVersion") or "", query.get("resourceVersionMatch") or "", ("", "")
-        if token:
-            list_rv, after = options.decode_continue(token)
-            if list_rv == -1:  # the fresh token of an expired one: the rest of the list, as it is now
-                list_rv = store.rv
-        elif match == "Exact" or (not match and limit and rv not in ("", "0")):
-            # An exact read (and a paged read at a given version): that revision's state.
-            list_rv = options.parse_resource_version(rv)
-            if list_rv > store.rv:
-                raise errors.future_revision(list_rv, store.rv)
-        else:
-            self.wait_for(rv)
-            list_rv = store.rv
+        list_rv, after = self._list_revision(query, token, limit)
         snapshot = None
         if list_rv < store.rv:
             snapshot = store.snapshot(res.key, namespace, list_rv)
@@ -89,16 +77,7 @@ class Api:
                     raise errors.continue_expired(options.encode_continue(-1, *after))
                 raise errors.expired(errors.LIST_TOO_OLD)
         source = iter(store.iter(res.key, namespace, after) if snapshot is None else options.after_key(snapshot, after))
-        items, last, remaining = [], None, 0
-        for obj in source:
-            meta = obj["metadata"]
-            if (labels and not match_labels(labels, meta.get("labels"))) or (fields and not match_fields(fields, obj)):
-                continue
-            if limit and len(items) == limit:
-                remaining = 1
-                break
-            items.append(obj if not res.builtin else {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})
-            last = meta
+        items, last, remaining = _page(res, source, labels, fields, limit)
         metadata = {"resourceVersion": str(list_rv)}
         if remaining:
             metadata["continue"] = options.encode_continue(list_rv, last.get("namespace", ""), last["name"])
@@ -106,6 +85,24 @@ class Api:
                 metadata["remainingItemCount"] = (self._remaining(res, namespace, last) if snapshot is None
                                                   else remaining + sum(1 for _ in source))
         return {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": metadata, "items": items}
+
+    def _list_revision(self, query: dict, token: str | None, limit: int) -> tuple[int, tuple]:
+        """The resourceVersion a list reads at, and the key it goes on after (a continue token's)."""
+        store = self.store
+        rv, match = query.get("resourceVersion") or "", query.get("resourceVersionMatch") or ""
+        if token:
+            list_rv, after = options.decode_continue(token)
+            if list_rv == -1:  # the fresh token of an expired one: the rest of the list, as it is now
+                list_rv = store.rv
+            return list_rv, after
+        if match == "Exact" or (not match and limit and rv not in ("", "0")):
+            # An exact read (and a paged read at a given version): that revision's state.
+            list_rv = options.parse_resource_version(rv)
+            if list_rv > store.rv:
+                raise errors.future_revision(list_rv, store.rv)
+            return list_rv, ("", "")
+        self.wait_for(rv)
+        return store.rv, ("", "")
 
     def _remaining(self, res, namespace, last: dict) -> int:
         last_ns = last.get("namespace", "")
@@ -133,36 +130,13 @@ class Api:
                managed_fields: list | None = None) -> dict:
         """`manager` owns every field of the new object (managedFields); `managed_fields` are set as given
         (server-side apply computed them)."""
-        if not isinstance(body, dict):
-            raise bad_request("the body of the request is not a JSON object")
-        for field, expected in (("apiVersion", res.api_version), ("kind", res.kind)):
-            if body.get(field) not in (None, "", expected):
-                raise bad_request(f"the {field} in the data ({body[field]}) does not match the expected "
-                                  f"{field} ({expected})")
+        _check_type(res, body)
         obj = {"apiVersion": res.api_version, "kind": res.kind, **{k: v for k, v in body.items()
                                                                    if k not in ("apiVersion", "kind")}}
         schema_clean = False
         if res.builtin and not internal:
             schema_clean = validation.decode_check(obj)
-        meta = obj.get("metadata")
-        if not isinstance(meta, dict):
-            meta = obj["metadata"] = {}
-        if meta.get("resourceVersion"):
-            raise ApiError(500, "InternalError", "resourceVersion should not be set on objects to be created")
-        for field in _SERVER_OWNED:
-            meta.pop(field, None)
-        if res.namespaced:
-            if meta.get("namespace") not in (None, "", namespace):
-                raise bad_request("the namespace of the provided object does not match the namespace sent on "
-                                  "the request")
-            meta["namespace"] = namespace
-        else:
-            meta.pop("namespace", None)
-        if not meta.get("name"):
-            if not meta.get("generateName"):
-                raise errors.invalid(res, "", [validation.cause("metadata.name", "Required value: name or "
-                                                                "generateName is required", "FieldValueRequired")])
-            meta["name"] = meta["generateName"] + random_suffix()
+        meta = _new_metadata(res, obj, namespace)
         name = meta["name"]
         if res.namespaced:
             self._check_namespace(res, namespace, name)
@@ -176,17 +150,7 @@ class Api:
             raise errors.already_exists(res, name)
         if res.key == "services":
             self.addresses.allocate(obj, None)
-        if res.status:
-            status = defaults.initial_status(res.key, obj)
-            obj.pop("status", None)
-            if status is not None:
-                obj["status"] = status
-        if res.key in GENERATION:
-            meta["generation"] = 1
-        if managed_fields is not None:
-            meta["managedFields"] = managed_fields
-        elif manager:
-            managed.record_update(None, obj, manager=manager, api_version=res.api_version)
+        _server_fields(res, obj, managed_fields, manager)
         if dry_run:
             return obj
         created = self.store.create(res.key, obj)
@@ -278,21 +242,7 @@ class Api:
         if sub == "status":
             new = {**cur, "status": body.get("status"), "metadata": dict(cur["metadata"])}
         else:
-            new = {**body, "apiVersion": res.api_version, "kind": res.kind}
-            if res.status:
-                new["status"] = cur.get("status")
-            kept = {k: cur["metadata"][k] for k in ("uid", "creationTimestamp", "namespace", "deletionTimestamp",
-                                                     "deletionGracePeriodSeconds", "generation", "managedFields")
-                    if k in cur["metadata"]}
-            new["metadata"] = {**{k: v for k, v in meta_in.items() if k not in _SERVER_OWNED}, **kept, "name": name}
-            if res.key in defaults.APPLY:  # before validation: immutability compares defaulted objects
-                defaults.APPLY[res.key](new)
-            if not internal:
-                self._validate(res, new, name, create=False, old=cur, schema_clean=schema_clean)
-            if res.key == "services":
-                self.addresses.allocate(new, cur)
-            if res.key in GENERATION and new.get("spec") != cur.get("spec"):
-                new["metadata"]["generation"] = cur["metadata"].get("generation", 1) + 1
+            new = self._replacement(res, cur, body, name, internal=internal, schema_clean=schema_clean)
         if new.get("status") is None:
             new.pop("status", None)
         if managed_fields is not None:
@@ -303,6 +253,30 @@ class Api:
             new["metadata"].pop("managedFields", None)
         if dry_run:
             return new
+        return self._store_update(res, namespace, name, cur, new)
+
+    def _replacement(self, res, cur, body, name, *, internal, schema_clean) -> dict:
+        """The object an update writes (not its status): the body, with what the server keeps, defaulted,
+        validated, addressed and its generation counted."""
+        new = {**body, "apiVersion": res.api_version, "kind": res.kind}
+        if res.status:
+            new["status"] = cur.get("status")
+        kept = {k: cur["metadata"][k] for k in ("uid", "creationTimestamp", "namespace", "deletionTimestamp",
+                                                 "deletionGracePeriodSeconds", "generation", "managedFields")
+                if k in cur["metadata"]}
+        meta_in = body.get("metadata") or {}
+        new["metadata"] = {**{k: v for k, v in meta_in.items() if k not in _SERVER_OWNED}, **kept, "name": name}
+        if res.key in defaults.APPLY:  # before validation: immutability compares defaulted objects
+            defaults.APPLY[res.key](new)
+        if not internal:
+            self._validate(res, new, name, create=False, old=cur, schema_clean=schema_clean)
+        if res.key == "services":
+            self.addresses.allocate(new, cur)
+        if res.key in GENERATION and new.get("spec") != cur.get("spec"):
+            new["metadata"]["generation"] = cur["metadata"].get("generation", 1) + 1
+        return new
+
+    def _store_update(self, res, namespace, name, cur, new) -> dict:
         if (new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers")
                 and res.key not in ("pods", "namespaces")):  # those two wait for the kubelet / namespace controller
             return self.store.remove(res.key, namespace, name)
@@ -383,26 +357,10 @@ class Api:
         options = options or {}
         cur = self.get(res, namespace, name)
         meta = cur["metadata"]
-        pre = options.get("preconditions") or {}
-        if pre.get("uid") not in (None, meta["uid"]):
-            raise errors.conflict(res, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in "
-                                             f"object meta: {meta['uid']}")
-        if pre.get("resourceVersion") not in (None, meta["resourceVersion"]):
-            raise errors.conflict(res, name, f"Precondition failed: ResourceVersion in precondition: "
-                                             f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                                             f"{meta['resourceVersion']}")
+        _check_preconditions(res, name, meta, options.get("preconditions") or {})
         if res.key == "namespaces" and name in PROTECTED_NAMESPACES:
             raise errors.forbidden(res, name, f'namespaces "{name}" is forbidden: this namespace may not be deleted')
-        policy, warnings = options.get("propagationPolicy"), []
-        if policy is None and options.get("orphanDependents") is not None:
-            policy = "Orphan" if options["orphanDependents"] else "Background"
-        if policy is None and res.key == "jobs.batch":
-            policy = "Orphan"  # batch/v1 keeps its historical default and says so
-            warnings.append(JOB_DELETE_WARNING)
-        if policy not in (None, "Background", "Foreground", "Orphan"):
-            raise errors.invalid(res, name, [validation.cause("propagationPolicy", f'Unsupported value: "{policy}": '
-                                 'supported values: "Foreground", "Background", "Orphan", "nil"',
-                                 "FieldValueNotSupported")])
+        policy, warnings = _propagation(res, name, options)
         if options.get("dryRun"):
             return 200, cur, warnings
         grace = self._grace_period(res, cur, options)
@@ -415,13 +373,7 @@ class Api:
         if extra and extra not in finalizers:
             finalizers.append(extra)
         if finalizers or grace or res.key == "namespaces":
-            new = {**cur, "metadata": {**meta, "deletionTimestamp": now_rfc3339(time.time() + (grace or 0)),
-                                       "deletionGracePeriodSeconds": grace or 0}}
-            if finalizers:
-                new["metadata"]["finalizers"] = finalizers
-            if res.key == "namespaces":
-                new["status"] = {**(cur.get("status") or {}), "phase": "Terminating"}
-            return 200, self.store.update(res.key, new), warnings
+            return 200, self.store.update(res.key, _marked_deleted(res, cur, finalizers, grace)), warnings
         gone = self.store.remove(res.key, namespace, name)
         if res.key in ("pods", "services"):
             return 200, gone, warnings
@@ -448,3 +400,101 @@ class Api:
                 deleted.append(self.delete(res, ns, item["metadata"]["name"], options)[1])
         return {"kind": res.list_kind, "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(self.store.rv)}, "items": deleted}
+
+
+def _page(res, source, labels, fields, limit) -> tuple[list, dict | None, int]:
+    """The matching objects of a list page: (items, the last one's metadata, 1 where more match)."""
+    items, last = [], None
+    for obj in source:
+        meta = obj["metadata"]
+        if (labels and not match_labels(labels, meta.get("labels"))) or (fields and not match_fields(fields, obj)):
+            continue
+        if limit and len(items) == limit:
+            return items, last, 1
+        items.append(obj if not res.builtin else {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})
+        last = meta
+    return items, last, 0
+
+
+def _check_type(res, body) -> None:
+    if not isinstance(body, dict):
+        raise bad_request("the body of the request is not a JSON object")
+    for field, expected in (("apiVersion", res.api_version), ("kind", res.kind)):
+        if body.get(field) not in (None, "", expected):
+            raise bad_request(f"the {field} in the data ({body[field]}) does not match the expected "
+                              f"{field} ({expected})")
+
+
+def _new_metadata(res, obj: dict, namespace) -> dict:
+    """A new object's metadata, as the server takes it: no server-owned fields, its namespace, its name."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    if meta.get("resourceVersion"):
+        raise ApiError(500, "InternalError", "resourceVersion should not be set on objects to be created")
+    for field in _SERVER_OWNED:
+        meta.pop(field, None)
+    if res.namespaced:
+        if meta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on "
+                              "the request")
+        meta["namespace"] = namespace
+    else:
+        meta.pop("namespace", None)
+    if not meta.get("name"):
+        if not meta.get("generateName"):
+            raise errors.invalid(res, "", [validation.cause("metadata.name", "Required value: name or "
+                                                            "generateName is required", "FieldValueRequired")])
+        meta["name"] = meta["generateName"] + random_suffix()
+    return meta
+
+
+def _server_fields(res, obj: dict, managed_fields: list | None, manager: str | None) -> None:
+    """What the server sets on a new object: its initial status, generation and managed fields."""
+    meta = obj["metadata"]
+    if res.status:
+        status = defaults.initial_status(res.key, obj)
+        obj.pop("status", None)
+        if status is not None:
+            obj["status"] = status
+    if res.key in GENERATION:
+        meta["generation"] = 1
+    if managed_fields is not None:
+        meta["managedFields"] = managed_fields
+    elif manager:
+        managed.record_update(None, obj, manager=manager, api_version=res.api_version)
+
+
+def _check_preconditions(res, name, meta: dict, pre: dict) -> None:
+    if pre.get("uid") not in (None, meta["uid"]):
+        raise errors.conflict(res, name, f"Precondition failed: UID in precondition: {pre['uid']}, UID in "
+                                         f"object meta: {meta['uid']}")
+    if pre.get("resourceVersion") not in (None, meta["resourceVersion"]):
+        raise errors.conflict(res, name, f"Precondition failed: ResourceVersion in precondition: "
+                                         f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                                         f"{meta['resourceVersion']}")
+
+
+def _propagation(res, name, options: dict) -> tuple[str | None, list[str]]:
+    """A delete's propagation policy, and the warnings it gives."""
+    policy, warnings = options.get("propagationPolicy"), []
+    if policy is None and options.get("orphanDependents") is not None:
+        policy = "Orphan" if options["orphanDependents"] else "Background"
+    if policy is None and res.key == "jobs.batch":
+        policy = "Orphan"  # batch/v1 keeps its historical default and says so
+        warnings.append(JOB_DELETE_WARNING)
+    if policy not in (None, "Background", "Foreground", "Orphan"):
+        raise errors.invalid(res, name, [validation.cause("propagationPolicy", f'Unsupported value: "{policy}": '
+                             'supported values: "Foreground", "Background", "Orphan", "nil"',
+                             "FieldValueNotSupported")])
+    return policy, warnings
+
+
+def _marked_deleted(res, cur: dict, finalizers: list, grace) -> dict:
+    new = {**cur, "metadata": {**cur["metadata"], "deletionTimestamp": now_rfc3339(time.time() + (grace or 0)),
+                               "deletionGracePeriodSeconds": grace or 0}}
+    if finalizers:
+        new["metadata"]["finalizers"] = finalizers
+    if res.key == "namespaces":
+        new["status"] = {**(cur.get("status") or {}), "phase": "Terminating"}
+    return new

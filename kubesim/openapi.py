@@ -290,11 +290,7 @@ def _schema(node: dict) -> bytes:
     out.append(_bool(16, node.get("uniqueItems", False)))
     out += [_string(19, r) for r in node.get("required") or []]
     out += [_bytes(20, _any(v)) for v in node.get("enum") or []]
-    extra = node.get("additionalProperties")
-    if isinstance(extra, dict):
-        out.append(_bytes(21, _bytes(1, _schema(extra))))
-    elif isinstance(extra, bool):
-        out.append(_bytes(21, _varint(2 << 3) + (b"\x01" if extra else b"\x00")))
+    out += _additional_properties(node.get("additionalProperties"))
     if node.get("type"):
         kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
         out.append(_bytes(22, b"".join(_string(1, k) for k in kinds)))
@@ -307,6 +303,14 @@ def _schema(node: dict) -> bytes:
     out.append(_bool(27, node.get("readOnly", False)))
     out.append(_extensions(31, node))
     return b"".join(out)
+
+
+def _additional_properties(extra) -> list[bytes]:
+    if isinstance(extra, dict):
+        return [_bytes(21, _bytes(1, _schema(extra)))]
+    if isinstance(extra, bool):
+        return [_bytes(21, _varint(2 << 3) + (b"\x01" if extra else b"\x00"))]
+    return []
 
 
 def _parameter(param: dict) -> bytes:

@@ -1,4 +1,5 @@
-"""PATCH bodies: JSON merge patch (RFC 7386), strategic merge patch, and JSON patch (RFC 6902).
+"""PATCH bodies: JSON merge patch (RFC 7386, by the json-merge-patch library), strategic merge patch (ours: no
+library does it), and JSON patch (RFC 6902, by the jsonpatch library).
 
 The strategic merge patch merges the lists the real server merges by key (containers, env, ports, volumes, ...)
 and honours the `$patch: replace|delete` directive; other directives (`$setElementOrder`, `$retainKeys`) are
@@ -6,6 +7,9 @@ accepted and dropped, which keeps the result right for what clients send in prac
 """
 
 import copy
+
+import json_merge_patch
+import jsonpatch
 
 from .errors import ApiError, bad_request
 
@@ -17,18 +21,12 @@ MERGE_KEYS = {
     "resourceClaims": "name", "readinessGates": "conditionType",
 }
 MERGED_PRIMITIVE_LISTS = {"finalizers"}
+OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 
 
 def merge_patch(target, patch):
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+    """RFC 7386, by the json-merge-patch library; neither argument is changed."""
+    return json_merge_patch.merge(copy.deepcopy(target) if isinstance(target, dict) else {}, copy.deepcopy(patch))
 
 
 def _list_key(field: str, items: list) -> str | None:
@@ -70,10 +68,10 @@ def _merge_list(target: list, patch: list, field: str) -> list:
     if field in MERGED_PRIMITIVE_LISTS:
         return list(target) + [v for v in patch if v not in target]
     key = _list_key(field, patch + target)
-    if not key or not all(isinstance(i, dict) for i in patch):
+    replaced = not key or not all(isinstance(i, dict) for i in patch) or any(i.get("$patch") == "replace"
+                                                                              for i in patch)
+    if replaced:
         return [i for i in copy.deepcopy(patch) if not (isinstance(i, dict) and i.get("$patch"))]
-    if any(i.get("$patch") == "replace" for i in patch):
-        return [i for i in copy.deepcopy(patch) if not i.get("$patch")]
     result = list(target)
     for item in patch:
         index = next((n for n, t in enumerate(result) if isinstance(t, dict) and t.get(key) == item.get(key)), None)
@@ -87,79 +85,36 @@ def _merge_list(target: list, patch: list, field: str) -> list:
     return result
 
 
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise bad_request(f"invalid JSON pointer: {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def _resolve(doc, parts: list[str]):
-    node = doc
-    for part in parts:
-        if isinstance(node, list):
-            node = node[int(part)]
-        else:
-            node = node[part]
-    return node
-
-
 def _unprocessable(message: str) -> ApiError:
     return ApiError(422, "Invalid", message, {})
 
 
+def _operation(op) -> dict:
+    """An operation as the library takes it, or the server's 400 for one it does not know or a bad pointer."""
+    kind = op.get("op") if isinstance(op, dict) else None
+    if kind not in OPERATIONS:
+        raise bad_request(f"Unexpected kind: {kind}")
+    op = {**op, "path": op.get("path", "")}
+    for field in ("path", "from"):
+        pointer = op.get(field)
+        if isinstance(pointer, str) and pointer and not pointer.startswith("/"):
+            raise bad_request(f"invalid JSON pointer: {pointer!r}")
+    return op
+
+
 def json_patch(doc, ops):
+    """RFC 6902, by the jsonpatch library, an operation at a time (the errors name the one that failed)."""
     if not isinstance(ops, list):
         raise bad_request("json patch must be a list of operations")
     doc = copy.deepcopy(doc)
     for op in ops:
-        kind, parts = op.get("op"), _pointer(op.get("path", ""))
+        op = _operation(op)
         try:
-            if kind == "test":
-                if _resolve(doc, parts) != op.get("value"):
-                    raise _unprocessable(f"testing value {op.get('path')} failed")
-                continue
-            if kind in ("move", "copy"):
-                value = copy.deepcopy(_resolve(doc, _pointer(op["from"])))
-                if kind == "move":
-                    doc = _remove(doc, _pointer(op["from"]))
-                doc = _add(doc, parts, value)
-            elif kind == "add":
-                doc = _add(doc, parts, copy.deepcopy(op.get("value")))
-            elif kind == "remove":
-                doc = _remove(doc, parts)
-            elif kind == "replace":
-                _resolve(doc, parts)  # must exist
-                doc = _add(_remove(doc, parts), parts, copy.deepcopy(op.get("value")))
-            else:
-                raise bad_request(f"Unexpected kind: {kind}")
-        except (KeyError, IndexError, ValueError, TypeError):
+            doc = jsonpatch.apply_patch(doc, [op], in_place=True)
+        except jsonpatch.JsonPatchTestFailed:
+            raise _unprocessable(f"testing value {op['path']} failed") from None
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, ValueError,
+                TypeError):
             raise _unprocessable(f"the server rejected our request due to an error in our request: "
-                                 f"{kind} operation does not apply: doc is missing path: \"{op.get('path')}\"") from None
-    return doc
-
-
-def _add(doc, parts, value):
-    if not parts:
-        return value
-    parent = _resolve(doc, parts[:-1])
-    last = parts[-1]
-    if isinstance(parent, list):
-        index = len(parent) if last == "-" else int(last)
-        if index > len(parent):
-            raise IndexError(index)
-        parent.insert(index, value)
-    else:
-        parent[last] = value
-    return doc
-
-
-def _remove(doc, parts):
-    parent = _resolve(doc, parts[:-1])
-    last = parts[-1]
-    if isinstance(parent, list):
-        parent.pop(int(last))
-    else:
-        del parent[last]
+                                 f"{op['op']} operation does not apply: doc is missing path: \"{op['path']}\"") from None
     return doc

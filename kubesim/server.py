@@ -135,54 +135,51 @@ class Handler(BaseHTTPRequestHandler):
             raise errors.UNAVAILABLE
         parts = [p for p in path.split("/") if p]
         if path.startswith("/prometheus/api/v1/query"):
-            sim.count("query", "prometheus")
-            form = parse_qs(raw.decode()) if self.command == "POST" else {}
-            expr = query.get("query") or (form.get("query") or [""])[-1]
-            code, body = sim.metrics.prometheus(expr)
-            return self._send_json(code, body)
+            return self._prometheus(sim, query, raw)
         if path in ("/healthz", "/livez", "/readyz"):
             return self._send(200, b"ok", "text/plain; charset=utf-8")
         if path == "/version":
             sim.count("get", "version")
             return self._send_json(200, KUBE_VERSION)
-        reg = sim.registry
         if path == "/openapi/v2":
-            sim.count("get", "openapi")
-            if openapi.wants_protobuf(self.headers.get("Accept", "")):
-                return self._send(200, openapi.protobuf_bytes(reg),
-                                  "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
-            return self._send(200, openapi.json_bytes(reg), "application/json")
+            return self._openapi(sim)
         if parts[:1] == ["api"] and len(parts) <= 2 or parts[:1] == ["apis"] and len(parts) <= 3:
             sim.count("get", "discovery")
-            if parts == ["api"]:
-                return self._send_json(200, reg.api_versions(self.headers.get("Host", "")))
-            if parts == ["api", "v1"]:
-                return self._send_json(200, reg.resource_list("", "v1"))
-            if parts == ["apis"]:
-                return self._send_json(200, reg.group_list())
-            if len(parts) == 2 and parts[1] in reg.groups:
-                return self._send_json(200, reg.group_doc(parts[1]))
-            if len(parts) == 3 and parts[1] in reg.groups and reg.has_version(parts[1], parts[2]):
-                return self._send_json(200, reg.resource_list(parts[1], parts[2]))
-            raise errors.path_not_found()
+            return self._send_json(200, self._discovery(sim.registry, parts))
         if parts[:1] in (["api"], ["apis"]):
             return self._resource(sim, parts, query, raw)
         raise errors.path_not_found()
 
+    def _prometheus(self, sim, query, raw):
+        sim.count("query", "prometheus")
+        form = parse_qs(raw.decode()) if self.command == "POST" else {}
+        expr = query.get("query") or (form.get("query") or [""])[-1]
+        code, body = sim.metrics.prometheus(expr)
+        return self._send_json(code, body)
+
+    def _openapi(self, sim):
+        sim.count("get", "openapi")
+        if openapi.wants_protobuf(self.headers.get("Accept", "")):
+            return self._send(200, openapi.protobuf_bytes(sim.registry),
+                              "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+        return self._send(200, openapi.json_bytes(sim.registry), "application/json")
+
+    def _discovery(self, reg, parts) -> dict:
+        if parts == ["api"]:
+            return reg.api_versions(self.headers.get("Host", ""))
+        if parts == ["api", "v1"]:
+            return reg.resource_list("", "v1")
+        if parts == ["apis"]:
+            return reg.group_list()
+        if len(parts) == 2 and parts[1] in reg.groups:
+            return reg.group_doc(parts[1])
+        if len(parts) == 3 and parts[1] in reg.groups and reg.has_version(parts[1], parts[2]):
+            return reg.resource_list(parts[1], parts[2])
+        raise errors.path_not_found()
+
     def _resource(self, sim, parts, query, raw):
-        group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
-        reg, namespace = sim.registry, None
-        if len(rest) >= 3 and rest[0] == "namespaces":
-            scoped = reg.lookup(group, version, rest[2])
-            if scoped is not None and scoped.namespaced:
-                namespace, rest = rest[1], rest[2:]
-        res = reg.lookup(group, version, rest[0])
-        name = rest[1] if len(rest) > 1 else None
-        sub = rest[2] if len(rest) > 2 else None
-        subs = reg.subresources(res) if res is not None else {}
-        if (res is None or len(rest) > 3 or (res.namespaced and namespace is None and name is not None)
-                or (sub is not None and sub not in subs)):
-            raise errors.path_not_found()
+        reg = sim.registry
+        res, namespace, name, sub, subs = _locate(reg, parts)
         verb = self._verb(name, query, sub)
         if verb not in (subs[sub][1] if sub else res.verbs) or (verb == "create" and res.namespaced
                                                                   and namespace is None):
@@ -205,6 +202,9 @@ class Handler(BaseHTTPRequestHandler):
                 result = self._apply(sim, verb, res, namespace, name, sub, query, raw)
         finally:
             eventsv1.THROUGH_V1.reset(through_v1)
+        self._respond(result, res, verb, sub, query, as_events_v1)
+
+    def _respond(self, result, res, verb, sub, query, as_events_v1):
         code, body, warnings = result if isinstance(result, tuple) else (200, result, [])
         if sub == "log":
             return self._send(code, body.encode(), "text/plain")
@@ -232,24 +232,10 @@ class Handler(BaseHTTPRequestHandler):
             raise subresources.streaming(sub, res, name)
         if res.key == "componentstatuses":
             return subresources.component_statuses(name)
-        if res.key == "bindings" or sub == "binding":
-            body = self._json_body(raw) or {}
-            pod = name or (body.get("metadata") or {}).get("name") or ""
-            return (*subresources.bind(api, res, namespace, pod, body), [])
-        if sub in ("eviction", "token", "finalize"):
-            body = self._json_body(raw) or {}
-            if sub == "eviction":
-                return (*subresources.evict(api, namespace, name, body), [])
-            if sub == "token":
-                return (*subresources.token(api, namespace, name, body), [])
-            return (*subresources.finalize(api, name, body), [])
+        if res.key == "bindings" or sub in ("binding", "eviction", "token", "finalize"):
+            return self._action(api, res, namespace, name, sub, raw)
         if verb == "get":
-            api.wait_for(query.get("resourceVersion") or "")
-            if sub == "scale":
-                return subresources.get_scale(api, res, namespace, name)
-            if sub == "log":
-                return sim.controller.kubelet.logs(api.get(res, namespace, name), query)
-            return api.get(res, namespace, name)
+            return self._get(sim, res, namespace, name, sub, query)
         if verb == "list":
             return api.list(res, namespace, query)
         manager = query.get("fieldManager") or managed.manager_from_user_agent(self.headers.get("User-Agent", ""))
@@ -264,16 +250,32 @@ class Handler(BaseHTTPRequestHandler):
             code, obj = api.patch(res, namespace, name, raw, self.headers.get("Content-Type", ""), sub=sub,
                                   query=query, manager=manager)
             return code, obj, []
-        options = self._json_body(raw) or {}
-        for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
-            if key in query:
-                value = query[key]
-                options[key] = int(value) if key == "gracePeriodSeconds" else (
-                    _parse_bool(value) if key == "orphanDependents" else value)
-        options["dryRun"] = dry_run or bool(options.get("dryRun"))
+        options = _delete_options(self._json_body(raw) or {}, query, dry_run)
         if verb == "delete":
             return api.delete(res, namespace, name, options)
         return api.delete_collection(res, namespace, query, options)
+
+    def _action(self, api, res, namespace, name, sub, raw):
+        """A binding, an eviction, a token request or a namespace's finalize: (code, body, warnings)."""
+        body = self._json_body(raw) or {}
+        if res.key == "bindings" or sub == "binding":
+            pod = name or (body.get("metadata") or {}).get("name") or ""
+            return (*subresources.bind(api, res, namespace, pod, body), [])
+        if sub == "eviction":
+            return (*subresources.evict(api, namespace, name, body), [])
+        if sub == "token":
+            return (*subresources.token(api, namespace, name, body), [])
+        return (*subresources.finalize(api, name, body), [])
+
+    @staticmethod
+    def _get(sim, res, namespace, name, sub, query):
+        api = sim.api
+        api.wait_for(query.get("resourceVersion") or "")
+        if sub == "scale":
+            return subresources.get_scale(api, res, namespace, name)
+        if sub == "log":
+            return sim.controller.kubelet.logs(api.get(res, namespace, name), query)
+        return api.get(res, namespace, name)
 
     # --- watch -----------------------------------------------------------------------------------------------
 
@@ -331,29 +333,13 @@ class Handler(BaseHTTPRequestHandler):
                 oldest = store.oldest_available()
             if events is None:  # this watcher fell behind the history window
                 return self._chunk(self._expired_line(cursor, oldest))
-            out = []
-            for event in events:
-                cursor = event.rv
-                if event.key != res.key:
-                    continue
-                if namespace is not None and event.obj["metadata"].get("namespace") != namespace:
-                    continue
-                kind = _event_type(event, matches)
-                if kind:
-                    cached = (kind, convert)  # one serialized line per event type and API, shared by watchers
-                    line = event.lines.get(cached)
-                    if line is None:
-                        line = event.lines[cached] = _line(kind, convert(event.obj) if convert else event.obj)
-                    out.append(line)
-                    sent = event.rv
+            out, cursor, sent = _event_lines(events, res, namespace, matches, convert, cursor, sent)
             if bookmark_due and events == []:
                 # Everything is delivered: a bookmark tells the client it may resume from the kind's latest write
                 # (in any namespace). As in the real server's watch cache, none when this watcher has had it.
                 latest = store.last_rv.get(res.key, 0)
                 if latest > sent:
-                    bookmark = {"kind": res.kind, "apiVersion": eventsv1.API_VERSION if convert else res.api_version,
-                                "metadata": {"resourceVersion": str(latest), "creationTimestamp": None}}
-                    out.append(_line("BOOKMARK", bookmark))
+                    out.append(_bookmark(res, latest, convert))
                 bookmark_at = now + BOOKMARK_EVERY  # the watch cache's ticker: again until the deadline
             if out:
                 self._chunk(b"".join(out))
@@ -418,3 +404,56 @@ def _event_type(event, matches) -> str | None:
     if now and before:
         return "MODIFIED"
     return "ADDED" if now else ("DELETED" if before else None)
+
+
+def _locate(reg, parts):
+    """/api/v1/namespaces/ns/pods/name/sub -> (resource, namespace, name, subresource, its subresources)."""
+    group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        scoped = reg.lookup(group, version, rest[2])
+        if scoped is not None and scoped.namespaced:
+            namespace, rest = rest[1], rest[2:]
+    res = reg.lookup(group, version, rest[0])
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    subs = reg.subresources(res) if res is not None else {}
+    if (res is None or len(rest) > 3 or (res.namespaced and namespace is None and name is not None)
+            or (sub is not None and sub not in subs)):
+        raise errors.path_not_found()
+    return res, namespace, name, sub, subs
+
+
+def _delete_options(options: dict, query: dict, dry_run: bool) -> dict:
+    for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
+        if key in query:
+            value = query[key]
+            options[key] = int(value) if key == "gracePeriodSeconds" else (
+                _parse_bool(value) if key == "orphanDependents" else value)
+    options["dryRun"] = dry_run or bool(options.get("dryRun"))
+    return options
+
+
+def _event_lines(events, res, namespace, matches, convert, cursor, sent):
+    """The watch lines of a watcher's events: (lines, the new cursor, the newest resourceVersion sent)."""
+    out = []
+    for event in events:
+        cursor = event.rv
+        if event.key != res.key:
+            continue
+        if namespace is not None and event.obj["metadata"].get("namespace") != namespace:
+            continue
+        kind = _event_type(event, matches)
+        if kind:
+            cached = (kind, convert)  # one serialized line per event type and API, shared by watchers
+            line = event.lines.get(cached)
+            if line is None:
+                line = event.lines[cached] = _line(kind, convert(event.obj) if convert else event.obj)
+            out.append(line)
+            sent = event.rv
+    return out, cursor, sent
+
+
+def _bookmark(res, latest, convert) -> bytes:
+    return _line("BOOKMARK", {"kind": res.kind, "apiVersion": eventsv1.API_VERSION if convert else res.api_version,
+                              "metadata": {"resourceVersion": str(latest), "creationTimestamp": None}})

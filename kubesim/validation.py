@@ -241,20 +241,8 @@ def pod_spec_causes(spec: dict, path: str, restart_policies: tuple[str, ...] | N
     seen = set()
     for field in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(field) or []):
-            cpath = f"{path}.{field}[{i}]"
-            if not isinstance(c, dict):
-                continue
-            name = c.get("name") or ""
-            if not name:
-                causes.append(cause(f"{cpath}.name", "Required value", "FieldValueRequired"))
-            elif not _LABEL_1123.match(name) or len(name) > 63:
-                causes.append(_invalid(f"{cpath}.name", name, MSG_LABEL_1123))
-            elif name in seen:
-                causes.append(cause(f"{cpath}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
-            seen.add(name)
-            if not c.get("image"):
-                causes.append(cause(f"{cpath}.image", "Required value", "FieldValueRequired"))
-            causes += _resources_causes(c.get("resources") or {}, f"{cpath}.resources")
+            if isinstance(c, dict):
+                causes += _container_causes(c, f"{path}.{field}[{i}]", seen)
     policy = spec.get("restartPolicy")
     if restart_policies and policy not in restart_policies:
         supported = ", ".join(json.dumps(p) for p in restart_policies)
@@ -262,6 +250,22 @@ def pod_spec_causes(spec: dict, path: str, restart_policies: tuple[str, ...] | N
                                                       f"{supported}") if policy else "Required value",
                             "FieldValueNotSupported" if policy else "FieldValueRequired"))
     return causes
+
+
+def _container_causes(c: dict, cpath: str, seen: set) -> list[dict]:
+    """A container's name (unique among the pod's, in `seen`), image and resources."""
+    causes = []
+    name = c.get("name") or ""
+    if not name:
+        causes.append(cause(f"{cpath}.name", "Required value", "FieldValueRequired"))
+    elif not _LABEL_1123.match(name) or len(name) > 63:
+        causes.append(_invalid(f"{cpath}.name", name, MSG_LABEL_1123))
+    elif name in seen:
+        causes.append(cause(f"{cpath}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
+    seen.add(name)
+    if not c.get("image"):
+        causes.append(cause(f"{cpath}.image", "Required value", "FieldValueRequired"))
+    return causes + _resources_causes(c.get("resources") or {}, f"{cpath}.resources")
 
 
 def _selector_causes(obj: dict) -> list[dict]:

@@ -1,9 +1,12 @@
 """The Job controller: pods from the template up to `parallelism`, success after `completions`, failure past
 `backoffLimit` or `activeDeadlineSeconds`, suspend/resume, `ttlSecondsAfterFinished`, and the status fields and
-conditions (SuccessCriteriaMet/Complete, FailureTarget/Failed, Suspended) of a real 1.3x cluster."""
+conditions (SuccessCriteriaMet/Complete, FailureTarget/Failed, Suspended) of a real 1.3x cluster. The decisions
+on a Job (finished, suspend, resume, start, backoff limit, deadline, complete) are the stages in
+kubesim/stages/job.yaml; where none ends a sync, the Job runs."""
 
 import time
 
+from ..node import stages
 from ..store import jcopy, now_rfc3339, parse_rfc3339
 
 COMPONENT = "job-controller"
@@ -27,6 +30,19 @@ def condition(conditions: list, type_: str, status: str, reason: str, message: s
     return out
 
 
+def next_status(nxt: dict, status: dict, conditions: list, now: float, words: dict | None = None) -> list:
+    """A stage's conditions (set in order), status fields ("now": the time) and removeStatus, on a status; its
+    conditions after. Texts are format strings over `words`."""
+    for cond in nxt.get("conditions") or []:
+        cond = {k: v.format_map(words or {}) for k, v in cond.items()}
+        conditions = condition(conditions, cond["type"], cond["status"], cond["reason"], cond["message"])
+    for field, value in (nxt.get("status") or {}).items():
+        status[field] = now_rfc3339(now) if value == "now" else value
+    for field in nxt.get("removeStatus") or []:
+        status.pop(field, None)
+    return conditions
+
+
 def is_true(conditions: list, type_: str) -> bool:
     return any(c["type"] == type_ and c["status"] == "True" for c in conditions or [])
 
@@ -35,63 +51,78 @@ class JobController:
     def __init__(self, controller):
         self.ctl, self.store = controller, controller.store
         self.counted = set()  # pod uids already added to a Job's succeeded/failed counts
+        self.stages = stages.load("Job")
 
     def forget_pod(self, uid: str) -> None:
         self.counted.discard(uid)
 
     def sync(self, job: dict) -> None:
-        spec, meta = job["spec"], job["metadata"]
+        """Count the finished pods, play the Job's stages (kubesim/stages/job.yaml), and, where none ended the
+        sync, run: pods up to the parallelism."""
         status = jcopy(job.get("status") or {})
-        conditions = status.get("conditions") or []
         pods = self.ctl.owned_pods(job)
+        self._count(pods, status)
+        active = [p for p in pods if not p["metadata"].get("deletionTimestamp") and not _done(p)]
+        status["terminating"] = sum(1 for p in pods if p["metadata"].get("deletionTimestamp") and not _done(p))
+        conditions, ended = self._play(job, status, active, time.time())
+        if not ended:
+            self._run(job, status, conditions, active)
+
+    def _count(self, pods: list, status: dict) -> None:
         for pod in pods:
             phase = (pod.get("status") or {}).get("phase")
             if phase in ("Succeeded", "Failed") and pod["metadata"]["uid"] not in self.counted:
                 self.counted.add(pod["metadata"]["uid"])
                 field = "succeeded" if phase == "Succeeded" else "failed"
                 status[field] = status.get(field, 0) + 1
-        active = [p for p in pods if not p["metadata"].get("deletionTimestamp")
-                  and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-        status["terminating"] = sum(1 for p in pods if p["metadata"].get("deletionTimestamp")
-                                    and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
-        now = time.time()
-        if is_true(conditions, "Complete") or is_true(conditions, "Failed"):
-            return self._finished(job, status, active)
-        if spec.get("suspend"):
-            self._delete_pods(job, active)
-            if not is_true(conditions, "Suspended"):
-                conditions = condition(conditions, "Suspended", "True", "JobSuspended", "Job suspended")
-                self.ctl.recorder.emit(job, "Normal", "Suspended", "Job suspended", COMPONENT)
-            status.pop("startTime", None)
-            return self._write(job, status, conditions, [])
-        if any(c["type"] == "Suspended" and c["status"] == "True" for c in conditions):
-            conditions = condition(conditions, "Suspended", "False", "JobResumed", "Job resumed")
-            self.ctl.recorder.emit(job, "Normal", "Resumed", "Job resumed", COMPONENT)
-        status.setdefault("startTime", now_rfc3339(now))
+
+    def view(self, job: dict, status: dict, active: list) -> dict:
+        """The Job as its stages see it: its status as this sync has it, and the controller's facts."""
+        spec, conditions = job["spec"], status.get("conditions") or []
         restarts = sum(cs.get("restartCount", 0) for p in active
                        for cs in (p.get("status") or {}).get("containerStatuses") or [])
-        if status.get("failed", 0) + restarts > spec.get("backoffLimit", 6):
-            return self._fail(job, status, conditions, active, "BackoffLimitExceeded",
-                              "Job has reached the specified backoff limit")
-        deadline = spec.get("activeDeadlineSeconds")
-        if deadline is not None:
-            left = parse_rfc3339(status["startTime"]) + deadline - now
-            if left <= 0:
-                return self._fail(job, status, conditions, active, "DeadlineExceeded",
-                                  "Job was active longer than specified deadline")
-            self.ctl.after(left, "jobs.batch", meta["namespace"], meta["name"])
         succeeded, completions = status.get("succeeded", 0), spec.get("completions")
-        if (completions is not None and succeeded >= completions) or (completions is None and succeeded
-                                                                     and not active):
+        reached = (completions is not None and succeeded >= completions) or (completions is None and succeeded
+                                                                            and not active)
+        return {**job, "status": status,
+                "job": {"finished": is_true(conditions, "Complete") or is_true(conditions, "Failed"),
+                        "backoffExceeded": status.get("failed", 0) + restarts > spec.get("backoffLimit", 6),
+                        "completionsReached": bool(reached)}}
+
+    def _play(self, job: dict, status: dict, active: list, now: float) -> tuple[list, bool]:
+        """Apply the Job's stages that are due, in order; (its conditions, whether a stage ended the sync)."""
+        conditions = [status.get("conditions") or []]
+
+        def apply(stage):
+            conditions[0] = self.apply(stage, job, status, conditions[0], active, now)
+
+        ended, pending = stages.play(self.stages, lambda: self.view(job, status, active),
+                                     lambda: parse_rfc3339(status["startTime"]) if status.get("startTime") else now,
+                                     now, apply)
+        if pending is not None:  # looked at again then (a deadline)
+            self.ctl.after(pending - now, "jobs.batch", job["metadata"]["namespace"], job["metadata"]["name"])
+        return conditions[0], ended
+
+    def apply(self, stage, job: dict, status: dict, conditions: list, active: list, now: float) -> list:
+        """A stage's `next`; the Job's conditions after it."""
+        nxt = stage.next
+        if nxt.get("deletePods") == "active":
             self._delete_pods(job, active)
-            conditions = condition(conditions, "SuccessCriteriaMet", "True", "CompletionsReached",
-                                   "Reached expected number of succeeded pods")
-            conditions = condition(conditions, "Complete", "True", "CompletionsReached",
-                                   "Reached expected number of succeeded pods")
-            status["completionTime"] = now_rfc3339(now)
-            self.ctl.recorder.emit(job, "Normal", "Completed", "Job completed", COMPONENT)
+        if nxt.get("finished"):
+            self._finished(job, status)
+            return conditions
+        conditions = next_status(nxt, status, conditions, now)
+        if nxt.get("event"):
+            event = nxt["event"]
+            self.ctl.recorder.emit(job, event["type"], event["reason"], event["message"], COMPONENT)
+        if not nxt.get("continue"):
             self._write(job, status, conditions, [])
-            return self._schedule_ttl(job, status)
+        if nxt.get("ttl"):
+            self._schedule_ttl(job, status)
+        return conditions
+
+    def _run(self, job: dict, status: dict, conditions: list, active: list) -> None:
+        spec, succeeded, completions = job["spec"], status.get("succeeded", 0), job["spec"].get("completions")
         want = spec.get("parallelism", 1)
         if completions is not None:
             want = min(want, completions - succeeded)
@@ -120,16 +151,7 @@ class JobController:
             self.ctl.recorder.emit(job, "Normal", "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}",
                                    COMPONENT)
 
-    def _fail(self, job, status, conditions, active, reason, message) -> None:
-        self._delete_pods(job, active)
-        conditions = condition(conditions, "FailureTarget", "True", reason, message)
-        conditions = condition(conditions, "Failed", "True", reason, message)
-        self.ctl.recorder.emit(job, "Warning", reason, message, COMPONENT)
-        self._write(job, status, conditions, [])
-        self._schedule_ttl(job, status)
-
-    def _finished(self, job, status, active) -> None:
-        self._delete_pods(job, active)
+    def _finished(self, job, status) -> None:
         self._write(job, status, status.get("conditions") or [], [])
         ttl = job["spec"].get("ttlSecondsAfterFinished")
         if ttl is None:
@@ -160,3 +182,7 @@ class JobController:
                 status.pop(field, None)
         if status != job.get("status"):
             self.store.update("jobs.batch", {**job, "metadata": dict(job["metadata"]), "status": status})
+
+
+def _done(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")

@@ -7,6 +7,9 @@ resumes by creating them again; `cleanPodPolicy` (All, Running, default None) an
 apply once it finished. Status: conditions Created, Running, Suspended, Succeeded, Failed with the operator's
 reasons and messages, `replicaStatuses` per type, startTime and completionTime.
 
+The operator's decisions (created, finished, suspend, resume, start, a replica failed, backoff limit, succeeded)
+are the stages in kubesim/stages/training.yaml; where none ends a sync, the job runs.
+
 Not modelled: the per-replica headless Services, elastic scaling between minReplicas and maxReplicas (the job
 runs its `replicas`), MPI's hostfile and SSH keys.
 """
@@ -14,8 +17,9 @@ runs its `replicas`), MPI's hostfile and SSH keys.
 import time
 
 from ..errors import ApiError
+from ..node import stages
 from ..store import jcopy, now_rfc3339, parse_rfc3339
-from .jobs import condition, is_true
+from .jobs import condition, is_true, next_status
 
 KINDS = {  # store key -> (kind, replica specs field, master replica type or None)
     "pytorchjobs.kubeflow.org": ("PyTorchJob", "pytorchReplicaSpecs", "Master"),
@@ -37,63 +41,77 @@ def pod_name(kind: str, job: str, rtype: str, index: int) -> str:
 class KubeflowJobs:
     def __init__(self, controller):
         self.ctl, self.store = controller, controller.store
+        self.stages = stages.load("TrainingJob")
 
     def handlers(self) -> dict:
         return {key: (lambda obj, key=key: self.sync(key, obj)) for key in KINDS}
 
     def sync(self, key: str, job: dict) -> None:
-        kind, field, master = KINDS[key]
-        meta, spec = job["metadata"], job.get("spec") or {}
-        name, component = meta["name"], f"{kind.lower()}-controller"
-        replicas = spec.get(field) if isinstance(spec.get(field), dict) else {}
-        master = master if master in replicas else next((t for t in MASTERS if t in replicas), None)
-        run = spec.get("runPolicy") or {}
+        """Play the job's stages (kubesim/stages/training.yaml); where none ended the sync, run its replicas."""
+        kind, replicas = KINDS[key][0], self._replicas(key, job)[0]
         status = jcopy(job.get("status") or {})
-        conditions = status.get("conditions") or []
         pods = self.ctl.owned_pods(job)
-        if not conditions:
-            conditions = condition(conditions, "Created", "True", f"{kind}Created", f"{kind} {name} is created.")
-            self.ctl.recorder.emit(job, "Normal", f"{kind}Created", f"{kind} {name} is created.", component)
         status["replicaStatuses"] = _replica_statuses(replicas, pods)
-        if is_true(conditions, "Succeeded") or is_true(conditions, "Failed"):
-            return self._finished(key, job, status, conditions, pods, run)
-        if run.get("suspend"):
-            self._delete(job, [p for p in pods if not _done(p)], component)
-            if not is_true(conditions, "Suspended"):
-                conditions = condition(conditions, "Suspended", "True", f"{kind}Suspended", f"{kind} {name} is suspended.")
-                conditions = condition(conditions, "Running", "False", f"{kind}Suspended", f"{kind} {name} is suspended.")
-            status.pop("startTime", None)
-            return self._write(key, job, status, conditions)
-        if is_true(conditions, "Suspended"):
-            conditions = condition(conditions, "Suspended", "False", f"{kind}Resumed", f"{kind} {name} is resumed.")
-        status.setdefault("startTime", now_rfc3339())
-        failed = [p for p in pods if (p.get("status") or {}).get("phase") == "Failed"]
-        restarts = sum(cs.get("restartCount", 0) for p in pods for cs in (p.get("status") or {}).get("containerStatuses") or [])
-        if failed or ("backoffLimit" in run and restarts > run["backoffLimit"]):
-            role = _labels(failed[0]).get(LABEL + "replica-type", "") if failed else ""
-            message = (f"{kind} {name} is failed because 1 {role.capitalize()} replica(s) failed." if failed
-                       else f"{kind} {name} has failed because it has reached the specified backoff limit")
-            reason = f"{kind}Failed" if failed else "BackoffLimitExceeded"
-            conditions = condition(conditions, "Running", "False", reason, message)
-            conditions = condition(conditions, "Failed", "True", reason, message)
-            status["completionTime"] = now_rfc3339()
-            self.ctl.recorder.emit(job, "Warning", reason, message, component)
-            return self._finished(key, job, status, conditions, pods, run)
+        conditions, now = [status.get("conditions") or []], time.time()
+        words = {"kind": kind, "name": job["metadata"]["name"], "role": ""}
+
+        def apply(stage):
+            conditions[0] = self.apply(stage, key, job, status, conditions[0], pods, words, now)
+
+        ended, _ = stages.play(self.stages, lambda: self.view(key, job, {**status, "conditions": conditions[0]},
+                                                                 pods, words), lambda: now, now, apply)
+        if not ended:
+            self._run(key, job, replicas, status, conditions[0], pods)
+
+    def view(self, key: str, job: dict, status: dict, pods: list, words: dict) -> dict:
+        """The job as its stages see it: its status as this sync has it, and the operator's facts."""
+        run, conditions = (job.get("spec") or {}).get("runPolicy") or {}, status.get("conditions") or []
+        replicas, master = self._replicas(key, job)
+        failed = [p for p in pods if _phase(p) == "Failed"]
+        restarts = sum(cs.get("restartCount", 0) for p in pods
+                       for cs in (p.get("status") or {}).get("containerStatuses") or [])
         by_role = _by_role(pods)
         decider = [master] if master else list(replicas)
-        if all(by_role.get(t) and all(_phase(p) == "Succeeded" for p in by_role[t]) for t in decider):
-            message = f"{kind} {name} is successfully completed."
-            conditions = condition(conditions, "Running", "False", f"{kind}Succeeded", message)
-            conditions = condition(conditions, "Succeeded", "True", f"{kind}Succeeded", message)
-            status["completionTime"] = now_rfc3339()
-            self.ctl.recorder.emit(job, "Normal", f"{kind}Succeeded", message, component)
-            return self._finished(key, job, status, conditions, pods, run)
+        words["role"] = _labels(failed[0]).get(LABEL + "replica-type", "").capitalize() if failed else ""
+        return {**job, "status": status, "training": {
+            "finished": is_true(conditions, "Succeeded") or is_true(conditions, "Failed"),
+            "failedRole": words["role"] if failed else None,
+            "backoffExceeded": "backoffLimit" in run and restarts > run["backoffLimit"],
+            "succeeded": all(by_role.get(t) and all(_phase(p) == "Succeeded" for p in by_role[t]) for t in decider)}}
+
+    def apply(self, stage, key: str, job: dict, status: dict, conditions: list, pods: list, words: dict,
+              now: float) -> list:
+        """A stage's `next`; the job's conditions after it."""
+        nxt, component = stage.next, f"{KINDS[key][0].lower()}-controller"
+        if nxt.get("deletePods") == "running":
+            self._delete(job, [p for p in pods if not _done(p)], component)
+        conditions = next_status(nxt, status, conditions, now, words)
+        if nxt.get("event"):
+            event = {k: v.format_map(words) for k, v in nxt["event"].items()}
+            self.ctl.recorder.emit(job, event["type"], event["reason"], event["message"], component)
+        if nxt.get("finished"):
+            self._finished(key, job, status, conditions, pods, (job.get("spec") or {}).get("runPolicy") or {})
+        elif not nxt.get("continue"):
+            self._write(key, job, status, conditions)
+        return conditions
+
+    def _replicas(self, key: str, job: dict) -> tuple[dict, str | None]:
+        """The job's replica specs by type, and its master replica type (or None)."""
+        _kind, field, master = KINDS[key]
+        spec = job.get("spec") or {}
+        replicas = spec.get(field) if isinstance(spec.get(field), dict) else {}
+        return replicas, master if master in replicas else next((t for t in MASTERS if t in replicas), None)
+
+    def _run(self, key: str, job: dict, replicas: dict, status: dict, conditions: list, pods: list) -> None:
+        """A pod per replica and index that has none; Running once the leader (master, or a worker) runs."""
+        kind, name = KINDS[key][0], job["metadata"]["name"]
+        component, master = f"{kind.lower()}-controller", self._replicas(key, job)[1]
         existing = {p["metadata"]["name"] for p in pods}
         for rtype, replica in replicas.items():
             for index in range(int((replica or {}).get("replicas", 1))):
                 if pod_name(kind, name, rtype, index) not in existing:
                     self._create_pod(job, kind, rtype, index, replica, master, replicas, component)
-        leader = by_role.get(master or "Worker") or []
+        leader = _by_role(pods).get(master or "Worker") or []
         if any(_phase(p) == "Running" for p in leader) and not is_true(conditions, "Running"):
             conditions = condition(conditions, "Running", "True", f"{kind}Running", f"{kind} {name} is running.")
         status["replicaStatuses"] = _replica_statuses(replicas, self.ctl.owned_pods(job))
@@ -110,12 +128,7 @@ class KubeflowJobs:
         restart = (replica or {}).get("restartPolicy") or "OnFailure"
         pod_spec["restartPolicy"] = "Never" if restart == "ExitCode" else restart
         if kind == "PyTorchJob":  # what the operator tells torch.distributed
-            world = sum(int((r or {}).get("replicas", 1)) for r in replicas.values())
-            rank = index + (1 if rtype == "Worker" and master else 0)
-            env = [{"name": "MASTER_PORT", "value": str(PYTORCH_PORT)},
-                   {"name": "MASTER_ADDR", "value": f"{name}-{(master or 'worker').lower()}-0"},
-                   {"name": "WORLD_SIZE", "value": str(world)}, {"name": "RANK", "value": str(rank)},
-                   {"name": "PYTHONUNBUFFERED", "value": "1"}]
+            env = _pytorch_env(name, rtype, index, master, replicas)
             for container in pod_spec.get("containers") or []:
                 container["env"] = [*(container.get("env") or []), *env]
         body = {"metadata": {**meta, "name": pod_name(kind, name, rtype, index), "labels": labels,
@@ -158,6 +171,15 @@ class KubeflowJobs:
         status["conditions"] = conditions
         if status != job.get("status"):
             self.store.update(key, {**job, "metadata": dict(job["metadata"]), "status": status})
+
+
+def _pytorch_env(name: str, rtype: str, index: int, master: str | None, replicas: dict) -> list[dict]:
+    world = sum(int((r or {}).get("replicas", 1)) for r in replicas.values())
+    rank = index + (1 if rtype == "Worker" and master else 0)
+    return [{"name": "MASTER_PORT", "value": str(PYTORCH_PORT)},
+            {"name": "MASTER_ADDR", "value": f"{name}-{(master or 'worker').lower()}-0"},
+            {"name": "WORLD_SIZE", "value": str(world)}, {"name": "RANK", "value": str(rank)},
+            {"name": "PYTHONUNBUFFERED", "value": "1"}]
 
 
 def _labels(pod: dict) -> dict:

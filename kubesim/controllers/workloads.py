@@ -74,6 +74,14 @@ class Workloads:
             if rs is not current and rs["spec"].get("replicas"):
                 self._scale(d, rs, 0)
         revision = current["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+        status = self._deployment_status(d, owned, current, replicas)
+        annotations = meta.get("annotations") or {}
+        if status != d.get("status") or annotations.get("deployment.kubernetes.io/revision") != revision:
+            new_meta = {**meta, "annotations": {**annotations, "deployment.kubernetes.io/revision": revision}}
+            self.store.update("deployments.apps", {**d, "metadata": new_meta, "status": status})
+
+    def _deployment_status(self, d: dict, owned: list, current: dict, replicas: int) -> dict:
+        meta, spec = d["metadata"], d["spec"]
         rs_list = [self.store.get("replicasets.apps", meta["namespace"], rs["metadata"]["name"]) or rs
                    for rs in owned + ([] if current in owned else [current])]
         sums = {f: sum((rs.get("status") or {}).get(f, 0) for rs in rs_list)
@@ -92,14 +100,10 @@ class Workloads:
                                            "NewReplicaSetAvailable" if done else "ReplicaSetUpdated",
                                            f'ReplicaSet "{name}" has successfully progressed.' if done
                                            else f'ReplicaSet "{name}" is progressing.')
-        status = _omit_zeros({"observedGeneration": meta.get("generation", 1), **sums, "updatedReplicas": updated_count,
-                              "unavailableReplicas": max(0, replicas - sums["availableReplicas"]),
-                              "conditions": conditions},
-                             ("replicas", "readyReplicas", "availableReplicas", "updatedReplicas", "unavailableReplicas"))
-        annotations = meta.get("annotations") or {}
-        if status != d.get("status") or annotations.get("deployment.kubernetes.io/revision") != revision:
-            new_meta = {**meta, "annotations": {**annotations, "deployment.kubernetes.io/revision": revision}}
-            self.store.update("deployments.apps", {**d, "metadata": new_meta, "status": status})
+        return _omit_zeros({"observedGeneration": meta.get("generation", 1), **sums, "updatedReplicas": updated_count,
+                            "unavailableReplicas": max(0, replicas - sums["availableReplicas"]),
+                            "conditions": conditions},
+                           ("replicas", "readyReplicas", "availableReplicas", "updatedReplicas", "unavailableReplicas"))
 
     def _create_replicaset(self, d: dict, digest: str, replicas: int, revision: int) -> dict:
         meta, spec = d["metadata"], d["spec"]
@@ -160,20 +164,11 @@ class Workloads:
         name, namespace = meta["name"], meta["namespace"]
         template = spec.get("template") or {}
         tmeta = template.get("metadata") or {}
-        digest = template_hash(template)
-        number, seen = self.revisions.get(meta["uid"], (0, None))
-        if seen != digest:
-            number += 1
-            self.revisions[meta["uid"]] = (number, digest)
+        number = self._revision_number(meta["uid"], template)
         revision = tmeta.get("name") or f"{name}-{number:05d}"
         pods = _active(self.ctl.owned_pods(ksvc))
         current = [p for p in pods if p["metadata"]["labels"].get("serving.knative.dev/revision") == revision]
-        annotations = tmeta.get("annotations") or {}
-        low = int(annotations.get("autoscaling.knative.dev/min-scale") or annotations.get(
-            "autoscaling.knative.dev/minScale") or 0)
-        high = int(annotations.get("autoscaling.knative.dev/max-scale") or annotations.get(
-            "autoscaling.knative.dev/maxScale") or 0)
-        want = max(low, 1) if not high else min(max(low, 1), high)
+        want = _knative_scale(tmeta.get("annotations") or {})
         for _ in range(want - len(current)):
             current.append(self._create_revision_pod(ksvc, template, revision, number))
         for pod in current[want:]:
@@ -187,29 +182,24 @@ class Workloads:
                     self.ctl.delete_object("pods", pod)
             status["latestReadyRevisionName"] = revision
             status["traffic"] = [{"revisionName": revision, "latestRevision": True, "percent": 100}]
-        failure = self._failure(current)
         conditions = status.get("conditions") or []
-        waiting = f'Configuration "{name}" is waiting for a Revision to become ready.'
-        missing = f'Configuration "{name}" does not have any ready Revision.'
-        if ready:
-            states = {"ConfigurationsReady": ("True", None, None), "Ready": ("True", None, None),
-                      "RoutesReady": ("True", None, None)}
-        elif failure:
-            states = {"ConfigurationsReady": ("False", "RevisionFailed",
-                                              f'Revision "{revision}" failed with message: {failure}.'),
-                      "Ready": ("False", "RevisionMissing", missing), "RoutesReady": ("False", "RevisionMissing", missing)}
-        else:
-            states = {"ConfigurationsReady": ("Unknown", None, None), "Ready": ("Unknown", "RevisionMissing", waiting),
-                      "RoutesReady": ("Unknown", "RevisionMissing", waiting)}
-        for type_, (value, reason, message) in states.items():
-            conditions = [{k: v for k, v in c.items() if v is not None and k != "lastProbeTime"}
-                          for c in condition(conditions, type_, value, reason, message)]
+        states = _knative_states(name, revision, ready, self._failure(current))
+        conditions = _knative_conditions(conditions, states)
         status.update({"observedGeneration": meta.get("generation", 1), "latestCreatedRevisionName": revision,
                        "url": f"http://{name}.{namespace}.example.com",
                        "address": {"url": f"http://{name}.{namespace}.svc.cluster.local"},
                        "conditions": sorted(conditions, key=lambda c: c["type"])})
         if status != ksvc.get("status"):
             self.store.update("services.serving.knative.dev", {**ksvc, "metadata": dict(meta), "status": status})
+
+    def _revision_number(self, uid: str, template: dict) -> int:
+        """The revision a Service's template makes: the same while the template is, the next once it changed."""
+        digest = template_hash(template)
+        number, seen = self.revisions.get(uid, (0, None))
+        if seen != digest:
+            number += 1
+            self.revisions[uid] = (number, digest)
+        return number
 
     def _create_revision_pod(self, ksvc: dict, template: dict, revision: str, number: int) -> dict:
         name = ksvc["metadata"]["name"]
@@ -234,3 +224,34 @@ class Workloads:
                 if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff"):
                     return waiting.get("message") or waiting["reason"]
         return None
+
+
+def _knative_scale(annotations: dict) -> int:
+    """The pods a revision runs: its min-scale (at least 1), within its max-scale."""
+    low = int(annotations.get("autoscaling.knative.dev/min-scale") or annotations.get(
+        "autoscaling.knative.dev/minScale") or 0)
+    high = int(annotations.get("autoscaling.knative.dev/max-scale") or annotations.get(
+        "autoscaling.knative.dev/maxScale") or 0)
+    return max(low, 1) if not high else min(max(low, 1), high)
+
+
+def _knative_states(name: str, revision: str, ready: int, failure: str | None) -> dict:
+    """A Knative Service's conditions: type -> (status, reason, message)."""
+    waiting = f'Configuration "{name}" is waiting for a Revision to become ready.'
+    missing = f'Configuration "{name}" does not have any ready Revision.'
+    if ready:
+        return {"ConfigurationsReady": ("True", None, None), "Ready": ("True", None, None),
+                "RoutesReady": ("True", None, None)}
+    if failure:
+        return {"ConfigurationsReady": ("False", "RevisionFailed",
+                                        f'Revision "{revision}" failed with message: {failure}.'),
+                "Ready": ("False", "RevisionMissing", missing), "RoutesReady": ("False", "RevisionMissing", missing)}
+    return {"ConfigurationsReady": ("Unknown", None, None), "Ready": ("Unknown", "RevisionMissing", waiting),
+            "RoutesReady": ("Unknown", "RevisionMissing", waiting)}
+
+
+def _knative_conditions(conditions: list, states: dict) -> list:
+    for type_, (value, reason, message) in states.items():
+        conditions = [{k: v for k, v in c.items() if v is not None and k != "lastProbeTime"}
+                      for c in condition(conditions, type_, value, reason, message)]
+    return conditions

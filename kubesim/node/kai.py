@@ -258,31 +258,39 @@ class KaiScheduler:
             if error and error[0] == "NonPreemptibleOverQuota":
                 continue
             over_limit = bool(error and error[0] == "OverLimit")  # only its own queue's lower priority can yield
-            chosen, action = None, ""
-            if not over_limit and rounds["victims"] and self._fits_without(job, [], rounds):
-                chosen, action = [], "pipeline"  # the room this round's victims leave is enough
-            if chosen is None and not over_limit:
-                chosen, action = self._reclaim(queues, jobs, job, rounds), "reclaim"
-            if chosen is None:
-                chosen, action = self._preempt(jobs, job, rounds), "preempt"
+            chosen, action = self._victims(queues, jobs, job, rounds, over_limit)
             if chosen is None:
                 continue
             self._evict(queues, chosen, job, action)
-            wanted = self._amounts(job.pending)
-            for victim, unit in chosen:
-                amounts = self._amounts(unit)
-                for q in chain(queues, victim.queue):
-                    q.alloc.subtract(amounts)
-                    if not victim.preemptible:
-                        q.alloc_np.subtract(amounts)
-                for uid in unit:
-                    victim.running.remove(uid)
-                rounds["victims"] += unit
-            for q in chain(queues, job.queue):
-                q.alloc.update(wanted)
-                if not job.preemptible:
-                    q.alloc_np.update(wanted)
-            rounds["pipelined"].append(job)
+            self._pipeline(queues, job, chosen, rounds)
+
+    def _victims(self, queues, jobs, job, rounds, over_limit: bool):
+        """(the units to evict for the job, or None; how: pipeline, reclaim or preempt)."""
+        if not over_limit and rounds["victims"] and self._fits_without(job, [], rounds):
+            return [], "pipeline"  # the room this round's victims leave is enough
+        if not over_limit:
+            chosen = self._reclaim(queues, jobs, job, rounds)
+            if chosen is not None:
+                return chosen, "reclaim"
+        return self._preempt(jobs, job, rounds), "preempt"
+
+    def _pipeline(self, queues, job, chosen, rounds) -> None:
+        """The victims' room moves to the job, in every queue up the tree."""
+        wanted = self._amounts(job.pending)
+        for victim, unit in chosen:
+            amounts = self._amounts(unit)
+            for q in chain(queues, victim.queue):
+                q.alloc.subtract(amounts)
+                if not victim.preemptible:
+                    q.alloc_np.subtract(amounts)
+            for uid in unit:
+                victim.running.remove(uid)
+            rounds["victims"] += unit
+        for q in chain(queues, job.queue):
+            q.alloc.update(wanted)
+            if not job.preemptible:
+                q.alloc_np.update(wanted)
+        rounds["pipelined"].append(job)
 
     def _units(self, job) -> list[list[str]]:
         """What an eviction takes: a gang whole, other jobs pod by pod (newest first)."""
@@ -301,10 +309,7 @@ class KaiScheduler:
     def _reclaim(self, queues, jobs, job, rounds):
         queue = queues[job.queue]
         wanted = self._amounts(job.pending)
-        if queue.alloc["gpu"] + wanted["gpu"] > queue.fair + EPS:
-            return None  # CanReclaimResources: the reclaimer would go over its fair share
-        if not job.preemptible and queue.quota["gpu"] != UNLIMITED and \
-                queue.alloc_np["gpu"] + wanted["gpu"] > queue.quota["gpu"] + EPS:
+        if not _may_reclaim(queue, job, wanted):
             return None
         candidates = [(other, unit) for other in jobs.values()
                       if other.queue != job.queue and other.preemptible and other.running and other.queue in queues
@@ -314,20 +319,14 @@ class KaiScheduler:
         chosen = []
         for other, unit in candidates:
             mine, theirs = leveled(queues, job.queue, other.queue)
-            left = remaining[theirs.name]
-            under_quota = mine.quota["gpu"] == UNLIMITED or \
-                mine.alloc["gpu"] + wanted["gpu"] <= mine.quota["gpu"] + EPS
-            over_quota = theirs.quota["gpu"] != UNLIMITED and left > theirs.quota["gpu"] + EPS
-            if not (left > theirs.fair + EPS or (under_quota and over_quota)):
+            if not _reclaimable(mine, theirs, remaining[theirs.name], wanted):
                 continue  # in-quota work of a queue within its share is never reclaimed
             amount = self._amounts(unit)["gpu"]
             for q in chain(queues, other.queue):
                 remaining[q.name] -= amount
             chosen.append((other, unit))
             if self._fits_without(job, [u for _, us in chosen for u in us], rounds):
-                mine_after = (mine.alloc["gpu"] + wanted["gpu"]) / mine.fair if mine.fair > EPS else math.inf
-                theirs_after = remaining[theirs.name] / theirs.fair if theirs.fair > EPS else math.inf
-                if mine_after > 1 and theirs.fair > 0 and mine_after >= theirs_after:
+                if _more_saturated(mine, theirs, remaining[theirs.name], wanted):
                     return None  # the reclaimer would end more saturated than the queue it took from
                 return chosen
         return None
@@ -458,3 +457,24 @@ class KaiScheduler:
                 del status["childQueues"]
             if status != q.obj.get("status"):
                 self.store.update(pg.QUEUES, {**q.obj, "metadata": dict(q.obj["metadata"]), "status": status})
+
+
+def _may_reclaim(queue, job, wanted) -> bool:
+    """CanReclaimResources: the reclaimer stays within its fair share (and, not preemptible, its quota)."""
+    if queue.alloc["gpu"] + wanted["gpu"] > queue.fair + EPS:
+        return False
+    return job.preemptible or queue.quota["gpu"] == UNLIMITED or \
+        queue.alloc_np["gpu"] + wanted["gpu"] <= queue.quota["gpu"] + EPS
+
+
+def _reclaimable(mine, theirs, left: float, wanted) -> bool:
+    """Their queue is over its fair share, or over its quota while mine is within its own."""
+    under_quota = mine.quota["gpu"] == UNLIMITED or mine.alloc["gpu"] + wanted["gpu"] <= mine.quota["gpu"] + EPS
+    over_quota = theirs.quota["gpu"] != UNLIMITED and left > theirs.quota["gpu"] + EPS
+    return left > theirs.fair + EPS or (under_quota and over_quota)
+
+
+def _more_saturated(mine, theirs, left: float, wanted) -> bool:
+    mine_after = (mine.alloc["gpu"] + wanted["gpu"]) / mine.fair if mine.fair > EPS else math.inf
+    theirs_after = left / theirs.fair if theirs.fair > EPS else math.inf
+    return mine_after > 1 and theirs.fair > 0 and mine_after >= theirs_after

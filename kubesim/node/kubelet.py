@@ -1,12 +1,15 @@
 """The kubelet's side of a pod: image pull, container start, completion, crash loop, graceful stop, and the pod
 status and Events a real kubelet reports at each step.
 
+The life cycle is data: the stages in kubesim/stages/pod.yaml (kubesim/node/stages.py reads them) say, for each
+step, when it applies, after how long, and what comes next (the kubelet's stage, the phase, counters, Events).
 Timing: a bound pod shows ContainerCreating for `pull_seconds`, then runs. Pods of a Job (or any pod with
 restartPolicy other than Always and the `kubesim.paas-studio/run-seconds` annotation) succeed after
-`run_seconds`; the rest run until deleted. An image whose reference contains `does-not-exist` (or is listed in the
-pull-failure fault) cycles through ErrImagePull / ImagePullBackOff; one containing `crashloop` (or listed in the
-crash fault) exits 1 shortly after each start: CrashLoopBackOff with a growing restartCount, or phase Failed
-under restartPolicy Never.
+`run_seconds`; the rest run until deleted. A container named in the pod's `kubesim.paas-studio/pull-fails`
+annotation ("true": every container), or whose image reference contains `does-not-exist` (or is listed in the
+pull-failure fault), cycles through ErrImagePull / ImagePullBackOff; one named in `kubesim.paas-studio/crashes`,
+or whose image contains `crashloop` (or is listed in the crash fault), exits 1 shortly after each start:
+CrashLoopBackOff with a growing restartCount, or phase Failed under restartPolicy Never.
 """
 
 import hashlib
@@ -14,9 +17,13 @@ import time
 
 from ..errors import Unavailable, bad_request
 from ..store import now_rfc3339, parse_rfc3339
+from . import stages
 from .podgrouper import SCHEDULER_NAME
 
 RUN_SECONDS_ANNOTATION = "kubesim.paas-studio/run-seconds"
+PULL_FAILS_ANNOTATION = "kubesim.paas-studio/pull-fails"  # the containers (by name, "true": all) whose pull fails
+CRASHES_ANNOTATION = "kubesim.paas-studio/crashes"  # the containers (by name, "true": all) that exit 1 after a start
+_COUNTERS = {"restarts": "restarts", "pullBackoffs": "pull_backoffs"}
 TERMINAL = ("succeeded", "failed")
 RETRY_SECONDS = 0.5  # a bind whose write the server did not take is sent again this much later
 
@@ -25,6 +32,7 @@ class PodState:
     def __init__(self, node: str, ip: str, host_ip: str, now: float):
         self.node, self.ip, self.host_ip = node, ip, host_ip
         self.stage, self.since, self.bound_at = "creating", now, now
+        self.phase = "Pending"
         self.started_at = self.finished_at = self.removing = None
         self.restarts, self.pull_backoffs = 0, 0
         self.last_term = None
@@ -50,6 +58,7 @@ class Kubelet:
         self.ctl, self.sim, self.store = controller, controller.sim, controller.store
         self.states = {}      # pod uid -> PodState
         self._next_ip = {}    # node name -> last host octet handed out
+        self.stages = stages.load("Pod")
 
     # --- scheduling outcomes ---------------------------------------------------------------------------------
 
@@ -137,114 +146,81 @@ class Kubelet:
             self.ctl.after(st.removing - now, "pods", meta["namespace"], meta["name"])
 
     def _advance(self, pod: dict, st: PodState, now: float) -> float | None:
-        sim, containers = self.sim, pod["spec"]["containers"]
+        """Play the pod's stages (kubesim/stages/pod.yaml) up to now; the time to look again, or None."""
+        settings = self._settings()
         while True:
-            if st.stage == "creating":
-                due = st.since + sim.pull_seconds
-                if now < due:
-                    return due
-                failing = [c for c in containers if sim.pull_fails(c["image"])]
-                st.since = due
-                if failing:
-                    st.stage = "pull_error"
-                    for c in failing:
-                        self._event(pod, st, "Warning", "Failed", f'Failed to pull image "{c["image"]}": '
-                                                                  f'{_pull_error(c["image"])}', c["name"])
-                        self._event(pod, st, "Warning", "Failed", "Error: ErrImagePull", c["name"])
-                    continue
-                for c in containers:
-                    ms = int(sim.pull_seconds * 1000)
-                    self._event(pod, st, "Normal", "Pulled", f'Successfully pulled image "{c["image"]}" in {ms}ms '
-                                                             f"({ms}ms including waiting). Image size: 4194304 bytes.",
-                                c["name"])
-                self._start(pod, st, due)
-            elif st.stage == "pull_error":
-                due = st.since + sim.pull_seconds
-                if now < due:
-                    return due
-                st.stage, st.since = "pull_backoff", due
-                st.pull_backoffs += 1
-                for c in containers:
-                    if sim.pull_fails(c["image"]):
-                        self._event(pod, st, "Normal", "BackOff", f'Back-off pulling image "{c["image"]}"', c["name"])
-                        self._event(pod, st, "Warning", "Failed", "Error: ImagePullBackOff", c["name"])
-            elif st.stage == "pull_backoff":
-                due = st.since + self._backoff(st.pull_backoffs)
-                if now < due:
-                    return due
-                st.stage, st.since = "creating", due
-                self._pulling(pod, st)
-            elif st.stage == "running":
-                if any(sim.crashes(c["image"]) for c in containers):
-                    due = st.started_at + self._crash_after()
-                    if now < due:
-                        return due
-                    st.last_term = {"exitCode": 1, "reason": "Error", "startedAt": now_rfc3339(st.started_at),
-                                    "finishedAt": now_rfc3339(due)}
-                    if pod["spec"].get("restartPolicy") == "Never":
-                        return self._finish(pod, st, "failed", due)
-                    st.restarts += 1
-                    st.stage, st.since = "crash_backoff", due
-                    for c in containers:
-                        if sim.crashes(c["image"]):
-                            self._event(pod, st, "Warning", "BackOff", f"Back-off restarting failed container "
-                                        f"{c['name']} in pod {_pod_ref(pod)}", c["name"])
-                    continue
-                run = self._run_seconds(pod)
-                if run is None:
-                    return None
-                due = st.started_at + run
-                if now < due:
-                    return due
-                return self._finish(pod, st, "succeeded", due)
-            elif st.stage == "crash_backoff":
-                due = st.since + self._backoff(st.restarts)
-                if now < due:
-                    return due
-                for c in containers:
-                    if sim.crashes(c["image"]):
-                        self._event(pod, st, "Normal", "Pulled", f'Container image "{c["image"]}" already present '
-                                                                 "on machine", c["name"])
-                self._start(pod, st, due, only_crashing=True)
-            else:
-                return None
+            view = self.view(pod, st)
+            stage, due, pending = stages.next_due(self.stages, view, st.since, now, settings, pod["metadata"]["uid"])
+            if stage is None:
+                return pending
+            self.apply(stage, pod, view, st, due)
+
+    def view(self, pod: dict, st: PodState) -> dict:
+        """The pod as its stages see it: with its failure annotations as the kubelet reads them, and the kubelet's
+        own block of facts."""
+        meta = pod["metadata"]
+        annotations = dict(meta.get("annotations") or {})
+        for key, names in zip((PULL_FAILS_ANNOTATION, CRASHES_ANNOTATION), self._failing(pod), strict=True):
+            annotations.pop(key, None)
+            if names:
+                annotations[key] = ",".join(names)
+        owned_by_job = any(str(r.get("kind") or "").endswith("Job") for r in meta.get("ownerReferences") or [])
+        return {**pod, "metadata": {**meta, "annotations": annotations},
+                "kubelet": {"stage": st.stage, "restarts": st.restarts, "pullBackoffs": st.pull_backoffs,
+                            "ownedByJob": True if owned_by_job else None}}
+
+    def apply(self, stage, pod: dict, view: dict, st: PodState, at: float) -> None:
+        """A stage's `next`, from `at` (when its delay ended)."""
+        nxt, kubelet = stage.next, stage.next.get("kubelet") or {}
+        if "lastTermination" in kubelet:
+            st.last_term = {**kubelet["lastTermination"], "startedAt": now_rfc3339(st.started_at),
+                            "finishedAt": now_rfc3339(at)}
+        counter = _COUNTERS.get(kubelet.get("increment"))
+        if counter:
+            setattr(st, counter, getattr(st, counter) + 1)
+        st.stage, st.since = kubelet.get("stage", st.stage), at
+        st.phase = (nxt.get("status") or {}).get("phase", st.phase)
+        if kubelet.get("start"):
+            st.started_at = at
+        for group in nxt.get("events") or []:
+            for c in self._containers(pod, view, group["containers"]):
+                for event in group["emit"]:
+                    self._event(pod, st, event["type"], event["reason"],
+                                event["message"].format_map(self._words(pod, c)), c["name"])
+        if kubelet.get("finish"):
+            st.finished_at = at
+            self.ctl.scheduler.release(pod["metadata"]["uid"])  # a finished pod no longer holds node resources
+
+    def _settings(self) -> dict:
+        return {"pull_seconds": self.sim.pull_seconds, "run_seconds": self.sim.run_seconds,
+                "restart_seconds": max(2 * self.sim.tick, self.sim.pull_seconds)}
+
+    def _failing(self, pod: dict) -> tuple[list[str], list[str]]:
+        """The names of the containers whose image pull fails, and of those that crash: by annotation ("true" or
+        "*" for all), or by the image markers and the faults of the simulator."""
+        annotations = pod["metadata"].get("annotations") or {}
+        out = []
+        for key, test in ((PULL_FAILS_ANNOTATION, self.sim.pull_fails), (CRASHES_ANNOTATION, self.sim.crashes)):
+            named = {n.strip() for n in (annotations.get(key) or "").split(",") if n.strip()}
+            every = bool(named & {"true", "*"})
+            out.append([c["name"] for c in pod["spec"]["containers"]
+                        if every or c["name"] in named or test(c["image"])])
+        return out[0], out[1]
+
+    @staticmethod
+    def _containers(pod: dict, view: dict, which: str) -> list[dict]:
+        if which == "all":
+            return pod["spec"]["containers"]
+        names = (stages.value_at(view, which) or "").split(",")
+        return [c for c in pod["spec"]["containers"] if c["name"] in names]
+
+    def _words(self, pod: dict, c: dict) -> dict:
+        return {"container": c["name"], "image": c["image"], "pod": _pod_ref(pod),
+                "pullError": _pull_error(c["image"]), "pullMilliseconds": int(self.sim.pull_seconds * 1000)}
 
     def _pulling(self, pod, st):
         for c in pod["spec"]["containers"]:
             self._event(pod, st, "Normal", "Pulling", f'Pulling image "{c["image"]}"', c["name"])
-
-    def _start(self, pod, st, at: float, only_crashing: bool = False):
-        st.stage, st.since, st.started_at = "running", at, at
-        for c in pod["spec"]["containers"]:
-            if only_crashing and not self.sim.crashes(c["image"]):
-                continue
-            self._event(pod, st, "Normal", "Created", f"Created container: {c['name']}", c["name"])
-            self._event(pod, st, "Normal", "Started", f"Started container {c['name']}", c["name"])
-
-    def _finish(self, pod, st, stage: str, at: float) -> None:
-        st.stage, st.since, st.finished_at = stage, at, at
-        self.ctl.scheduler.release(pod["metadata"]["uid"])  # a finished pod no longer holds node resources
-        return None
-
-    def _run_seconds(self, pod) -> float | None:
-        meta = pod["metadata"]
-        annotated = (meta.get("annotations") or {}).get(RUN_SECONDS_ANNOTATION)
-        # A batch Job's pods, and a Kubeflow job's (PyTorchJob, TFJob, …): they run to completion.
-        owned_by_job = any(str(r.get("kind") or "").endswith("Job") for r in meta.get("ownerReferences") or [])
-        if annotated is not None and (owned_by_job or pod["spec"].get("restartPolicy") != "Always"):
-            try:
-                return max(0.0, float(annotated))
-            except ValueError:
-                pass
-        return self.sim.run_seconds if owned_by_job else None
-
-    def _crash_after(self) -> float:
-        return max(2 * self.sim.tick, self.sim.pull_seconds)
-
-    def _backoff(self, attempt: int) -> float:
-        # The kubelet backs off 10s, 20s, 40s ... 300s; here the same doubling, scaled to the sim's pace.
-        base = max(2 * self.sim.tick, self.sim.pull_seconds)
-        return base * min(2 ** max(0, attempt - 1), 30)
 
     def _event(self, pod, st, type_, reason, message, container):
         self.ctl.recorder.emit(pod, type_, reason, message, "kubelet", st.node, f"spec.containers{{{container}}}")
@@ -275,10 +251,9 @@ class Kubelet:
         return cond
 
     def _status(self, pod: dict, st: PodState) -> dict:
-        containers = pod["spec"]["containers"]
-        statuses = [self._container_status(pod, st, c) for c in containers]
-        phase = {"running": "Running", "crash_backoff": "Running", "succeeded": "Succeeded",
-                 "failed": "Failed"}.get(st.stage, "Pending")
+        pull_fails, crashes = self._failing(pod)
+        statuses = [self._container_status(pod, st, c, c["name"] in pull_fails, c["name"] in crashes)
+                    for c in pod["spec"]["containers"]]
         unready = [s["name"] for s in statuses if not s["ready"]]
         if st.stage in TERMINAL:
             ready = [self._condition(st, t, False, "PodCompleted") for t in ("Ready", "ContainersReady")]
@@ -288,57 +263,32 @@ class Kubelet:
                      for t in ("Ready", "ContainersReady")]
         conditions = [self._condition(st, "PodReadyToStartContainers", st.stage not in TERMINAL),
                       self._condition(st, "Initialized", True), *ready, self._condition(st, "PodScheduled", True)]
-        status = {"phase": phase, "conditions": conditions, "hostIP": st.host_ip, "hostIPs": [{"ip": st.host_ip}],
-                  "podIP": st.ip, "podIPs": [{"ip": st.ip}], "startTime": now_rfc3339(st.bound_at),
-                  "containerStatuses": statuses, "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort")}
+        status = {"phase": st.phase, "conditions": conditions, "hostIP": st.host_ip,
+                  "hostIPs": [{"ip": st.host_ip}], "podIP": st.ip, "podIPs": [{"ip": st.ip}],
+                  "startTime": now_rfc3339(st.bound_at), "containerStatuses": statuses,
+                  "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort")}
         return status
 
-    def _container_status(self, pod, st, c) -> dict:
-        name, image, sim = c["name"], c["image"], self.sim
-        crashing = sim.crashes(image)
+    def _container_status(self, pod, st, c, pull_fails: bool, crashing: bool) -> dict:
+        name, image = c["name"], c["image"]
         out = {"name": name, "image": image, "imageID": "", "ready": False, "started": False,
                "restartCount": st.restarts if crashing else 0}
         if st.started_at is not None:
             out["imageID"] = f"{full_image(image).rsplit(':', 1)[0]}@sha256:{_digest(image)}"
             out["containerID"] = f"containerd://{_digest(pod['metadata']['uid'], name, str(st.restarts))}"
-        if crashing and st.last_term:
-            out["lastState"] = {"terminated": {**st.last_term, "containerID": out.get("containerID", "")}}
-        else:
-            out["lastState"] = {}
-        if st.stage == "creating" or (st.stage in ("pull_error", "pull_backoff") and not sim.pull_fails(image)):
-            out["state"] = {"waiting": {"reason": "ContainerCreating"}}
-        elif st.stage == "pull_error":
-            out["state"] = {"waiting": {"reason": "ErrImagePull", "message": _pull_error(image)}}
-        elif st.stage == "pull_backoff":
-            out["state"] = {"waiting": {"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{image}": '
-                                                                                 f"ErrImagePull: {_pull_error(image)}"}}
-        elif st.stage == "crash_backoff" and crashing:
-            seconds = min(10 * 2 ** (st.restarts - 1), 300)  # the kubelet's wording, in its own (real) seconds
-            out["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": f"back-off {seconds}s restarting "
-                                        f"failed container={name} pod={_pod_ref(pod)}"}}
-        elif st.stage in ("running", "crash_backoff"):
+        failed = st.stage == "failed" and crashing
+        out["lastState"] = {"terminated": {**st.last_term, "containerID": out.get("containerID", "")}} \
+            if crashing and st.last_term and not failed else {}
+        out["state"] = _container_state(pod, st, c, pull_fails, crashing, out.get("containerID", ""))
+        if "running" in out["state"]:
             out.update(ready=True, started=True)
-            out["state"] = {"running": {"startedAt": now_rfc3339(st.started_at)}}
-        else:
-            failed = st.stage == "failed" and crashing
-            out["state"] = {"terminated": {"exitCode": 1 if failed else 0, "reason": "Error" if failed else "Completed",
-                                           "startedAt": now_rfc3339(st.started_at),
-                                           "finishedAt": now_rfc3339(st.finished_at),
-                                           "containerID": out.get("containerID", "")}}
-            if failed:
-                out["lastState"] = {}
         return out
 
     # --- logs ------------------------------------------------------------------------------------------------
 
     def logs(self, pod: dict, query: dict) -> str:
-        meta, names = pod["metadata"], [c["name"] for c in pod["spec"]["containers"]]
-        name = query.get("container") or (names[0] if len(names) == 1 else None)
-        if name is None:
-            raise bad_request(f"a container name must be specified for pod {meta['name']}, choose one of: "
-                              f"[{' '.join(names)}]")
-        if name not in names:
-            raise bad_request(f"container {name} is not valid for pod {meta['name']}")
+        meta = pod["metadata"]
+        name = _log_container(pod, query.get("container"))
         st = self.states.get(meta["uid"])
         if st is None or st.started_at is None:
             waiting = next((s["state"].get("waiting", {}).get("reason") for s in
@@ -352,12 +302,45 @@ class Kubelet:
         lines += [f"kubesim: {name} working, step {i + 1}" for i in range(min(seconds, 1000))]
         if st.stage == "succeeded":
             lines.append(f"kubesim: {name} finished")
-        if self.sim.crashes(image):
+        if name in self._failing(pod)[1]:
             lines.append(f"kubesim: {name} crashed: exit status 1")
         tail = query.get("tailLines")
         if tail and tail.isdigit():
             lines = lines[-int(tail):] if int(tail) else []
         return "".join(line + "\n" for line in lines)
+
+
+def _log_container(pod: dict, name: str | None) -> str:
+    """The container a log request reads: the one named, or the pod's only one."""
+    meta, names = pod["metadata"], [c["name"] for c in pod["spec"]["containers"]]
+    name = name or (names[0] if len(names) == 1 else None)
+    if name is None:
+        raise bad_request(f"a container name must be specified for pod {meta['name']}, choose one of: "
+                          f"[{' '.join(names)}]")
+    if name not in names:
+        raise bad_request(f"container {name} is not valid for pod {meta['name']}")
+    return name
+
+
+def _container_state(pod, st, c, pull_fails: bool, crashing: bool, container_id: str) -> dict:
+    name, image = c["name"], c["image"]
+    if st.stage == "creating" or (st.stage in ("pull_error", "pull_backoff") and not pull_fails):
+        return {"waiting": {"reason": "ContainerCreating"}}
+    if st.stage == "pull_error":
+        return {"waiting": {"reason": "ErrImagePull", "message": _pull_error(image)}}
+    if st.stage == "pull_backoff":
+        return {"waiting": {"reason": "ImagePullBackOff",
+                            "message": f'Back-off pulling image "{image}": ErrImagePull: {_pull_error(image)}'}}
+    if st.stage == "crash_backoff" and crashing:
+        seconds = min(10 * 2 ** (st.restarts - 1), 300)  # the kubelet's wording, in its own (real) seconds
+        return {"waiting": {"reason": "CrashLoopBackOff", "message": f"back-off {seconds}s restarting "
+                            f"failed container={name} pod={_pod_ref(pod)}"}}
+    if st.stage in ("running", "crash_backoff"):
+        return {"running": {"startedAt": now_rfc3339(st.started_at)}}
+    failed = st.stage == "failed" and crashing
+    return {"terminated": {"exitCode": 1 if failed else 0, "reason": "Error" if failed else "Completed",
+                           "startedAt": now_rfc3339(st.started_at), "finishedAt": now_rfc3339(st.finished_at),
+                           "containerID": container_id}}
 
 
 def _pod_ref(pod) -> str:

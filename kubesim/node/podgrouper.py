@@ -76,32 +76,41 @@ def group_metadata(store, pod: dict) -> dict:
     owner_labels = owner["metadata"].get("labels") or {}
     pod_labels = pod["metadata"].get("labels") or {}
     queue = owner_labels.get(QUEUE_LABEL) or pod_labels.get(QUEUE_LABEL) or DEFAULT_QUEUE
-    default_class = "inference" if kind in INFERENCE_KINDS else "train"
-    cls = default_class
-    for candidate in (owner_labels.get(PRIORITY_LABEL), pod_labels.get(PRIORITY_LABEL),
-                      (pod.get("spec") or {}).get("priorityClassName")):
-        if candidate and priority_value(store, candidate) is not None:
-            cls = candidate
-            break
+    cls = _priority_class(store, pod, owner_labels, pod_labels,
+                          "inference" if kind in INFERENCE_KINDS else "train")
     value = priority_value(store, cls)
     value = PRIORITY_CLASSES.get(cls, 0) if value is None else value
     explicit = owner_labels.get(PREEMPTIBILITY_LABEL) or pod_labels.get(PREEMPTIBILITY_LABEL)
     preemptible = (explicit == "preemptible" if explicit in ("preemptible", "non-preemptible")
                    else value < NON_PREEMPTIBLE_PRIORITY)
-    min_member = 1
-    if owner.get("kind") in KUBEFLOW_REPLICAS and owner.get("apiVersion", "").startswith("kubeflow.org/"):
-        spec = owner.get("spec") or {}
-        replicas = spec.get(KUBEFLOW_REPLICAS[owner["kind"]]) or {}
-        policy = ((spec.get("runPolicy") or {}).get("schedulingPolicy") or {}).get("minAvailable")
-        min_member = int(policy) if policy else sum(int((r or {}).get("replicas", 1)) for r in replicas.values())
-    elif owner.get("kind") == "Job":
-        raw = (owner["metadata"].get("annotations") or {}).get(MIN_MEMBER_ANNOTATION)
-        if raw and str(raw).isdigit():
-            min_member = max(1, int(raw))
+    min_member = _min_member(owner)
     meta = named["metadata"]
     return {"name": f"pg-{meta['name']}-{meta['uid']}", "owner": named, "labels": dict(owner_labels),
             "queue": queue, "priorityClassName": cls, "priority": value, "preemptible": preemptible,
             "minMember": max(1, min_member)}
+
+
+def _priority_class(store, pod: dict, owner_labels: dict, pod_labels: dict, default: str) -> str:
+    """The first priority class the cluster defines of: the owner's label, the pod's, the pod's spec."""
+    for candidate in (owner_labels.get(PRIORITY_LABEL), pod_labels.get(PRIORITY_LABEL),
+                      (pod.get("spec") or {}).get("priorityClassName")):
+        if candidate and priority_value(store, candidate) is not None:
+            return candidate
+    return default
+
+
+def _min_member(owner: dict) -> int:
+    """A gang's size: a Kubeflow job's minAvailable or all its replicas; a Job's annotation; else 1."""
+    if owner.get("kind") in KUBEFLOW_REPLICAS and owner.get("apiVersion", "").startswith("kubeflow.org/"):
+        spec = owner.get("spec") or {}
+        replicas = spec.get(KUBEFLOW_REPLICAS[owner["kind"]]) or {}
+        policy = ((spec.get("runPolicy") or {}).get("schedulingPolicy") or {}).get("minAvailable")
+        return int(policy) if policy else sum(int((r or {}).get("replicas", 1)) for r in replicas.values())
+    if owner.get("kind") == "Job":
+        raw = (owner["metadata"].get("annotations") or {}).get(MIN_MEMBER_ANNOTATION)
+        if raw and str(raw).isdigit():
+            return max(1, int(raw))
+    return 1
 
 
 def ensure_group(ctl, pod: dict) -> dict:

@@ -33,6 +33,8 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import json_merge_patch
+
 from ..controllers.controller import Controller
 from ..errors import ApiError, Unavailable
 from ..resources import GROUPS, METRICS_GROUP, Registry
@@ -106,18 +108,10 @@ class Http:
 
 
 def merge_patch(old, new) -> dict:
-    """The JSON merge patch (RFC 7386) that turns `old` into `new`: a key `new` no longer has is sent as null, or
-    the server would keep it (a job's `replicaStatuses.Worker.active` after its workers finished)."""
-    old, new = old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}
-    patch = {key: None for key in old if key not in new}
-    for key, value in new.items():
-        if isinstance(value, dict) and isinstance(old.get(key), dict):
-            inner = merge_patch(old[key], value)
-            if inner:
-                patch[key] = inner
-        elif key not in old or old[key] != value:
-            patch[key] = value
-    return patch
+    """The JSON merge patch (RFC 7386) that turns `old` into `new` (by the json-merge-patch library): a key `new` no
+    longer has is sent as null, or the server would keep it (a job's `replicaStatuses.Worker.active` after its
+    workers finished)."""
+    return json_merge_patch.create_patch(old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {})
 
 
 def _transient(exc: HttpError) -> bool:
@@ -204,33 +198,8 @@ class Mirror:
         meta = obj["metadata"]
         namespace, name = meta.get("namespace", ""), meta["name"]
         old = self.get(key, namespace, name) or {}
-        status_patch = {"status": merge_patch(old.get("status"), obj.get("status"))}
         try:
-            if key == "pods":
-                base = f"/api/v1/namespaces/{namespace}/pods/{name}"
-                node = obj["spec"].get("nodeName")
-                if node and not (old.get("spec") or {}).get("nodeName"):
-                    try:
-                        self.http.call("POST", base + "/binding", body={
-                            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": meta["uid"]},
-                            "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
-                    except HttpError as exc:
-                        if exc.status != 409:  # 409: bound already, by a try whose answer was lost
-                            raise
-                stored = self.http.call("PATCH", base + "/status", body=status_patch,
-                                        content_type="application/merge-patch+json")
-            elif key == "services":  # a LoadBalancer's address, as the cloud's controller would set it
-                stored = self.http.call("PATCH", f"/api/v1/namespaces/{namespace}/services/{name}/status",
-                                        body=status_patch,
-                                        content_type="application/merge-patch+json")
-            elif key == "events":
-                stored = self.http.call("PUT", f"/api/v1/namespaces/{namespace}/events/{name}", body=obj)
-            elif key in CUSTOM:  # an operator's status: a Knative Service's URL and traffic, a job's conditions
-                stored = self.http.call("PATCH", object_path(key, namespace, name) + "/status",
-                                        body=status_patch,
-                                        content_type="application/merge-patch+json")
-            else:
-                raise ValueError(f"the node side does not write {key}")
+            stored = self._write(key, obj, old)
         except HttpError as exc:
             if exc.status == 404:
                 with self.lock:
@@ -248,6 +217,38 @@ class Mirror:
             raise Unavailable(f"{key} {namespace}/{name}: {exc}") from None
         self.apply(key, "MODIFIED", {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), **stored})
         return self.get(key, namespace, name) or stored
+
+    def _write(self, key: str, obj: dict, old: dict) -> dict:
+        """The write to the server: a pod's binding (once) and status, a Service's or an operator's status, an
+        Event whole."""
+        meta = obj["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        status_patch = {"status": merge_patch(old.get("status"), obj.get("status"))}
+        if key == "pods":
+            base = f"/api/v1/namespaces/{namespace}/pods/{name}"
+            node = obj["spec"].get("nodeName")
+            if node and not (old.get("spec") or {}).get("nodeName"):
+                self._bind(base, name, meta["uid"], node)
+            return self.http.call("PATCH", base + "/status", body=status_patch,
+                                  content_type="application/merge-patch+json")
+        if key == "services":  # a LoadBalancer's address, as the cloud's controller would set it
+            return self.http.call("PATCH", f"/api/v1/namespaces/{namespace}/services/{name}/status",
+                                  body=status_patch, content_type="application/merge-patch+json")
+        if key == "events":
+            return self.http.call("PUT", f"/api/v1/namespaces/{namespace}/events/{name}", body=obj)
+        if key in CUSTOM:  # an operator's status: a Knative Service's URL and traffic, a job's conditions
+            return self.http.call("PATCH", object_path(key, namespace, name) + "/status",
+                                  body=status_patch, content_type="application/merge-patch+json")
+        raise ValueError(f"the node side does not write {key}")
+
+    def _bind(self, base: str, name: str, uid: str, node: str) -> None:
+        try:
+            self.http.call("POST", base + "/binding", body={
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+        except HttpError as exc:
+            if exc.status != 409:  # 409: bound already, by a try whose answer was lost
+                raise
 
     def create(self, key: str, obj: dict) -> dict:
         if key == "pods":
@@ -572,30 +573,40 @@ class RemoteNodes:
                         self.watching.discard(key)
                         return
                     raise
-                kind = listed.get("kind", "").removesuffix("List")
-                api_version = listed.get("apiVersion") or "v1"
-                seen = set()
-                for item in listed.get("items") or []:
-                    self.store.apply(key, "ADDED", {"apiVersion": api_version, "kind": kind, **item})
-                    seen.add((item["metadata"].get("namespace", ""), item["metadata"]["name"]))
-                with self.store.lock:
-                    for where in [w for w in self.store._objects[key] if w not in seen]:
-                        self.store._forget(key, where, self.store._objects[key][where])
-                version = listed["metadata"]["resourceVersion"]
-                while not self._stop.is_set():
-                    for event in self.http.watch(path, version):
-                        obj = event.get("object") or {}
-                        if event.get("type") == "ERROR":
-                            raise HttpError(obj.get("code", 500), obj)
-                        version = obj.get("metadata", {}).get("resourceVersion", version)
-                        if event.get("type") != "BOOKMARK":
-                            self.store.apply(key, event["type"], {"apiVersion": api_version, "kind": kind, **obj})
-                        if self._stop.is_set():
-                            return
+                self._replace(key, listed)
+                self._watch(key, path, listed)
             except (HttpError, OSError, ValueError) as exc:
                 if not self._stop.is_set():
                     log.info("kubesim node side: %s watch restarts: %s", key, exc)
                     self._stop.wait(0.5)
+
+    def _replace(self, key: str, listed: dict) -> None:
+        """The mirror of a kind becomes what a list says."""
+        kind = listed.get("kind", "").removesuffix("List")
+        api_version = listed.get("apiVersion") or "v1"
+        seen = set()
+        for item in listed.get("items") or []:
+            self.store.apply(key, "ADDED", {"apiVersion": api_version, "kind": kind, **item})
+            seen.add((item["metadata"].get("namespace", ""), item["metadata"]["name"]))
+        with self.store.lock:
+            for where in [w for w in self.store._objects[key] if w not in seen]:
+                self.store._forget(key, where, self.store._objects[key][where])
+
+    def _watch(self, key: str, path: str, listed: dict) -> None:
+        """Watch from a list's version until stopped; an ERROR event or a dropped stream raises."""
+        kind = listed.get("kind", "").removesuffix("List")
+        api_version = listed.get("apiVersion") or "v1"
+        version = listed["metadata"]["resourceVersion"]
+        while not self._stop.is_set():
+            for event in self.http.watch(path, version):
+                obj = event.get("object") or {}
+                if event.get("type") == "ERROR":
+                    raise HttpError(obj.get("code", 500), obj)
+                version = obj.get("metadata", {}).get("resourceVersion", version)
+                if event.get("type") != "BOOKMARK":
+                    self.store.apply(key, event["type"], {"apiVersion": api_version, "kind": kind, **obj})
+                if self._stop.is_set():
+                    return
 
     # --- the kubelet's log endpoint --------------------------------------------------------------------------
 

@@ -33,17 +33,7 @@ def pod_request(pod: dict) -> Request:
     for c in spec.get("containers") or []:
         resources = c.get("resources") or {}
         for name, value in {**(resources.get("limits") or {}), **(resources.get("requests") or {})}.items():
-            amount = quantity.parse_or_zero(value)
-            if name == "cpu":
-                req.cpu += amount
-            elif name == "memory":
-                req.memory += amount
-            elif name == "nvidia.com/gpu":
-                req.gpus += int(amount)
-            elif name.startswith("nvidia.com/mig-"):
-                req.mig[name[len("nvidia.com/mig-"):]] += int(amount)
-            elif name != "ephemeral-storage" and not name.startswith("hugepages-"):
-                req.other[name] += amount
+            _add(req, name, quantity.parse_or_zero(value))
     annotations = pod["metadata"].get("annotations") or {}
     if not req.gpus and annotations.get("gpu-fraction"):
         req.fraction = min(1.0, max(0.0, quantity.parse_or_zero(annotations["gpu-fraction"])))
@@ -52,6 +42,19 @@ def pod_request(pod: dict) -> Request:
         mib = float(raw) if str(raw).isdigit() else quantity.parse_or_zero(raw) / 2**20
         req.fraction = min(1.0, max(0.0, mib / GPU_MEMORY_MIB))
     return req
+
+
+def _add(req: Request, name: str, amount: float) -> None:
+    if name == "cpu":
+        req.cpu += amount
+    elif name == "memory":
+        req.memory += amount
+    elif name == "nvidia.com/gpu":
+        req.gpus += int(amount)
+    elif name.startswith("nvidia.com/mig-"):
+        req.mig[name[len("nvidia.com/mig-"):]] += int(amount)
+    elif name != "ephemeral-storage" and not name.startswith("hugepages-"):
+        req.other[name] += amount
 
 
 def _tolerated(taint: dict, tolerations: list) -> bool:
@@ -120,6 +123,10 @@ class NodeState:
         untolerated = next((t for t in self.taints if not _tolerated(t, spec.get("tolerations") or [])), None)
         if untolerated is not None:
             return [f"node(s) had untolerated taint {{{untolerated['key']}: {untolerated.get('value', '')}}}"]
+        return self.insufficient(req)
+
+    def insufficient(self, req: Request) -> list[str]:
+        """What the node lacks for the request, in the scheduler's words."""
         out = []
         if self.free_pods < 1:
             out.append("Too many pods")
