@@ -10,7 +10,7 @@ from django.db.models import Count
 from django.http import JsonResponse
 from django.utils import timezone
 
-from studio.models import Cluster
+from studio.clusters.models import Cluster
 
 
 def healthz(request):

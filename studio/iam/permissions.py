@@ -7,7 +7,8 @@ level of a user in a project is the highest level of the rules that cover it (pr
 from rest_framework import permissions
 
 from studio import keyed_rows
-from studio.models import LEVEL_RANK, AccessRule, Level, Project, is_platform_admin, subject_rules
+from studio.iam.models import LEVEL_RANK, AccessRule, Level, is_platform_admin, subject_rules
+from studio.org.models import Project
 
 ROLE_RANK = LEVEL_RANK  # the old name, kept for callers
 
