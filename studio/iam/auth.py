@@ -176,7 +176,7 @@ def issue_token(*, user, access_key: AccessKey | None = None, client: str | None
 
 
 def grant_client_credentials(*, client_id: str, client_secret: str) -> dict:
-    """An access key's client id and secret, or a service account's (studio.iam.sso_models.ServiceAccount)."""
+    """An access key's client id and secret, or a service account's (studio.iam.models.ServiceAccount)."""
     key = AccessKey.objects.select_related("user").filter(client_id=client_id).first()
     if key is None:
         return _grant_service_account(client_id=client_id, client_secret=client_secret)
