@@ -12,5 +12,5 @@ RUN pip install -e . && DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.
 USER 10001:10001
 EXPOSE 8000
 # gevent workers (also gunicorn.conf.py's): a client that sends its body slowly holds a greenlet, not a worker.
-CMD ["gunicorn", "studio.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gevent", \
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gevent", \
      "--access-logfile", "-"]

@@ -6,7 +6,7 @@ import gc
 # gevent workers: a connection is a greenlet, so a client that sends its body slowly (or never finishes it) holds a
 # greenlet and a socket, not a worker process — with sync workers three such clients stalled the tier. The body is
 # read before Django runs, with a deadline, and the application's concurrency per worker is bounded, by
-# studio/web_tier.py. Every shipped start reads this file: the image's CMD (and so compose) and deploy/'s web pod.
+# config/web_tier.py. Every shipped start reads this file: the image's CMD (and so compose) and deploy/'s web pod.
 worker_class = "gevent"
 worker_connections = 1000  # connections (greenlets) per worker, slow ones included
 

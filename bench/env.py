@@ -23,7 +23,7 @@ def free_port() -> int:
 
 def environment(**extra) -> dict:
     return {**os.environ, "DATABASE_URL": BENCH_DB, "REDIS_URL": BENCH_REDIS, "DEBUG": "false",
-            "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "studio.settings", "PYTHONUNBUFFERED": "1",
+            "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONUNBUFFERED": "1",
             "ALLOWED_HOSTS": "127.0.0.1,localhost", "DB_CONN_MAX_AGE": "60", **extra}
 
 
@@ -79,8 +79,8 @@ def process(command: list[str], *, env: dict | None = None, wait_for_port: int |
         handle.close()
 
 
-def gunicorn(port: int, workers: int = 2, threads: int = 8, urlconf: str = "studio.urls"):
-    return process([PY, "-m", "gunicorn", "studio.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", str(workers),
+def gunicorn(port: int, workers: int = 2, threads: int = 8, urlconf: str = "config.urls"):
+    return process([PY, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", str(workers),
                     "-k", "gthread", "--threads", str(threads), "--log-level", "warning"],
                    env=environment(ROOT_URLCONF=urlconf), wait_for_port=port, log="gunicorn")
 

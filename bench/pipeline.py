@@ -42,7 +42,7 @@ def run() -> dict:
     with env.process([env.PY, "-m", "kubesim", "--port", str(sim_port), "--nodes", "50",
                       "--run-seconds", "3600"], wait_for_port=sim_port, log="kubesim"), \
          env.gunicorn(web_port), \
-         env.process([env.PY, "-m", "celery", "-A", "studio", "worker", "-c", "2", "-l", "WARNING",
+         env.process([env.PY, "-m", "celery", "-A", "config", "worker", "-c", "2", "-l", "WARNING",
                       "--without-gossip", "--without-mingle", "--without-heartbeat"], env=worker_env, log="worker"):
         from studio.clusters import kube
 

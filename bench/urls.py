@@ -17,4 +17,4 @@ def bare_workloads(request):
     return JsonResponse({"workloads": rows, "next": 100})
 
 
-urlpatterns = [path("bench/bare-workloads", bare_workloads), path("", include("studio.urls"))]
+urlpatterns = [path("bench/bare-workloads", bare_workloads), path("", include("config.urls"))]

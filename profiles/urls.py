@@ -1,4 +1,4 @@
-"""Pages of PaaS Studio (admins) and of the catalog (end users); included at the root by studio/urls.py."""
+"""Pages of PaaS Studio (admins) and of the catalog (end users); included at the root by config/urls.py."""
 
 from django.urls import path
 

@@ -21,7 +21,7 @@ PORT = os.environ.get("PORT", "8000")
 KUBESIM_PORT = os.environ.get("KUBESIM_PORT", "6443")
 # kubectl sends its token only over TLS: the cluster also serves HTTPS there, with an admin kubeconfig for it.
 KUBESIM_TLS_PORT = os.environ.get("KUBESIM_TLS_PORT", str(int(KUBESIM_PORT) + 1))
-# Under STUDIO_VAR_DIR, as everything else `make run` keeps (studio/settings.py's VAR_DIR).
+# Under STUDIO_VAR_DIR, as everything else `make run` keeps (config/settings.py's VAR_DIR).
 KUBECONFIG = Path(os.environ.get("STUDIO_VAR_DIR") or ROOT / "var").resolve() / "kubesim" / "kubeconfig"
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
 QUIET = LOG_LEVEL.upper() != "DEBUG"
@@ -48,9 +48,9 @@ def kubesim_command(port: str, tls_port: str, kubeconfig: Path) -> list[str]:
 PROCESSES = {
     "kubesim": kubesim_command(KUBESIM_PORT, KUBESIM_TLS_PORT, KUBECONFIG),
     "web": [PY, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"],
-    "worker": [PY, "-m", "celery", "-A", "studio", *(["--quiet"] * QUIET), "worker", "-l", LOG_LEVEL,
+    "worker": [PY, "-m", "celery", "-A", "config", *(["--quiet"] * QUIET), "worker", "-l", LOG_LEVEL,
                "--concurrency", "2"],
-    "beat": [PY, "-m", "celery", "-A", "studio", *(["--quiet"] * QUIET), "beat", "-l", LOG_LEVEL,
+    "beat": [PY, "-m", "celery", "-A", "config", *(["--quiet"] * QUIET), "beat", "-l", LOG_LEVEL,
              "--schedule", str(ROOT / "var" / "celerybeat-schedule")],
     # Follows the cluster by watch: each phase change reaches the portal as it happens (workloads/cluster/watcher.py).
     "watcher": [PY, "manage.py", "cluster_watch"],

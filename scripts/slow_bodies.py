@@ -2,7 +2,7 @@
 
     python -m scripts.slow_bodies [--clients 50] [--seconds 8] [--body-timeout 4] [--worker-class gevent|sync]
 
-Starts the web tier as the image does (`gunicorn studio.wsgi:application --workers 3`, reading gunicorn.conf.py
+Starts the web tier as the image does (`gunicorn config.wsgi:application --workers 3`, reading gunicorn.conf.py
 from the checkout, DEBUG off) on a free loopback port, opens `--clients` connections that each send the headers of
 a 100 kB POST and the first byte of its body, then nothing more; while they hang, asks `/healthz` once every 0.2 s
 for `--seconds` and prints its latencies; then says how each slow client was answered (408 after the body
@@ -42,7 +42,7 @@ def start_web(port: int, *, worker_class: str | None, body_timeout: float, folde
     env.update(DEBUG="false", SECRET_KEY=secrets.token_urlsafe(50), FIELD_ENCRYPTION_KEY=Fernet.generate_key().decode(),
                ALLOWED_HOSTS="127.0.0.1,localhost", STUDIO_VAR_DIR=folder, LOG_LEVEL="WARNING",
                REQUEST_BODY_TIMEOUT_SECONDS=str(body_timeout))
-    command = [sys.executable, "-m", "gunicorn", "studio.wsgi:application", "--bind", f"127.0.0.1:{port}",
+    command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
                "--workers", "3", "--access-logfile", "-"]
     if worker_class:
         command += ["--worker-class", worker_class]
@@ -132,7 +132,7 @@ def measure(*, clients: int = 50, seconds: float = 8, body_timeout: float = 4, w
             process.wait(timeout=10)
     statuses = [c.status for c in slow]
     return {
-        "start": "gunicorn studio.wsgi:application --workers 3 (gunicorn.conf.py"
+        "start": "gunicorn config.wsgi:application --workers 3 (gunicorn.conf.py"
                  + (f", --worker-class {worker_class})" if worker_class else ")"),
         "slow_clients": clients,
         "healthz_before_ms": {"median": _ms(statistics.median(baseline)) if baseline else None},

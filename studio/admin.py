@@ -1,6 +1,9 @@
 from django.contrib import admin
 
-from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Project, Role
+from studio.audit import AuditEvent
+from studio.clusters.models import Cluster
+from studio.iam.models import AccessKey, AccessRule, Role
+from studio.org.models import Department, Project
 
 
 @admin.register(Cluster)

@@ -9,6 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio import api_schemas, services
+from studio.audit import AuditEvent
+from studio.clusters.models import Cluster
 from studio.concurrency import ETagMixin
 from studio.errors import error_body
 from studio.filtersets import (
@@ -20,9 +22,10 @@ from studio.filtersets import (
 )
 from studio.iam import auth
 from studio.iam import tokens as iam_tokens
+from studio.iam.models import AccessKey, AccessRule, Level
 from studio.iam.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
 from studio.iam.throttling import LOGIN_THROTTLES
-from studio.models import AccessKey, AccessRule, AuditEvent, Cluster, Department, Level, Project
+from studio.org.models import Department, Project
 from studio.org.units import DepartmentSerializer, ProjectSerializer
 from studio.selectors import attach_gpu_use, org_departments, org_projects, project_members
 from studio.serializers import (

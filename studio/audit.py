@@ -1,11 +1,37 @@
-"""The audit trail: every create, update and delete through the API or the pages is recorded here."""
+"""The audit trail: every create, update and delete through the API or the pages is recorded here, as an
+`AuditEvent` row (app label `studio`; studio/models.py imports it so that Django registers it)."""
 
 import re
 
+from django.conf import settings
 from django.db import models
 
 from studio.logs import current_request_id
-from studio.models import AuditEvent
+
+
+class AuditEvent(models.Model):
+    class Action(models.TextChoices):
+        CREATE = "create"
+        UPDATE = "update"
+        DELETE = "delete"
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    actor_name = models.CharField(max_length=150, blank=True, default="")
+    action = models.CharField(max_length=8, choices=Action.choices)
+    object_type = models.CharField(max_length=64, db_index=True)
+    object_id = models.CharField(max_length=64)
+    object_repr = models.CharField(max_length=200, blank=True, default="")
+    changes = models.JSONField(default=dict, blank=True)
+    request_id = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"])]
+
+    def __str__(self):
+        return f"{self.actor_name} {self.action} {self.object_type} {self.object_repr}"
+
 
 SECRET_FIELDS = {"token", "kubeconfig", "secret_hash", "password", "ca_cert", "client_secret", "refresh_token"}
 

@@ -1,5 +1,6 @@
-from studio.models import Project, is_platform_admin
+from studio.iam.models import is_platform_admin
 from studio.nav import navigation as nav_groups
+from studio.org.models import Project
 
 
 def navigation(request):

@@ -2,9 +2,12 @@ import django_filters
 from django.contrib.auth import get_user_model
 from django.db.models import Case, CharField, Q, Value, When
 
+from studio.audit import AuditEvent
+from studio.clusters.models import Cluster
+from studio.iam.models import AccessRule
 from studio.ids import IdFilter
 from studio.listing import StudioFilterSet, split_list_param
-from studio.models import AccessRule, AuditEvent, Cluster, Department, Project
+from studio.org.models import Department, Project
 from studio.selectors import gpu_allocated_expression
 
 

@@ -5,7 +5,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import password_validators_help_text_html
 
 from studio.clusters import access as cluster_access
-from studio.models import Cluster, Department, Level, Project, default_gpu_scheduler
+from studio.clusters.models import Cluster, default_gpu_scheduler
+from studio.iam.models import Level
+from studio.org.models import Department, Project
 
 
 class ClusterForm(forms.ModelForm):

@@ -4,13 +4,13 @@ Readiness never contacts a cluster: it is anonymous, and a cluster's address is 
 registered. Clusters are reported as counts by the status the last sync left (workloads/cluster/sync.py). A failed
 check says which dependency, never the error's text (it can hold host names and ports)."""
 
+from celery import current_app as celery_app
 from django.db import connection
 from django.db.models import Count
 from django.http import JsonResponse
 from django.utils import timezone
 
-from studio.celery import app as celery_app
-from studio.models import Cluster
+from studio.clusters.models import Cluster
 
 
 def healthz(request):

@@ -1,13 +1,13 @@
 """Enqueue Celery tasks by name once the surrounding transaction commits.
 
 By name, so that web processes do not import worker code (the cluster client); on commit, so that a
-worker never looks for a row that a rolled-back transaction never wrote."""
+worker never looks for a row that a rolled-back transaction never wrote. The Celery app is the project's
+(config/celery.py), current once the settings are loaded."""
 
 import logging
 
+from celery import current_app as app
 from django.db import transaction
-
-from studio.celery import app
 
 log = logging.getLogger(__name__)
 

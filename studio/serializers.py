@@ -3,9 +3,12 @@
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from studio.audit import AuditEvent
 from studio.clusters import access as cluster_access
-from studio.models import AccessRule, AuditEvent, Cluster, GpuScheduler, Level, Project, is_platform_admin
+from studio.clusters.models import Cluster, GpuScheduler
+from studio.iam.models import AccessRule, Level, is_platform_admin
 from studio.names import NAME_PATTERN, NAME_RULE
+from studio.org.models import Project
 
 
 class StrictSerializer(serializers.Serializer):

@@ -13,7 +13,6 @@ from rest_framework import exceptions
 
 from studio.audit import audit_record, snapshot
 from studio.clusters import kube
-from studio.clusters.queues import queues_sync_on_commit
 from studio.errors import Conflict
 from studio.iam import passwords
 from studio.models import (
@@ -31,6 +30,7 @@ from studio.models import (
     Project,
     Role,
 )
+from studio.org.queues import queues_sync_on_commit
 from studio.queue import enqueue_on_commit
 from studio.signals import deleting, project_created
 

@@ -6,8 +6,9 @@ from celery import shared_task
 from django.conf import settings
 
 from studio.clusters import kube
-from studio.clusters.queues import queues_apply
-from studio.models import Cluster, Project
+from studio.clusters.models import Cluster
+from studio.org.models import Project
+from studio.org.queues import queues_apply
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def project_namespace_ensure(project_id: int) -> None:
 
 @shared_task(name="studio.tasks.cluster_queues_sync", **CLUSTER_WRITE)
 def cluster_queues_sync(cluster_id: str) -> None:
-    """Bring the cluster's KAI queues in line with its projects and departments (studio.clusters.queues)."""
+    """Bring the cluster's KAI queues in line with its projects and departments (studio.org.queues)."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return

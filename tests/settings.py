@@ -12,7 +12,7 @@ os.environ.setdefault("FIELD_ENCRYPTION_KEY", Fernet.generate_key().decode())
 # The simulated clusters of the tests listen on 127.0.0.1.
 os.environ.setdefault("CLUSTER_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16")
 
-from studio.settings import *  # noqa: E402,F403
+from config.settings import *  # noqa: E402,F403
 
 # Throttling counters per test process (tests/conftest.py empties the cache before each test), never in a
 # Redis shared with other test runs.

@@ -167,7 +167,7 @@ class Stack:
         self.processes.pop("redis").wait(timeout=15)
 
     def start_worker(self) -> None:
-        self.spawn("worker", [PY, "-m", "celery", "-A", "studio", "worker", "-P", "prefork", "-c", "2", "-l", "INFO",
+        self.spawn("worker", [PY, "-m", "celery", "-A", "config", "worker", "-P", "prefork", "-c", "2", "-l", "INFO",
                               "--without-gossip", "--without-mingle", "--without-heartbeat"])
         log = self.folder / "worker.log"  # appended to by every start: count its " ready." lines
         wait_until(lambda: log.read_text().count(" ready.") > self.worker_starts, timeout=60, what="the worker")
@@ -233,9 +233,9 @@ class Stack:
         else:
             self.spawn("kubesim", [PY, "-m", "kubesim", "--port", str(self.sim_port), "--quiet",
                                    "--run-seconds", "3600", "--pull-seconds", "0.2", "--nodes", "8"])
-        self.spawn("web", [PY, "-m", "gunicorn", "studio.wsgi:application", "-b", f"127.0.0.1:{self.web_port}",
+        self.spawn("web", [PY, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{self.web_port}",
                            "-w", "3", "--timeout", "60", "--graceful-timeout", "5"])
-        self.spawn("beat", [PY, "-m", "celery", "-A", "studio", "beat", "-l", "WARNING",
+        self.spawn("beat", [PY, "-m", "celery", "-A", "config", "beat", "-l", "WARNING",
                             "-s", str(self.folder / "beat-schedule")])
         self.start_watcher()
         self.start_worker()

@@ -13,11 +13,12 @@ from rest_framework.views import APIView
 from studio import api_schemas as schemas
 from studio import services
 from studio.clusters import kube
+from studio.clusters.models import Cluster, NodePool
 from studio.errors import ServiceUnavailable
+from studio.iam.models import AccessRule
 from studio.iam.permissions import IsPlatformAdminOrReadOnly
 from studio.ids import is_id, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
-from studio.models import AccessRule, Cluster, NodePool
 from studio.serializers import StrictSerializer, run_ai_time
 
 

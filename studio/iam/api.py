@@ -16,7 +16,9 @@ from rest_framework.views import APIView
 
 from studio import api_schemas as schemas
 from studio import services
+from studio.audit import AuditEvent
 from studio.filtersets import AccessRuleFilterSet, UserFilterSet
+from studio.iam.models import AccessRule, Level, Role, is_platform_admin
 from studio.iam.permissions import IsPlatformAdmin, has_project_role
 from studio.iam.serializers import (
     AccessRuleCreateSerializer,
@@ -28,7 +30,6 @@ from studio.iam.serializers import (
 from studio.iam.serializers import user_data as _user_data
 from studio.ids import is_id, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
-from studio.models import AccessRule, AuditEvent, Level, Role, is_platform_admin
 
 SCHEMA_TAGS = {"Roles": ["Roles"], "Access rules": ["Access rules"], "Users": ["Users"]}
 

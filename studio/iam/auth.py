@@ -19,8 +19,8 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import AccessToken, BlacklistMixin
 from rest_framework_simplejwt.utils import aware_utcnow, get_md5_hash_password
 
+from studio.iam.models import AccessKey
 from studio.iam.passwords import SESSION_KEY, TemporaryPassword, refuse_if_temporary
-from studio.models import AccessKey
 
 ISSUER_UNFAMILIAR = "Issuer is not familiar."
 
@@ -176,7 +176,7 @@ def issue_token(*, user, access_key: AccessKey | None = None, client: str | None
 
 
 def grant_client_credentials(*, client_id: str, client_secret: str) -> dict:
-    """An access key's client id and secret, or a service account's (studio.iam.sso_models.ServiceAccount)."""
+    """An access key's client id and secret, or a service account's (studio.iam.models.ServiceAccount)."""
     key = AccessKey.objects.select_related("user").filter(client_id=client_id).first()
     if key is None:
         return _grant_service_account(client_id=client_id, client_secret=client_secret)
@@ -187,7 +187,7 @@ def grant_client_credentials(*, client_id: str, client_secret: str) -> dict:
 
 
 def _grant_service_account(*, client_id: str, client_secret: str) -> dict:
-    from studio.iam.sso_models import ServiceAccount
+    from studio.iam.models import ServiceAccount
 
     account = ServiceAccount.objects.select_related("user").filter(client_id=client_id).first()
     if account is None:

@@ -17,9 +17,9 @@ from rest_framework.views import APIView
 from studio.errors import Conflict
 from studio.iam import sso_services
 from studio.iam.claims import MAPPER_NAMES, mappers_with_defaults
+from studio.iam.models import IdentityProvider
 from studio.iam.permissions import IsPlatformAdmin
 from studio.iam.providers import Provider, environment_provider, provider_of
-from studio.iam.sso_models import IdentityProvider
 from studio.serializers import StrictSerializer
 
 TAGS = ["Idps"]

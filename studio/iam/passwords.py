@@ -3,28 +3,15 @@ password and must choose her own before anything else. The portal sends her to t
 403 naming why (except the password change itself, and the token endpoints that let her call it)."""
 
 from django.conf import settings
-from django.db import models
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from rest_framework.exceptions import PermissionDenied
 
+from studio.iam.models import TemporaryPassword
+
 SESSION_KEY = "password_temporary"
 MUST_CHANGE = ("Your password is temporary: choose your own first (POST /api/v1/me/password with currentPassword "
                "and newPassword, or Account › Password in the portal), then get a new token.")
-
-
-class TemporaryPassword(models.Model):
-    """Present while the user's password is one an admin was shown (user_create, user_password_reset)."""
-
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
-                                related_name="temporary_password")
-    set_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        app_label = "studio"
-
-    def __str__(self) -> str:
-        return f"temporary password of user {self.user_id}"
 
 
 def mark_temporary(user) -> None:

@@ -1,13 +1,14 @@
 """Roles as DRF permissions, and the role lookups the services use.
 
 Visibility is a queryset (`Model.objects.visible_to(user)`): outside it, a 404. Once an object is visible,
-a role that may not do the action is a 403. Roles come from access rules (`studio.models.AccessRule`): the
+a role that may not do the action is a 403. Roles come from access rules (`studio.iam.models.AccessRule`): the
 level of a user in a project is the highest level of the rules that cover it (project, its department, tenant)."""
 
 from rest_framework import permissions
 
 from studio import keyed_rows
-from studio.models import LEVEL_RANK, AccessRule, Level, Project, is_platform_admin, subject_rules
+from studio.iam.models import LEVEL_RANK, AccessRule, Level, is_platform_admin, subject_rules
+from studio.org.models import Project
 
 ROLE_RANK = LEVEL_RANK  # the old name, kept for callers
 

@@ -7,7 +7,7 @@ user cannot run as another's uid where the policy says the provider decides."""
 
 from rest_framework.exceptions import ValidationError
 
-from studio.iam.sso_models import ExternalIdentity
+from studio.iam.models import ExternalIdentity
 
 SOURCE = "fromIdpToken"
 ID_FIELDS = ("runAsUid", "runAsGid", "supplementalGroups")

@@ -51,7 +51,7 @@ def provider_of(row) -> Provider:
 
 def configured_provider() -> Provider | None:
     """The provider users log in with: the environment's, else the stored one, else None."""
-    from studio.iam.sso_models import IdentityProvider
+    from studio.iam.models import IdentityProvider
 
     provider = environment_provider()
     if provider is not None:

@@ -42,7 +42,7 @@ def permissions_of(name: str, level: str) -> list[dict]:
 
 def roles_ensure(**kwargs) -> None:
     """Create any missing predefined role (a post_migrate receiver)."""
-    from studio.models import Role
+    from studio.iam.models import Role
 
     existing = set(Role.objects.values_list("name", flat=True))
     Role.objects.bulk_create([Role(name=name, level=level, description=text)

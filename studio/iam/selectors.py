@@ -2,7 +2,7 @@
 
 import uuid
 
-from studio.iam.sso_models import ServiceAccount
+from studio.iam.models import ServiceAccount
 
 
 def service_account_by_subject_id(subject_id: str):

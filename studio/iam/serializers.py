@@ -2,8 +2,8 @@
 
 from rest_framework import serializers
 
+from studio.iam.models import AccessRule, Role
 from studio.iam.roles import permissions_of
-from studio.models import AccessRule, Role
 from studio.serializers import StrictSerializer
 
 _datetime = serializers.DateTimeField().to_representation

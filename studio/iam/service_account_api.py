@@ -12,9 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio.iam import sso_services
+from studio.iam.models import AccessRule, ServiceAccount
 from studio.iam.permissions import IsPlatformAdmin
-from studio.iam.sso_models import ServiceAccount
-from studio.models import AccessRule
 from studio.serializers import StrictSerializer
 
 TAGS = ["Service Accounts"]

@@ -9,13 +9,12 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from studio.audit import audit_record, snapshot
-from studio.clusters.access import AccessRefused, check_url
+from studio.addresses import AccessRefused, check_url
+from studio.audit import AuditEvent, audit_record, snapshot
 from studio.errors import Conflict
 from studio.iam.claims import ClaimProblem, identity_from_claims, mandatory_claim_problem
+from studio.iam.models import SERVICE_ACCOUNT_USERNAME, ExternalIdentity, IdentityProvider, ServiceAccount
 from studio.iam.providers import Provider, ProviderError, discovery
-from studio.iam.sso_models import SERVICE_ACCOUNT_USERNAME, ExternalIdentity, IdentityProvider, ServiceAccount
-from studio.models import AuditEvent
 
 # --- users of the identity provider ------------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from studio.filtersets import UserFilterSet
+from studio.iam.models import AccessKey
 from studio.listing import StudioFilterSet
-from studio.models import AccessKey
 from studio.tables import BulkAction, Column, Table
 
 

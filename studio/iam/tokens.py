@@ -24,9 +24,9 @@ from rest_framework_simplejwt.utils import aware_utcnow, datetime_from_epoch, ge
 from studio.iam.auth import StudioAccessToken, issue_token
 from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
 from studio.iam.claims import ClaimProblem
+from studio.iam.models import ExternalIdentity
 from studio.iam.oidc import ProviderBackend
 from studio.iam.providers import ProviderError
-from studio.iam.sso_models import ExternalIdentity
 from studio.iam.sso_services import external_login, identity_forget_session
 
 

@@ -17,9 +17,10 @@ from rest_framework.exceptions import ValidationError as InvalidQuery
 from studio import services
 from studio.forms import AccessKeyForm, PasswordChangeForm, UserCreateForm, UserProjectRoleForm
 from studio.iam import passwords
+from studio.iam.models import AccessKey, AccessRule, Level, is_platform_admin
 from studio.iam.tables import AccessKeyTable, UserTable
 from studio.ids import is_uuid
-from studio.models import AccessKey, AccessRule, Level, Project, is_platform_admin
+from studio.org.models import Project
 from studio.tables import bulk_run, bulk_target
 
 

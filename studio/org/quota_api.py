@@ -13,9 +13,10 @@ from rest_framework.views import APIView
 
 from studio import api_schemas as schemas
 from studio import services
+from studio.clusters.models import NodePool
 from studio.concurrency import current_etag, locked_if_match
 from studio.iam.permissions import IsPlatformAdminOrReadOnly
-from studio.models import Department, NodePool, Project
+from studio.org.models import Department, Project
 from studio.org.quotas import gpu_totals, resources_from
 
 

@@ -105,7 +105,7 @@ class DepartmentTable(OrgTable):
         )
 
     def totals(self, qs) -> dict:
-        from studio.models import Project
+        from studio.org.models import Project
 
         found = Project.objects.filter(department__in=qs.values("pk")).aggregate(n=Count("pk"), gpus=Sum("gpu_deserved"))
         return {"projects": found["n"] or 0, "deserved": _number(found["gpus"]) or "0"}

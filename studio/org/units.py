@@ -18,8 +18,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from studio.clusters import scheduler
+from studio.clusters.models import Cluster, NodePool
 from studio.ids import is_id, parse_id
-from studio.models import Cluster, Department, NodePool, Project
+from studio.org.models import Department, Project
 from studio.org.quotas import gpu_totals, resources_from
 from studio.serializers import NameField, StrictSerializer
 

@@ -17,15 +17,18 @@ from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as InvalidQuery
 
 from studio import selectors, services
+from studio.audit import AuditEvent
+from studio.clusters.models import Cluster
 from studio.filtersets import (
     ClusterFilterSet,
     DepartmentFilterSet,
     ProjectFilterSet,
 )
 from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditForm, ProjectForm
+from studio.iam.models import Level, is_platform_admin
 from studio.iam.permissions import has_project_role
 from studio.ids import is_id, parse_id
-from studio.models import AuditEvent, Cluster, Department, Level, Project, is_platform_admin
+from studio.org.models import Department, Project
 from studio.org.tables import TABLES, AuditTable, MemberTable, table_queryset
 from studio.tables import bulk_run, bulk_target
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from kombu.exceptions import OperationalError as BrokerDown
 
-from studio.celery import app
+from config.celery import app
 from tests.workloads.cluster_support import training_body
 from workloads.models import Workload
 
@@ -58,7 +58,7 @@ def closed_port() -> int:
 
 
 def test_with_the_database_down_every_api_route_answers_503_with_the_error_body(tmp_path):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studio.settings", "STUDIO_VAR_DIR": str(tmp_path),
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "STUDIO_VAR_DIR": str(tmp_path),
            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{closed_port()}/studio", "LOG_LEVEL": "ERROR"}
     result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=120)

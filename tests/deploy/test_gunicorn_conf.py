@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_gunicorn_reads_the_file_and_its_worker_hook_freezes_the_loaded_objects():
-    printed = subprocess.run([sys.executable, "-m", "gunicorn", "--print-config", "studio.wsgi:application"],
+    printed = subprocess.run([sys.executable, "-m", "gunicorn", "--print-config", "config.wsgi:application"],
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert printed.returncode == 0, printed.stderr
     # gevent workers (security round 3, S21: a slow body holds a greenlet, not a worker)
@@ -27,5 +27,5 @@ def test_gunicorn_reads_the_file_and_its_worker_hook_freezes_the_loaded_objects(
 def test_the_image_starts_gevent_workers_too():
     command = json.loads(re.search(r"^CMD (\[.*?\])$", (ROOT / "Dockerfile").read_text().replace("\\\n", ""),
                                    re.M | re.S)[1])
-    assert command[:2] == ["gunicorn", "studio.wsgi:application"]
+    assert command[:2] == ["gunicorn", "config.wsgi:application"]
     assert command[command.index("--worker-class") + 1] == "gevent"

@@ -45,7 +45,7 @@ def test_web_probes_its_health_and_readiness_endpoints_and_waits_for_migrations(
     container = web["containers"][0]
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    assert container["command"][:2] == ["gunicorn", "studio.wsgi:application"]
+    assert container["command"][:2] == ["gunicorn", "config.wsgi:application"]
     assert container["command"][container["command"].index("--worker-class") + 1] == "gevent"
     assert "migrate --check" in " ".join(web["initContainers"][0]["command"])
 
@@ -53,7 +53,7 @@ def test_web_probes_its_health_and_readiness_endpoints_and_waits_for_migrations(
 def test_one_beat_replaced_not_overlapped():
     beat = by_kind(rendered(), "Deployment")["paas-studio-beat"]["spec"]
     assert beat["replicas"] == 1 and beat["strategy"] == {"type": "Recreate"}
-    assert beat["template"]["spec"]["containers"][0]["command"][:4] == ["celery", "-A", "studio", "beat"]
+    assert beat["template"]["spec"]["containers"][0]["command"][:4] == ["celery", "-A", "config", "beat"]
 
 
 def test_the_watcher_runs_a_standby_and_proves_it_is_alive():

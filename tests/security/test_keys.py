@@ -12,7 +12,7 @@ from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION = {"DEBUG": "false", "HTTPS": "true", "ALLOWED_HOSTS": "studio.example.com",
-              "DJANGO_SETTINGS_MODULE": "studio.settings"}
+              "DJANGO_SETTINGS_MODULE": "config.settings"}
 
 
 def run(command: list[str], **env) -> subprocess.CompletedProcess:
@@ -37,13 +37,13 @@ def test_check_deploy_refuses_a_field_encryption_key_that_is_not_a_fernet_key():
 
 
 def test_the_web_application_refuses_to_start_without_keys():
-    result = run([sys.executable, "-c", "import studio.wsgi"], SECRET_KEY="s" * 20 + "x7Q!k" * 10)
+    result = run([sys.executable, "-c", "import config.wsgi"], SECRET_KEY="s" * 20 + "x7Q!k" * 10)
     assert result.returncode != 0
     assert "FIELD_ENCRYPTION_KEY" in result.stderr and "ImproperlyConfigured" in result.stderr, result.stderr
 
 
 def test_the_celery_worker_refuses_to_start_without_keys():
-    result = run([sys.executable, "-m", "celery", "-A", "studio", "worker", "--pool", "solo", "-l", "WARNING"],
+    result = run([sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "-l", "WARNING"],
                  FIELD_ENCRYPTION_KEY=Fernet.generate_key().decode())
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr and "ImproperlyConfigured" in result.stderr, result.stderr

@@ -98,7 +98,7 @@ def test_an_unknown_client_id_or_username_costs_the_same_hash_as_a_known_one(set
     ("", "django.core.cache.backends.filebased.FileBasedCache"),  # shared by make run's processes
 ])
 def test_the_counters_live_in_a_cache_every_process_shares(redis_url, backend):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studio.settings", "REDIS_URL": redis_url}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "REDIS_URL": redis_url}
     script = "import django;django.setup();from django.conf import settings;print(settings.CACHES['default']['BACKEND'])"
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=60, check=True)

@@ -1,4 +1,4 @@
-"""studio.broker: the filesystem broker never hands a consumer a message file that is still being written."""
+"""config.broker: the filesystem broker never hands a consumer a message file that is still being written."""
 
 import threading
 
@@ -15,7 +15,7 @@ def test_a_consumer_racing_the_producer_gets_every_message_whole(tmp_path):
     count, received, errors = 300, [], []
 
     def consume():
-        with Connection("filesystem://", transport="studio.broker:Transport", transport_options=options) as conn:
+        with Connection("filesystem://", transport="config.broker:Transport", transport_options=options) as conn:
             queue = conn.SimpleQueue("race")
             while len(received) < count and not errors:
                 try:
@@ -33,7 +33,7 @@ def test_a_consumer_racing_the_producer_gets_every_message_whole(tmp_path):
     for consumer in consumers:
         consumer.start()
     # The producer only publishes, as the web does (a SimpleQueue here would also consume).
-    with Connection("filesystem://", transport="studio.broker:Transport", transport_options=options) as conn:
+    with Connection("filesystem://", transport="config.broker:Transport", transport_options=options) as conn:
         producer, race = conn.Producer(), Queue("race")
         for n in range(count):
             producer.publish({"n": n, "padding": "x" * 4096}, routing_key="race", declare=[race])

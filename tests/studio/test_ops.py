@@ -92,7 +92,7 @@ def test_logs_are_json_with_the_request_id(tmp_path):
         "Client().get('/api/v1/me', HTTP_X_REQUEST_ID='req-42')"
     )
     # Request lines are DEBUG (a quiet log at INFO: tests/studio/test_quiet_log.py).
-    env = {**os.environ, "LOG_FORMAT": "json", "LOG_LEVEL": "DEBUG", "DJANGO_SETTINGS_MODULE": "studio.settings"}
+    env = {**os.environ, "LOG_FORMAT": "json", "LOG_LEVEL": "DEBUG", "DJANGO_SETTINGS_MODULE": "config.settings"}
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     request_lines = [line for line in lines if line.get("event") == "request"]
@@ -101,7 +101,7 @@ def test_logs_are_json_with_the_request_id(tmp_path):
 
 def test_metrics_include_counters_of_other_processes_in_multiprocess_mode(tmp_path):
     """A worker's cluster-call counter shows on the web's /metrics when both share PROMETHEUS_MULTIPROC_DIR."""
-    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "studio.settings"}
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     worker = "import django;django.setup();from studio.clusters import kube;kube.API_CALLS.labels('c1','list','jobs').inc(7)"
     subprocess.run([sys.executable, "-c", worker], cwd=ROOT, env=env, check=True, timeout=120)

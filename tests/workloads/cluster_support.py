@@ -50,7 +50,7 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, step=No
 
 
 class Worker:
-    """`celery -A studio worker -P prefork -c 2` in its own process group, started and killed on demand."""
+    """`celery -A config worker -P prefork -c 2` in its own process group, started and killed on demand."""
 
     def __init__(self):
         self.process: subprocess.Popen | None = None
@@ -59,14 +59,14 @@ class Worker:
 
     def start(self, *, purge: bool = True, timeout: float = 60.0) -> None:
         """Start the worker; `purge` drops queued messages first (those of earlier tests, for rows now gone)."""
-        from studio.celery import app
+        from config.celery import app
 
         if purge:
             app.control.purge()
         env = {**os.environ, **WORKER_ENV, "DATABASE_URL": database_url()}
         self.ready.clear()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "studio", "worker", "-P", "prefork", "-c", "2", "-l", "INFO",
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "prefork", "-c", "2", "-l", "INFO",
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )

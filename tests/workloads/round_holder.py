@@ -8,7 +8,7 @@ a line on stdin: `release` leaves the round as a finished round would and prints
 import os
 import sys
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ SENDING = "Sending due task clusters-sync"
 
 
 class Beat:
-    """`celery -A studio beat` with a fast schedule, its log lines read as they come."""
+    """`celery -A config beat` with a fast schedule, its log lines read as they come."""
 
     def __init__(self, database_url: str, var_dir):
         env = {**os.environ, "DATABASE_URL": database_url, "STUDIO_VAR_DIR": str(var_dir), "REDIS_URL": "",
@@ -28,7 +28,7 @@ class Beat:
                "BEAT_LEASE_CHECK_SECONDS": str(CHECK_SECONDS), "PYTHONUNBUFFERED": "1"}
         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "studio", "--quiet", "beat", "-l", "DEBUG",
+            [sys.executable, "-m", "celery", "-A", "config", "--quiet", "beat", "-l", "DEBUG",
              "--schedule", str(var_dir / f"schedule-{time.monotonic_ns()}")],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: queue.Queue[str] = queue.Queue()

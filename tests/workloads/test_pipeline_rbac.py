@@ -53,7 +53,7 @@ def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_ro
         ("metrics.k8s.io", "nodes"): {"get", "list"},
         ("rbac.authorization.k8s.io", "rolebindings"): {"create", "get"},
         ("rbac.authorization.k8s.io", "clusterroles", kube.NAMESPACE_ROLE): {"bind"},
-        # KAI Scheduler's queues (studio.clusters.queues: list, create-or-adopt, patch, delete; the watcher
+        # KAI Scheduler's queues (studio.org.queues: list, create-or-adopt, patch, delete; the watcher
         # watches them for their status).
         resource(scheduler.QUEUE): {"create", "get", "list", "watch", "patch", "delete"},
     }

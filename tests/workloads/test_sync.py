@@ -210,7 +210,7 @@ def test_objects_of_unknown_or_deleted_workloads_are_deleted_and_others_left_alo
 
 
 def test_the_beat_tasks_fan_out_a_sync_and_a_metrics_round_per_cluster(worker, sim_org):
-    from studio.celery import app
+    from config.celery import app
 
     app.loader.import_default_modules()  # every app's tasks, as a worker loads them (not only those imported so far)
     for entry in django_settings.CELERY_BEAT_SCHEDULE.values():

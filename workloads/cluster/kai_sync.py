@@ -12,8 +12,8 @@ from django.utils.dateparse import parse_datetime
 
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
-from studio.clusters.queues import queues_drifted, queues_sync_on_commit
 from studio.models import Cluster, Department, Project
+from studio.org.queues import queues_drifted, queues_sync_on_commit
 from workloads import manifests
 from workloads.api import runai_fields as derived
 from workloads.cluster import queued

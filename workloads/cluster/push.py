@@ -14,9 +14,9 @@ from django.utils import timezone
 from policies.selectors import project_security_labels
 from profiles.selectors import launch_secret_manifest
 from studio.clusters import kube
-from studio.clusters.queues import detect_kai
 from studio.clusters.scheduler import Placement, project_queue
 from studio.models import Cluster
+from studio.org.queues import detect_kai
 from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads.cluster import applied

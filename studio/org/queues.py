@@ -9,7 +9,8 @@ from django.db.models import Q
 
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
-from studio.models import Cluster, Department, Project
+from studio.clusters.models import Cluster
+from studio.org.models import Department, Project
 from studio.queue import enqueue_on_commit
 
 log = logging.getLogger(__name__)

@@ -102,8 +102,8 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
-ROOT_URLCONF = env.str("ROOT_URLCONF", default="studio.urls")  # bench/ adds its bare view
-WSGI_APPLICATION = "studio.wsgi.application"
+ROOT_URLCONF = env.str("ROOT_URLCONF", default="config.urls")  # bench/ adds its bare view
+WSGI_APPLICATION = "config.wsgi.application"
 APPEND_SLASH = False
 
 TEMPLATES = [
@@ -125,7 +125,7 @@ TEMPLATES = [
 # Exposed URLs of workloads (their Ingress hosts): each project's are on `<project>.<EXPOSED_URL_DOMAIN>` and names
 # under it; unset, an exposed URL is /<project>/<workload>/<port> on any host and takes no url of its own.
 EXPOSED_URL_DOMAIN = env.str("EXPOSED_URL_DOMAIN", default="").strip().lower().strip(".")
-# The web tier against slow clients (studio/web_tier.py, with gunicorn.conf.py's gevent workers).
+# The web tier against slow clients (config/web_tier.py, with gunicorn.conf.py's gevent workers).
 REQUEST_BODY_TIMEOUT_SECONDS = env.float("REQUEST_BODY_TIMEOUT_SECONDS", default=30)
 WEB_MAX_CONCURRENT_REQUESTS = env.int("WEB_MAX_CONCURRENT_REQUESTS", default=8)
 
@@ -262,7 +262,7 @@ if not REDIS_URL:
         "staging_folder": str(_broker_dir / "staging"),
     }
     (_broker_dir / "staging").mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT = "studio.broker:Transport"  # kombu's filesystem transport, writing atomically
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's filesystem transport, writing atomically
 else:
     # A task a killed worker held comes back after this long; keep it above the longest retry backoff.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}

@@ -4,9 +4,12 @@ import os
 
 from celery import Celery, signals
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("studio")
+# The apps enqueue through celery.current_app (studio/queue.py) and never import this package: as the default
+# app it is the current one in every thread and greenlet, not only the one that created it.
+app.set_default()
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
