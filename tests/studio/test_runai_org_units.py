@@ -9,7 +9,7 @@ from studio import selectors
 from studio.models import Cluster, Department, NodePool, Project
 from tests.factories import ClusterFactory, DepartmentFactory, ProjectFactory, UserFactory
 from tests.runai_spec import request_errors, spec_errors
-from workloads.api import runai_fields
+from workloads import runai_fields
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
