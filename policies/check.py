@@ -13,10 +13,9 @@ import copy
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
-from kubernetes.utils.quantity import parse_quantity
-
 from policies.merge import Effective, get_path, item_key
 from policies.schema import itemized_fields, rule_fields
+from studio.clusters.quantities import parse_quantity
 
 
 def _is_excluded(item) -> bool:

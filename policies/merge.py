@@ -24,9 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from kubernetes.utils.quantity import parse_quantity
-
 from policies.schema import itemized_fields, rule_fields
+from studio.clusters.quantities import parse_quantity
 
 
 @dataclass(frozen=True)

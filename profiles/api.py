@@ -1,5 +1,5 @@
 """Environment templates, service profiles and the catalog. Thin views: parse, authorize, call
-one service, render. The launch (`POST /api/v1/service-profiles/{id}/launch`) is workloads' (workloads.launch.api).
+one service, render. The launch (`POST /api/v1/service-profiles/{id}/launch`) is workloads' (workloads.api.launch).
 
 Visibility is the queryset (a platform admin sees all; anyone else what their projects own or are shared):
 outside it, a 404, for writes too. Writes are for platform admins (403 for others), and system rows refuse

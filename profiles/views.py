@@ -2,7 +2,7 @@
 catalog (cards). Thin views: reads go through the API's selectors and FilterSets, writes through the
 API's serializers and services, so a page answers with the API's errors, shown next to the fields they name.
 
-The launch pages (the wizard's "Try it", the catalog's launch form) are workloads' (workloads.launch.views).
+The launch pages (the wizard's "Try it", the catalog's launch form) are workloads' (workloads.launch_views).
 
 The wizard saves every step: step 1 creates the profile as a draft (`draft_step`, the step to resume at), each
 later step is an update of the profile, and the last one clears the draft, which puts it in the catalogs of the

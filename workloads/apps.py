@@ -12,8 +12,8 @@ class WorkloadsConfig(AppConfig):
         from studio.models import Project
         from studio.selectors import GpuUse, register_gpu_use
         from studio.signals import deleting
-        from workloads.api.runai_fields import ALLOCATED_PHASES
         from workloads.models import HOLDING_GPUS, Workload
+        from workloads.runai_fields import ALLOCATED_PHASES
         from workloads.specs import ALL_SPECS, validate_spec
         from workloads.telemetry import prometheus
 

@@ -11,7 +11,7 @@ from django.db.models import Q
 
 from studio.iam.permissions import visible_project_ids
 from studio.models import Cluster, Department, Project, is_platform_admin
-from workloads.cluster import pending
+from workloads.runai_fields import WAITING_PHASES
 
 # Workloads that hold GPUs against their project's quota: live, meant to run, not finished, with GPUs. One
 # predicate for the quota sum and for its partial index, so that the sum reads only these rows (an index-only
@@ -147,7 +147,7 @@ class Workload(models.Model):
     @property
     def waiting_reason(self) -> dict | None:
         """`pending_reason` while the workload waits (a row whose change the sync dropped may keep a stale one)."""
-        return (self.pending_reason or None) if self.actual_phase in pending.WAITING_PHASES else None
+        return (self.pending_reason or None) if self.actual_phase in WAITING_PHASES else None
 
     @property
     def waiting_position(self) -> int | None:

@@ -110,7 +110,7 @@ NON_PREEMPTIBLE_CLASSES = ("build", "inference")
 
 
 def _preemptible(kind: str, spec: dict) -> bool:
-    """Run:ai's classes (workloads.api.runai_fields): trainings are preemptible unless told otherwise."""
+    """Run:ai's classes (workloads.runai_fields): trainings are preemptible unless told otherwise."""
     if spec.get("priorityClass"):
         return spec["priorityClass"] not in NON_PREEMPTIBLE_CLASSES
     if spec.get("preemptibility"):

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from studio.tables import BulkAction, Column, Table
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.api.filtersets import WorkloadFilterSet
 
 

@@ -1,8 +1,6 @@
 from django.urls import path
 
-from workloads import pool_views, views
-from workloads.launch import upgrade_views
-from workloads.launch import views as launch_views
+from workloads import launch_views, pool_views, upgrade_views, views
 
 urlpatterns = [
     path("quota", pool_views.quota_overview, name="quota-overview"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubernetes.utils import parse_quantity
+from studio.clusters.quantities import parse_quantity
 
 QUEUE = ("scheduling.run.ai/v2", "Queue")
 POD_GROUP = ("scheduling.run.ai/v2alpha2", "PodGroup")
@@ -29,7 +29,7 @@ UNLIMITED = -1
 DEPARTMENT_SUFFIX = ".department"  # project names are DNS labels (no dots): never a project's queue name
 # Run:ai's memory units in MB (KAI's queue unit).
 MB_PER_UNIT = {"MB": 1.0, "Mib": 1.048576, "GB": 1000.0}
-# Run:ai's priority classes (workloads.api.runai_fields.PRIORITY) as KAI installs them: below 100 may be preempted.
+# Run:ai's priority classes (workloads.runai_fields.PRIORITY) as KAI installs them: below 100 may be preempted.
 # Run:ai's `interactive-preemptible` is KAI's `build-preemptible` (75).
 KAI_CLASS = {"interactive-preemptible": "build-preemptible"}
 PREEMPTIBLE = {"train": True, "build-preemptible": True, "build": False, "inference": False}

@@ -32,19 +32,18 @@ from workloads.api.serializers import (
     AcceptedSerializer,
     CountSerializer,
     DistributedCreatedSerializer,
-    MeasurementsSerializer,
     PodSerializer,
     WorkloadCreatedSerializer,
     WorkloadEventSerializer,
     WorkloadSerializer,
 )
 from workloads.launch.preview import workload_preview
+from workloads.metric_types import INFERENCE_TYPES, POD_TYPES, WORKLOAD_TYPES
 from workloads.models import Pod, Workload
 from workloads.specs import validate_workload_request
 from workloads.specs.distributed import DistributedCreation
 from workloads.specs.kinds import CREATION_REQUESTS, InferenceUpdate
-from workloads.telemetry.metric_types import INFERENCE_TYPES, POD_TYPES, WORKLOAD_TYPES
-from workloads.telemetry.metrics import MetricsQuerySerializer, measurements
+from workloads.telemetry.metrics import MeasurementsSerializer, MetricsQuerySerializer, measurements
 
 UUID_REGEX = "[0-9a-fA-F-]{36}"
 ACCEPTED = {"code": 202, "message": "Request has been accepted."}

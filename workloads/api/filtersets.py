@@ -3,7 +3,7 @@ from django.db.models import CharField, DateTimeField, IntegerField
 
 from studio.ids import IdFilter
 from studio.listing import StudioFilterSet
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.models import Workload
 
 

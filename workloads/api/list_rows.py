@@ -24,7 +24,7 @@ from django.utils import timezone
 from profiles.models import ServiceProfile
 from profiles.selectors import profile_revision_subquery
 from studio import json_values, renderers
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.api import serializers
 from workloads.models import Workload
 

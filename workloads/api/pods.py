@@ -12,7 +12,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from studio.listing import StudioFilterSet
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.api.serializers import CountSerializer, PodSerializer
 from workloads.models import Pod, Workload
 

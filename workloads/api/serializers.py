@@ -8,7 +8,7 @@ from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.fields import DateTimeField
 
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.cluster import pending
 from workloads.manifests.parts import MAIN_CONTAINER
 from workloads.specs.distributed import DistributedSpec, MasterSpec
@@ -342,18 +342,3 @@ class AcceptedSerializer(serializers.Serializer):
 
 class CountSerializer(serializers.Serializer):
     count = serializers.IntegerField()
-
-
-class MeasurementValueSerializer(serializers.Serializer):
-    value = serializers.CharField()
-    timestamp = serializers.CharField()
-
-
-class MeasurementSerializer(serializers.Serializer):
-    type = serializers.CharField()
-    labels = serializers.DictField(child=serializers.CharField())
-    values = MeasurementValueSerializer(many=True)
-
-
-class MeasurementsSerializer(serializers.Serializer):
-    measurements = MeasurementSerializer(many=True)

@@ -3,8 +3,8 @@ from django.urls import path
 from studio.urls_router import Router
 from workloads import api
 from workloads.api import history, pods
-from workloads.launch.api import launch_urls
-from workloads.launch.upgrade_api import WorkloadUpgradeView
+from workloads.api.launch import launch_urls
+from workloads.api.upgrades import WorkloadUpgradeView
 from workloads.telemetry import org_metrics, org_telemetry, workload_telemetry
 
 router = Router()

@@ -17,14 +17,14 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
-from kubernetes.utils import parse_quantity
 
 from studio.clusters import kube
+from studio.clusters.quantities import parse_quantity
 from studio.models import Cluster
 from workloads.cluster.round_locks import cluster_round
+from workloads.metric_types import PROMETHEUS_TYPES
 from workloads.models import MetricSample, Pod, Workload
 from workloads.specs import gpu_request_of
-from workloads.telemetry.metric_types import PROMETHEUS_TYPES
 
 __all__ = ["PROMETHEUS_TYPES", "cluster_collect_metrics", "metrics_purge"]
 log = logging.getLogger(__name__)

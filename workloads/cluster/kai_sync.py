@@ -15,7 +15,7 @@ from studio.clusters import scheduler as sched
 from studio.models import Cluster, Department, Project
 from studio.org.queues import queues_drifted, queues_sync_on_commit
 from workloads import manifests
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.cluster import queued
 from workloads.cluster.pending import ALLOCATED
 from workloads.models import Workload

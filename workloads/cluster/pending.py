@@ -20,6 +20,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from workloads.runai_fields import ALLOCATED_PHASES, WAITING_PHASES
+
 TYPES = ("OverQuota", "NoNodeRoom", "Unschedulable", "ImagePull", "Scheduling", "Creating", "Starting",
          # On a cluster that schedules with KAI Scheduler (workloads.cluster.queued): evicted, waiting to run again.
          "Reclaimed", "Preempted", "Consolidated")
@@ -27,10 +29,9 @@ TITLES = {"OverQuota": "Over quota", "NoNodeRoom": "No node with room", "Unsched
           "ImagePull": "Image cannot be pulled", "Scheduling": "Waiting for the scheduler",
           "Creating": "Being created", "Starting": "Starting", "Reclaimed": "Reclaimed", "Preempted": "Preempted",
           "Consolidated": "Moved to pack GPUs"}
-WAITING_PHASES = frozenset({"Creating", "Pending", "Initializing", "Resuming"})
 IMAGE_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
-# Phases in which a workload's GPUs are held on a node (runai_fields.ALLOCATED_PHASES).
-ALLOCATED = frozenset({"Initializing", "Running", "Degraded", "Updating", "Stopping", "Terminating"})
+# Phases in which a workload's GPUs are held on a node.
+ALLOCATED = frozenset(ALLOCATED_PHASES)
 GPU = "nvidia.com/gpu"
 _INSUFFICIENT = re.compile(r"Insufficient ([A-Za-z0-9./_-]+)")
 # The time-limit rules (reclaim.TIME_RULE) that give a running workload a known end.

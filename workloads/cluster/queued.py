@@ -17,7 +17,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from workloads.cluster.pending import WAITING_PHASES, Place, dicts, image_pull, unschedulable_message
+from workloads.cluster.pending import Place, dicts, image_pull, unschedulable_message
+from workloads.runai_fields import WAITING_PHASES
 
 GPU = "nvidia.com/gpu"
 EVICTED = ("Reclaimed", "Preempted", "Consolidated")

@@ -31,7 +31,7 @@ from studio.gc_pause import gc_paused
 from studio.models import Cluster, Department, Project
 from studio.queue import enqueue_on_commit
 from workloads import manifests
-from workloads.api import runai_fields as derived
+from workloads import runai_fields as derived
 from workloads.cluster import kai_sync, pending, phases, push, sync_writes
 from workloads.cluster.bulk_rows import pk_in
 from workloads.cluster.endpoints import endpoints_of

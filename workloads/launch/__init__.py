@@ -1,2 +1,3 @@
-"""A workload from a service profile: launch, preview (`?dryRun=true`), upgrades, and their API routes and
-pages. Reads profiles through profiles' selectors; profiles never imports this."""
+"""A workload from a service profile: launch, preview (`?dryRun=true`), upgrades. Their API routes are in
+workloads.api (launch, upgrades), their pages in workloads.launch_views and workloads.upgrade_views. Reads profiles
+through profiles' selectors; profiles never imports this."""

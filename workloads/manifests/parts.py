@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, DecimalException
 
-from kubernetes.utils import parse_quantity
+from studio.clusters.quantities import parse_quantity
 
 MAIN_CONTAINER = "main"
 # Run:ai's `preemptibility` as its priority classes: `train` may be preempted, `build` may not.

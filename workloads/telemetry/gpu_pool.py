@@ -17,8 +17,8 @@ from django.utils import timezone
 from studio.clusters import kube
 from studio.clusters.api import node_data
 from studio.models import Cluster
-from workloads.api.runai_fields import node_pool_expression
 from workloads.models import MetricSample, Pod, Workload
+from workloads.runai_fields import node_pool_expression
 
 RECENT = timedelta(minutes=5)
 IDLE_BELOW = 1.0  # percent

@@ -6,8 +6,8 @@ from datetime import datetime
 from rest_framework import serializers
 
 from studio.listing import CommaListField
+from workloads.metric_types import ALIASES, POD_ALIASES, PROMETHEUS_TYPES
 from workloads.models import MetricSample, Workload
-from workloads.telemetry.metric_types import ALIASES, POD_ALIASES, PROMETHEUS_TYPES
 
 
 class MetricsQuerySerializer(serializers.Serializer):
@@ -32,6 +32,21 @@ class MetricsQuerySerializer(serializers.Serializer):
         if attrs["start"] >= attrs["end"]:
             raise serializers.ValidationError({"end": ["Must be after start."]})
         return attrs
+
+
+class MeasurementValueSerializer(serializers.Serializer):
+    value = serializers.CharField()
+    timestamp = serializers.CharField()
+
+
+class MeasurementSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    labels = serializers.DictField(child=serializers.CharField())
+    values = MeasurementValueSerializer(many=True)
+
+
+class MeasurementsSerializer(serializers.Serializer):
+    measurements = MeasurementSerializer(many=True)
 
 
 def reduce_samples(points: list[tuple[datetime, float]], start: datetime, end: datetime, samples: int) -> list[dict]:

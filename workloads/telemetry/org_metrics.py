@@ -15,11 +15,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio.models import Department, Project
-from workloads.api.runai_fields import node_pool_expression
-from workloads.api.serializers import MeasurementsSerializer
+from workloads.metric_types import ALIASES
 from workloads.models import MetricSample, Workload
-from workloads.telemetry.metric_types import ALIASES
-from workloads.telemetry.metrics import MetricsQuerySerializer, reduce_samples
+from workloads.runai_fields import node_pool_expression
+from workloads.telemetry.metrics import MeasurementsSerializer, MetricsQuerySerializer, reduce_samples
 
 ORG_UNIT_TYPES = ("GPU_QUOTA", "CPU_QUOTA_MILLICORES", "CPU_MEMORY_QUOTA_MB", "GPU_ALLOCATION",
                   "CPU_ALLOCATION_MILLICORES", "CPU_MEMORY_ALLOCATION_MB", "GPU_MEMORY_UTILIZATION")

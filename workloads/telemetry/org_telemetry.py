@@ -16,21 +16,21 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from kubernetes.utils import parse_quantity
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from studio.clusters.quantities import parse_quantity
 from studio.listing import CommaListField
 from studio.models import Cluster, Department, NodePool, Project
 from studio.org.units import MB_PER_UNIT, department_cluster_id
-from workloads.api.runai_fields import (
+from workloads.models import Workload
+from workloads.runai_fields import (
     ALLOCATED_PHASES,
     DEFAULT_NODE_POOL,
     node_pool_expression,
     priority_class_expression,
 )
-from workloads.models import Workload
 
 TYPES = ("GPU_QUOTA", "CPU_QUOTA", "MEMORY_QUOTA", "GPU_ALLOCATION", "CPU_ALLOCATION", "MEMORY_ALLOCATION",
          "GPU_ALLOCATION_NON_PREEMPTIBLE", "CPU_ALLOCATION_NON_PREEMPTIBLE", "MEMORY_ALLOCATION_NON_PREEMPTIBLE")

@@ -10,12 +10,11 @@ scheduler lends idle GPUs beyond a project's deserved share, and may reclaim the
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from kubernetes.utils import parse_quantity
-
+from studio.clusters.quantities import parse_quantity
 from studio.models import Department, Project
 from studio.org.units import MB_PER_UNIT
-from workloads.api.runai_fields import ALLOCATED_PHASES, node_pool_expression
 from workloads.models import Workload
+from workloads.runai_fields import ALLOCATED_PHASES, node_pool_expression
 
 EVERY_POOL = ""  # a project without per-pool quotas: its GPU totals hold over every pool
 

@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 
 from studio.listing import CommaListField
 from studio.models import Cluster, Department, Project
-from workloads.api.runai_fields import allocated_gpu_expression, category_expression, node_pool_expression
 from workloads.models import Workload
+from workloads.runai_fields import allocated_gpu_expression, category_expression, node_pool_expression
 
 TYPES = ("WORKLOADS_COUNT", "GPU_ALLOCATION", "PENDING_TIME_DISTRIBUTION")
 PHASES = ("Creating", "Initializing", "Resuming", "Pending", "Deleting", "Running", "Updating", "Stopped", "Stopping",

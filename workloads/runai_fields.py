@@ -2,7 +2,8 @@
 node pool, allocated GPUs, time spent pending and running.
 
 Each is written twice from one table: as a pure function of a workload's values (for answers) and as a
-database expression (for `filterBy`/`sortBy`, in workloads.api.filtersets), so that a filter and the answer agree."""
+database expression (for `filterBy`/`sortBy`, in workloads.api.filtersets), so that a filter and the answer agree.
+The API, the cluster loop and telemetry all read them: this module sits below them and the models (.importlinter)."""
 
 from django.db.models import (
     Case,
@@ -38,6 +39,8 @@ SPEC_KEYS = ("nodePools", "priorityClass", "preemptibility", "category", "image"
              "autoscaling", "distributedFramework", "minReplicas", "maxReplicas")
 # Phases in which the workload's GPUs are held on a node.
 ALLOCATED_PHASES = ("Initializing", "Running", "Degraded", "Updating", "Stopping", "Terminating")
+# Phases in which a workload waits to run: the only ones in which its pending reason is shown.
+WAITING_PHASES = frozenset({"Creating", "Pending", "Initializing", "Resuming"})
 
 
 def category_of(kind: str, spec: dict | None) -> str:
