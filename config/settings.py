@@ -98,7 +98,7 @@ MIDDLEWARE = [
     "studio.security_headers.SecurityHeadersMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "studio.errors.DatabaseUnavailableMiddleware",
-    "studio.release.ReleaseRenderedResponseMiddleware",  # a rendered response's data is no view's (a GC cycle)
+    "perf.release.ReleaseRenderedResponseMiddleware",  # a rendered response's data is no view's (a GC cycle)
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from perf import keyed_rows
 from policies import pod_security
 from policies.fallback import FALLBACK_ID, FALLBACK_LABEL, fallback_layer
 from policies.merge import Effective, Layer, effective
 from policies.models import Policy
 from policies.schema import TYPES
-from studio import keyed_rows
 from studio.models import Department, Project
 
 TENANT_ID = 1  # a single-tenant control plane: Run:ai's tenantId of every policy

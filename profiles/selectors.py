@@ -7,10 +7,10 @@ from functools import lru_cache
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 
+from perf import json_values, keyed_rows
 from profiles.compose import MASK
 from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
 from profiles.rendering import evaluate
-from studio import json_values, keyed_rows
 from studio.iam.permissions import has_project_role
 from studio.models import Level, Project
 

@@ -13,9 +13,9 @@ from django.db.models import Sum
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
+from perf import keyed_rows
 from policies.services import policy_enforce
 from profiles.models import LaunchSecret
-from studio import keyed_rows
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
@@ -60,13 +60,9 @@ class _NameTaken(Exception):
     pass
 
 
-_PROJECT = -7_000_000_001  # a sentinel: no project has this id
-
-
-def _gpus_held():
-    """The GPUs the project's workloads hold (HOLDING_GPUS), its sum compiled once (keyed_rows.compiled_values):
-    one row, or none when it holds none."""
-    return (Workload.objects.filter(HOLDING_GPUS, project_id=_PROJECT).order_by().values("project_id")
+def _gpus_held(project_id):
+    """The GPUs the project's workloads hold (HOLDING_GPUS): one row, or none when it holds none."""
+    return (Workload.objects.filter(HOLDING_GPUS, project_id=project_id).order_by().values("project_id")
             .annotate(total=Sum("gpu_request")).values("total"))
 
 
@@ -80,7 +76,7 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
     `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler` on KAI)."""
     used = Decimal(0)
     if gpus > 0:  # its partial index: flat with history
-        held = keyed_rows.compiled_values(_gpus_held, {_PROJECT: project.pk})
+        held = keyed_rows.values_once_compiled(_gpus_held, project_id=project.pk)
         used = (held[0]["total"] if held else None) or Decimal(0)
     limit = project.gpu_limit
     answer = {"project": project.name, "requested": float(gpus), "deserved": float(project.gpu_deserved),

@@ -6,7 +6,7 @@ level of a user in a project is the highest level of the rules that cover it (pr
 
 from rest_framework import permissions
 
-from studio import keyed_rows
+from perf import keyed_rows
 from studio.iam.models import LEVEL_RANK, AccessRule, Level, is_platform_admin, subject_rules
 from studio.org.models import Project
 

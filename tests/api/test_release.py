@@ -1,5 +1,5 @@
 """A rendered API response's data is freed by reference counting, not left to Python's cyclic collector
-(studio.release): under load the collector's passes over the pages in flight were the API's tail latency."""
+(perf.release): under load the collector's passes over the pages in flight were the API's tail latency."""
 
 import gc
 import io

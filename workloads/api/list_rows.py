@@ -21,9 +21,10 @@ from django.db.models import DateTimeField, DecimalField, IntegerField, JSONFiel
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from perf import json_values
 from profiles.models import ServiceProfile
 from profiles.selectors import profile_revision_subquery
-from studio import json_values, renderers
+from studio import renderers
 from workloads import runai_fields as derived
 from workloads.api import serializers
 from workloads.models import Workload

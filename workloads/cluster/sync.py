@@ -25,9 +25,9 @@ from django.db.models import F, Q
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
+from perf.gc_pause import gc_paused
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
-from studio.gc_pause import gc_paused
 from studio.models import Cluster, Department, Project
 from studio.queue import enqueue_on_commit
 from workloads import manifests

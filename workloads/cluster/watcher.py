@@ -33,9 +33,9 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 from prometheus_client import Counter
 
+from perf.gc_pause import gc_paused
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
-from studio.gc_pause import gc_paused
 from studio.models import Cluster
 from workloads.cluster import informer, kai_sync, sync
 from workloads.cluster.round_locks import ClusterLease

@@ -1,4 +1,4 @@
-"""studio.json_values.loads: orjson's speed, json's values (the catalog's and the workload list's JSON columns)."""
+"""perf.json_values.loads: orjson's speed, json's values (the catalog's and the workload list's JSON columns)."""
 
 import json
 import math
@@ -6,7 +6,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studio import json_values
+from perf import json_values
 
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**80), max_value=2**80),
                      st.floats(allow_nan=False, allow_infinity=False), st.text())

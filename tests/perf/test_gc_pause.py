@@ -2,7 +2,7 @@ import gc
 
 import pytest
 
-from studio.gc_pause import gc_paused
+from perf.gc_pause import gc_paused
 
 
 def test_the_collector_is_paused_inside_and_enabled_again_after():

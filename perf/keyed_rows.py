@@ -168,3 +168,22 @@ def converted(fetched, names, converters, connection) -> list[dict]:
             row[position] = value
         out.append(dict(zip(names, row, strict=True)))
     return out
+
+
+# Stand-ins for the parameters of a query compiled once: values no row has (ids are positive).
+_STAND_INS = tuple(-7_000_000_001 - n for n in range(8))
+
+
+@cache
+def _with_stand_ins(build, names: tuple[str, ...]):
+    stand_ins = dict(zip(names, _STAND_INS, strict=False))
+    return (lambda: build(**stand_ins)), stand_ins
+
+
+def values_once_compiled(build, using: str = "default", **params) -> list[dict]:
+    """`build(**params)`'s values() as dicts, the queryset compiled once per `build` (its SQL is the same whatever
+    integer ids `params` hold): `build` is called once with stand-in ids, and each later call runs that SQL with the
+    stand-ins replaced by `params`. The quota check's sum: compiling it cost more than running it."""
+    names = tuple(sorted(params))
+    stand_in_build, stand_ins = _with_stand_ins(build, names)
+    return compiled_values(stand_in_build, {stand_ins[name]: params[name] for name in names}, using)
