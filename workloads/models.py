@@ -101,6 +101,10 @@ class Workload(models.Model):
     request = models.JSONField(default=dict, help_text="The create body as submitted (secrets masked).")
     spec = models.JSONField(default=dict, help_text="The validated, normalised spec (defaults filled).")
     gpu_request = models.DecimalField(max_digits=10, decimal_places=3, default=0)
+    # The node pool the workload is placed in at submission (one of the pools it may use, in their order): its
+    # pods run on that pool's nodes, in that pool's KAI queue, and count against the project's quota there.
+    # "" for a row placed before pools were (the cluster's default pool).
+    node_pool = models.CharField(max_length=63, blank=True, default="")
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.API)
 
     # Provenance of a catalog or stream launch: what it was launched from, frozen at launch.

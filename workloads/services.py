@@ -181,6 +181,12 @@ def with_node_pools(project: Project, spec: dict) -> dict:
     return {**spec, "nodePools": list(pools)} if pools else spec
 
 
+def placed_pool(spec: dict) -> str:
+    """The node pool a workload is placed in: the first of the pools it may use (with_node_pools), "" (the
+    cluster's default pool) when it names none."""
+    return str((spec.get("nodePools") or [""])[0] or "")
+
+
 def project_spec_errors(*, project: Project, spec: dict, user, field: str = "spec") -> dict:
     """What a spec (after its policy) may not hold in its project as `user` sets it, {"<field>.<path>": [why]}:
     node pools outside the project's quotas or cluster (a workload naming one would stay Pending for ever), a
@@ -286,6 +292,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
                 department=project.department, cluster=project.cluster, created_by=user,
                 created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
                 gpu_request=gpus, source=source, requested_pods=requested_pods(kind, request),
+                node_pool=placed_pool(request["spec"]),
                 phase_updated_at=timezone.now(), **(provenance or {}),
             )
             _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
