@@ -7,6 +7,9 @@ Compiling such a queryset (every column of three tables, the joins) cost more CP
 about 0.5 ms each for the project and the policy chain of a submission. The SQL is written once per model,
 relations, columns and list length, and only the parameters change."""
 
+import typing
+import uuid
+from collections.abc import Hashable
 from functools import cache
 
 from django.db import connections
@@ -132,29 +135,6 @@ def _lock_sql(model, using: str) -> str:
     return f"{_select_sql(model, using)} FOR UPDATE"
 
 
-@cache
-def _compiled(build, using: str) -> tuple:
-    """`build()`'s values() queryset compiled once: (sql, params, column names, converters)."""
-    queryset = build()
-    compiler = queryset.query.get_compiler(using=using)
-    sql, params = compiler.as_sql()
-    query = queryset.query
-    names = [*query.extra_select, *query.values_select, *query.annotation_select]
-    converters = compiler.get_converters([selected[0] for selected in compiler.select[:compiler.col_count]])
-    return sql, tuple(params), names, list(converters.items())
-
-
-def compiled_values(build, substitutions: dict, using: str = "default") -> list[dict]:
-    """The dicts of `build()` (a function that builds a values() queryset with sentinel values, the same each
-    call), compiled once; each parameter equal to a key of `substitutions` (a sentinel) replaced by its value."""
-    sql, params, names, converters = _compiled(build, using)
-    connection = connections[using]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [substitutions.get(param, param) for param in params])
-        fetched = cursor.fetchall()
-    return converted(fetched, names, converters, connection)
-
-
 def converted(fetched, names, converters, connection) -> list[dict]:
     """Fetched rows as dicts of Django's values: each column through its converters, as Django's
     SQLCompiler.apply_converters does, then named as ValuesIterable does."""
@@ -170,20 +150,93 @@ def converted(fetched, names, converters, connection) -> list[dict]:
     return out
 
 
-# Stand-ins for the parameters of a query compiled once: values no row has (ids are positive).
-_STAND_INS = tuple(-7_000_000_001 - n for n in range(8))
+# Stand-ins for the parameters of a query compiled once, by the type the builder declares: values no row has
+# (ids are positive; no name, token id or key is these strings or UUIDs).
+_STAND_INS = {
+    int: tuple(-1_000_000_001 - n for n in range(8)),  # within a 32-bit id column (Django refuses beyond it)
+    str: tuple(f"\x00perf-stand-in-{n}" for n in range(8)),
+    uuid.UUID: tuple(uuid.UUID(int=(0xFFFF_FFFF << 96) + n) for n in range(8)),
+}
 
 
 @cache
 def _with_stand_ins(build, names: tuple[str, ...]):
-    stand_ins = dict(zip(names, _STAND_INS, strict=False))
-    return (lambda: build(**stand_ins)), stand_ins
+    """`build` called with a stand-in of its declared type (int unless annotated) for each of `names`, and the
+    forms each stand-in takes among a query's parameters -> how the real value takes that form."""
+    hints = typing.get_type_hints(build)
+    stand_ins, forms = {}, {}
+    for index, name in enumerate(names):
+        kind = hints.get(name, int)
+        kind = next((k for k in typing.get_args(kind) if k in _STAND_INS), kind)  # `uuid.UUID | None`
+        stand_in = _STAND_INS[kind][index]
+        stand_ins[name] = stand_in
+        forms[stand_in] = (name, _same)
+        if kind is uuid.UUID:  # a database without a UUID type gets its hex (UUIDField.get_db_prep_value)
+            forms[stand_in.hex] = (name, _hex)
+    return (lambda: build(**stand_ins)), forms
+
+
+def _same(value):
+    return value
+
+
+def _hex(value):
+    return None if value is None else value.hex
+
+
+@cache
+def _compiled_with_stand_ins(build, names: tuple[str, ...], using: str):
+    """`build`'s queryset compiled once: (sql, [(name, form) or the fixed parameter], the compiler's state)."""
+    stand_in_build, forms = _with_stand_ins(build, names)
+    queryset = stand_in_build()
+    compiler = queryset.query.get_compiler(using=using)
+    sql, params = compiler.as_sql()
+    slots = [forms.get(param, (None, param)) if isinstance(param, Hashable) else (None, param) for param in params]
+    missing = set(names) - {name for name, _ in slots if name is not None}
+    if missing:  # the SQL would not change with them: a builder that does not use a parameter is a mistake
+        raise ValueError(f"{build.__qualname__} does not use {sorted(missing)} in its query")
+    converters = compiler.get_converters([selected[0] for selected in compiler.select[:compiler.col_count]])
+    return sql, slots, compiler, list(converters.items())
+
+
+def _run(build, using: str, params: dict):
+    sql, slots, compiler, converters = _compiled_with_stand_ins(build, tuple(sorted(params)), using)
+    values = [form(params[name]) if name is not None else form for name, form in slots]
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, values)
+        return cursor.fetchall(), compiler, converters
 
 
 def values_once_compiled(build, using: str = "default", **params) -> list[dict]:
     """`build(**params)`'s values() as dicts, the queryset compiled once per `build` (its SQL is the same whatever
-    integer ids `params` hold): `build` is called once with stand-in ids, and each later call runs that SQL with the
-    stand-ins replaced by `params`. The quota check's sum: compiling it cost more than running it."""
-    names = tuple(sorted(params))
-    stand_in_build, stand_ins = _with_stand_ins(build, names)
-    return compiled_values(stand_in_build, {stand_ins[name]: params[name] for name in names}, using)
+    values `params` hold): `build` is called once with stand-ins of the types its parameters declare (int, str,
+    uuid.UUID; int when not annotated), and each later call runs that SQL with the stand-ins replaced by `params`
+    (None where a value is None). The quota check's sum and a user's access rules: compiling them cost more than
+    running them."""
+    fetched, compiler, converters = _run(build, using, params)
+    query = compiler.query
+    names = [*query.extra_select, *query.values_select, *query.annotation_select]
+    return converted(fetched, names, converters, connections[using])
+
+
+def instances_once_compiled(build, using: str = "default", **params) -> list:
+    """`build(**params)`'s model instances (a queryset of one model, no select_related), each annotation set on
+    its instance as Django sets it, compiled once as `values_once_compiled`: the bearer token's user with what
+    revokes the token, on every API request."""
+    fetched, compiler, converters = _run(build, using, params)
+    connection = connections[using]
+    info = compiler.klass_info
+    start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+    attnames = [selected[0].target.attname for selected in compiler.select[start:end]]
+    annotations = list(compiler.annotation_col_map.items())
+    out = []
+    for row in fetched:  # as ModelIterable
+        row = list(row)
+        for position, (functions, expression) in converters:
+            for function in functions:
+                row[position] = function(row[position], expression, connection)
+        instance = info["model"].from_db(using, attnames, row[start:end])
+        for name, position in annotations:
+            setattr(instance, name, row[position])
+        out.append(instance)
+    return out
