@@ -51,7 +51,7 @@ def token(user) -> str:
 def analyze() -> None:
     """The state autovacuum leaves a bulk load in (PostgreSQL 13+ vacuums after inserts too): fresh statistics
     (without them PostgreSQL plans for 11 rows) and the visibility map set, so that index-only scans — the quota
-    sum over `workload_gpus_held` — read no table pages."""
+    sum over `workload_gpus_held_by_pool` — read no table pages."""
     from django.db import connection
 
     with connection.cursor() as cursor:  # autocommit: VACUUM cannot run in a transaction

@@ -17,6 +17,7 @@ Each component logs to WORKDIR/<name>.log. Binaries and manifests: scripts/kube/
 import argparse
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class Stack(RealKube):
         self.kai, self.training_operator, self.kube_scheduler = kai, training_operator, kube_scheduler
         self.pod_start_ms, self.job_run_ms = pod_start_ms, job_run_ms
         self.ports: dict[str, int] = {}  # component -> the loopback port it serves (metrics, webhook, ...)
+        self._shards_stop = threading.Event()
 
     @property
     def manifests(self) -> Path:
@@ -56,6 +58,11 @@ class Stack(RealKube):
                                            f"--authorization-kubeconfig={self.kubeconfig}",
                                            "--leader-elect=false", "--secure-port=0"])
         return self
+
+    def stop(self) -> None:
+        self._shards_stop.set()  # no scheduler started for a shard while the stack goes down
+        time.sleep(0.1)
+        super().stop()
 
     # --- writing objects ---------------------------------------------------------------------------------------
 
@@ -125,14 +132,9 @@ class Stack(RealKube):
         probes = lambda c: ["--metrics-bind-address", self._addr(c + "/metrics"),  # noqa: E731
                             "--health-probe-bind-address", self._addr(c + "/probes")]
         self._start_admission(configs["kai-admission"], common, probes, timeout)
-        self._spawn_as("kai-scheduler", [
-            binary("kai-scheduler"), *common, "--namespace", objs.KAI_NAMESPACE,
-            "--nodepool-label-key", objs.KAI_NODE_POOL_LABEL, "--listen-address", self._addr("kai-scheduler"),
-            "--plugin-server-port", str(self._port("kai-scheduler/plugins")),
-            "--resource-reservation-app-label", objs.KAI_RESERVATION_NAMESPACE, "--schedule-period", "1s",
-            # an evicted pod gets DisruptionTarget (reason PreemptionByScheduler) before its delete, which a Job's
-            # podFailurePolicy can ignore: a reclaimed training is recreated, not counted as a failure
-            "--update-pod-eviction-condition=true", "--leader-elect=false", "--v=1"], configs["kai-scheduler"])
+        self._scheduler_config = (common, configs["kai-scheduler"])
+        self._start_scheduler(None)
+        threading.Thread(target=self._follow_shards, name="kai-shards", daemon=True).start()
         self._spawn_as("kai-binder", [
             binary("kai-binder"), *common, *probes("kai-binder"),
             "--resource-reservation-namespace", objs.KAI_RESERVATION_NAMESPACE,
@@ -153,6 +155,34 @@ class Stack(RealKube):
             binary("kai-queuecontroller"), "--queue-label-key", objs.KAI_QUEUE_LABEL,
             "--metrics-listen-address", self._addr("kai-queuecontroller"), "--enable-webhook=false"],
             configs["kai-queuecontroller"])
+
+    def _start_scheduler(self, shard: str | None) -> None:
+        """A KAI scheduler for one shard (None: the default shard, the nodes, queues and pod groups without the
+        partition label), as KAI's operator runs one per SchedulingShard."""
+        common, kubeconfig = self._scheduler_config
+        name = "kai-scheduler" + (f"-{shard}" if shard else "")
+        partition = ["--partition-label-value", shard] if shard else []
+        self._spawn_as(name, [
+            binary("kai-scheduler"), *common, "--namespace", objs.KAI_NAMESPACE,
+            "--nodepool-label-key", objs.KAI_NODE_POOL_LABEL, *partition, "--listen-address", self._addr(name),
+            "--plugin-server-port", str(self._port(name + "/plugins")),
+            "--resource-reservation-app-label", objs.KAI_RESERVATION_NAMESPACE, "--schedule-period", "1s",
+            # an evicted pod gets DisruptionTarget (reason PreemptionByScheduler) before its delete, which a Job's
+            # podFailurePolicy can ignore: a reclaimed training is recreated, not counted as a failure
+            "--update-pod-eviction-condition=true", "--leader-elect=false", "--v=1"], kubeconfig)
+
+    def _follow_shards(self) -> None:
+        """KAI's operator's part for SchedulingShards (the operator itself deploys images; here the binaries run):
+        a scheduler for each shard's `partitionLabelValue`, started when the shard appears."""
+        while not self._shards_stop.wait(1.0):
+            try:
+                shards = self.get("/apis/kai.scheduler/v1/schedulingshards").get("items") or []
+            except Exception:  # noqa: BLE001 — the API server restarting (fault scenarios): next second
+                continue
+            for shard in shards:
+                value = (shard.get("spec") or {}).get("partitionLabelValue")
+                if value and f"kai-scheduler-{value}" not in self.processes:
+                    self._start_scheduler(value)
 
     def _start_admission(self, kubeconfig: str, common: list, probes, timeout: float) -> None:
         """KAI's admission webhook (GPU sharing's pod mutation: without it the binder refuses fractional pods).

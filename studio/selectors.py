@@ -22,11 +22,10 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from studio.clusters.models import node_pool_labels  # noqa: F401  (the pools' labels, read here too)
 from studio.ids import is_id, parse_id
 from studio.models import (
-    DEFAULT_NODE_POOL,
     LEVEL_RANK,
-    NODE_POOL_LABEL,
     AccessRule,
     Department,
     NodePool,
@@ -83,14 +82,6 @@ def node_pool_errors(project: Project, pools) -> dict:
             errors[f"spec.nodePools[{index}]"] = (f"Project {project.name} has no quota in node pool {name!r}; "
                                                   f"it may use: {', '.join(sorted(allowed))}.")
     return errors
-
-
-def node_pool_labels(cluster_id) -> dict[str, tuple[str, str]]:
-    """Each pool of the cluster -> the node label (key, value) that makes a node one of its nodes; ("", "") for
-    the default pool, which holds the nodes no other pool's label names (workloads.manifests.parts.pool_terms)."""
-    return {name: ("", "") if is_default or name == DEFAULT_NODE_POOL else (key or NODE_POOL_LABEL, value or name)
-            for name, key, value, is_default in NodePool.objects.filter(cluster_id=cluster_id)
-            .values_list("name", "label_key", "label_value", "is_default")}
 
 
 class GpuUse(NamedTuple):

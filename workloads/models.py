@@ -138,7 +138,8 @@ class Workload(models.Model):
             models.Index(fields=["cluster", "deleted_at"]),
             # The list's default order within the visible projects (name order: one_live_workload_per_name).
             models.Index(fields=["project", "-created_at", "-id"], name="workload_project_newest"),
-            models.Index(fields=["project", "gpu_request"], condition=HOLDING_GPUS, name="workload_gpus_held"),
+            models.Index(fields=["project", "node_pool", "gpu_request"], condition=HOLDING_GPUS,
+                         name="workload_gpus_held_by_pool"),
         ]
 
     def __str__(self):

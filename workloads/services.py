@@ -20,9 +20,10 @@ from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
 from studio.iam.pod_identity import ids_from_provider
-from studio.models import AuditEvent, Level, Project
+from studio.models import DEFAULT_NODE_POOL, AuditEvent, Level, Project
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
+from workloads import placement
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
 from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
@@ -61,9 +62,39 @@ class _NameTaken(Exception):
 
 
 def _gpus_held(project_id):
-    """The GPUs the project's workloads hold (HOLDING_GPUS): one row, or none when it holds none."""
-    return (Workload.objects.filter(HOLDING_GPUS, project_id=project_id).order_by().values("project_id")
-            .annotate(total=Sum("gpu_request")).values("total"))
+    """The GPUs the project's workloads hold (HOLDING_GPUS), per node pool they are placed in."""
+    return (Workload.objects.filter(HOLDING_GPUS, project_id=project_id).order_by().values("node_pool")
+            .annotate(total=Sum("gpu_request")).values("node_pool", "total"))
+
+
+def _decimal(value) -> Decimal | None:
+    return None if value is None or float(value) < 0 else Decimal(str(value))
+
+
+def pool_quotas(project: Project, pools: list[str], held: dict[str, Decimal]) -> list[placement.PoolQuota]:
+    """The project's GPU numbers in each of `pools`: its entry's deserved and limit there (a project without
+    per-pool quotas: its totals in the default pool, deserved 0 under its limit elsewhere), its department's limit
+    there, and what it holds there."""
+    own = {(e.get("nodePool") or {}).get("name") or DEFAULT_NODE_POOL: e.get("gpu") or {}
+           for e in project.node_pool_resources or () if isinstance(e, dict)}
+    department = {(e.get("nodePool") or {}).get("name") or DEFAULT_NODE_POOL: e.get("gpu") or {}
+                  for e in project.department.node_pool_resources or () if isinstance(e, dict)}
+    out = []
+    for name in pools:
+        if own:
+            gpu = own.get(name) or {}
+            deserved, limit = _decimal(gpu.get("deserved")) or Decimal(0), _decimal(gpu.get("limit"))
+        else:
+            deserved = project.gpu_deserved if name == DEFAULT_NODE_POOL else Decimal(0)
+            limit = project.gpu_limit
+        out.append(placement.PoolQuota(name=name, deserved=deserved, limit=limit, held=held.get(name, Decimal(0)),
+                                       department=project.department.name,
+                                       department_limit=_decimal((department.get(name) or {}).get("limit"))))
+    return out
+
+
+def allowed_pools(spec: dict | None) -> list[str]:
+    return [str(p) for p in (spec or {}).get("nodePools") or () if p] or [DEFAULT_NODE_POOL]
 
 
 def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | None = None,
@@ -74,10 +105,12 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
     non-preemptible one over the project's deserved GPUs). Elsewhere inferences and workspaces stay within its
     deserved GPUs and trainings (distributed ones too) may use up to its limit.
     `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler` on KAI)."""
-    used = Decimal(0)
+    held: dict[str, Decimal] = {}
     if gpus > 0:  # its partial index: flat with history
-        held = keyed_rows.values_once_compiled(_gpus_held, project_id=project.pk)
-        used = (held[0]["total"] if held else None) or Decimal(0)
+        for row in keyed_rows.values_once_compiled(_gpus_held, project_id=project.pk):
+            pool = row["node_pool"] or DEFAULT_NODE_POOL
+            held[pool] = held.get(pool, Decimal(0)) + (row["total"] or Decimal(0))
+    used = sum(held.values(), Decimal(0))
     limit = project.gpu_limit
     answer = {"project": project.name, "requested": float(gpus), "deserved": float(project.gpu_deserved),
               "limit": None if limit is None else float(limit), "used": float(used)}
@@ -85,11 +118,20 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
         never = _never_runs(project, kind, total if total is not None else gpus, spec or {})
         if never:
             return {**answer, "allowed": False, "scheduler": "kai", "message": never}
-        within = used + gpus <= project.gpu_deserved
+        pools = pool_quotas(project, allowed_pools(spec), held)
+        chosen, how, why = placement.choose(pools, total if total is not None else gpus, project.name)
+        if chosen is None:
+            return {**answer, "allowed": False, "scheduler": "kai", "message": f"It can never run: {why}."}
+        in_pool = chosen.held + gpus
+        answer = {**answer, "nodePool": chosen.name, "deserved": float(chosen.deserved),
+                  "limit": None if chosen.limit is None else float(chosen.limit), "used": float(chosen.held)}
         return {**answer, "allowed": True, "scheduler": "kai", "message": (
-            "Within the project's GPU quota." if within or gpus <= 0 else
-            f"Over the project's deserved GPUs ({_n(used + gpus)} of {_n(project.gpu_deserved)}): it waits in project "
-            f"{project.name}'s queue until KAI Scheduler lends it idle GPUs (a training may be reclaimed later).")}
+            f"Within the project's GPU quota in node pool {chosen.name}." if how == "deserved" or gpus <= 0 else
+            f"Over the project's deserved GPUs in node pool {chosen.name} ({_n(in_pool)} of {_n(chosen.deserved)}): "
+            f"it waits in project {project.name}'s queue there until KAI Scheduler lends it idle GPUs (a training may "
+            "be reclaimed later)." if how == "over-quota" else
+            f"Over the project's GPU limit in node pool {chosen.name} for now ({_n(in_pool)} of {_n(chosen.limit)}): "
+            f"it waits in project {project.name}'s queue there until its other workloads there finish.")}
     message = ""
     if gpus <= 0:
         pass
@@ -151,10 +193,12 @@ def _never_runs(project: Project, kind: str, gpus: Decimal, spec: dict) -> str:
 
 
 def check_quota(project: Project, kind: str, gpus: Decimal, *, spec: dict | None = None,
-                total: Decimal | None = None) -> None:
+                total: Decimal | None = None) -> dict:
+    """The quota decision (quota_decision); a 400 naming why when it is refused."""
     decision = quota_decision(project, kind, gpus, spec=spec, total=total)
     if not decision["allowed"]:
         raise ValidationError({"spec.compute": [decision["message"]]})
+    return decision
 
 
 def project_for_submit(user, request: dict) -> Project:
@@ -283,16 +327,17 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
             provenance: dict | None) -> Workload:
     try:
         with transaction.atomic():
+            pool = placed_pool(request["spec"])
             if gpus > 0:  # serialise the quota checks of the project; without GPUs there is nothing to count
                 keyed_rows.lock(Project, project.pk)
-                check_quota(project, kind, gpus, spec=request["spec"])
+                pool = check_quota(project, kind, gpus, spec=request["spec"]).get("nodePool", pool)
             # A taken name is the unique constraint's refusal (one_live_workload_per_name): no query before it.
             workload = Workload.objects.create(
                 kind=kind, name=name, requested_name=request["name"], project=project,
                 department=project.department, cluster=project.cluster, created_by=user,
                 created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
                 gpu_request=gpus, source=source, requested_pods=requested_pods(kind, request),
-                node_pool=placed_pool(request["spec"]),
+                node_pool=pool,
                 phase_updated_at=timezone.now(), **(provenance or {}),
             )
             _record(workload, "Submitted", f"Accepted by {user.get_username()}.")

@@ -50,6 +50,7 @@ class Job:
         self.key, self.queue = key, info["queue"]
         self.priority, self.preemptible = info["priority"], info["preemptible"]
         self.min_member, self.cls, self.created = info["minMember"], info["priorityClassName"], created
+        self.shard = (info.get("labels") or {}).get(pg.POOL_LABEL)  # the KAI shard (node pool) that schedules it
         self.pending, self.running = [], []
 
 
@@ -66,6 +67,7 @@ class KaiScheduler:
         self.reported = {}   # uid -> the message its pod was last told
         self.told = {}       # (namespace, pod group) -> the Unschedulable message last recorded on it
         self.dirty, self.last, self._seq = True, 0.0, 0
+        self.shard_nodes = None  # the nodes of the shard a cycle is scheduling
 
     # --- pods coming and going --------------------------------------------------------------------------------
 
@@ -108,20 +110,33 @@ class KaiScheduler:
         self.cycle()
 
     def cycle(self) -> None:
-        queues = {q["metadata"]["name"]: Queue(q) for q in self.store.list(pg.QUEUES)}
-        for q in queues.values():
-            if q.parent in queues:
-                queues[q.parent].children.append(q)
+        """One round of each scheduling shard, as KAI runs a scheduler per shard: a shard (a node pool's
+        partition label value; None the default shard, for what carries no such label) sees only its own nodes,
+        queues and pod groups, so each pool's quotas and capacity are its own."""
+        stored = self.store.list(pg.QUEUES)
         jobs = self._jobs()
-        self._account(queues, jobs)
-        fair_share(queues, float(sum(len(n.devices) for n in self.nodes.nodes)))
-        errors, task_errors = {}, {}
-        self._allocate(queues, jobs, errors, task_errors)
-        if not any(self.store.get("pods", *where) is not None for where in self.evicted.values()):
+        shards = {None} | {_shard(q) for q in stored} | {j.shard for j in jobs.values()} | \
+            {n.labels.get(pg.POOL_LABEL) for n in self.nodes.nodes}
+        evict = not any(self.store.get("pods", *where) is not None for where in self.evicted.values())
+        if evict:
             self.evicted.clear()  # evict again only once the last round's victims are gone
-            self._evict_for_waiting(queues, jobs, errors)
+        every_queue, errors, task_errors = {}, {}, {}
+        for shard in sorted(shards, key=lambda s: (s is not None, s or "")):
+            queues = {q["metadata"]["name"]: Queue(q) for q in stored if _shard(q) == shard}
+            for q in queues.values():
+                if q.parent in queues:
+                    queues[q.parent].children.append(q)
+            mine = {key: job for key, job in jobs.items() if job.shard == shard}
+            self.shard_nodes = [n for n in self.nodes.nodes if n.labels.get(pg.POOL_LABEL) == shard]
+            self._account(queues, mine)
+            fair_share(queues, float(sum(len(n.devices) for n in self.shard_nodes)))
+            self._allocate(queues, mine, errors, task_errors)
+            if evict:
+                self._evict_for_waiting(queues, mine, errors)
+            every_queue.update(queues)
+        self.shard_nodes = None
         self._report(jobs, errors, task_errors)
-        self._write_statuses(queues, jobs)
+        self._write_statuses(every_queue, jobs)
 
     def _jobs(self) -> dict:
         jobs = {}
@@ -210,7 +225,7 @@ class KaiScheduler:
             pod = self.store.get("pods", namespace, name)
             if pod is None:
                 continue
-            result = self.nodes._place(pod, self.reqs[uid])
+            result = self.nodes._place(pod, self.reqs[uid], self.shard_nodes)
             if isinstance(result, str):
                 fit = self._fit_error(result)
                 task_errors[uid] = fit
@@ -357,7 +372,7 @@ class KaiScheduler:
                 for uid in pending_job.pending:
                     namespace, name = self.pending[uid]
                     pod = self.store.get("pods", namespace, name)
-                    if pod is None or isinstance(self.nodes._place(pod, self.reqs[uid]), str):
+                    if pod is None or isinstance(self.nodes._place(pod, self.reqs[uid], self.shard_nodes), str):
                         return False
             return True
         finally:
@@ -457,6 +472,10 @@ class KaiScheduler:
                 del status["childQueues"]
             if status != q.obj.get("status"):
                 self.store.update(pg.QUEUES, {**q.obj, "metadata": dict(q.obj["metadata"]), "status": status})
+
+
+def _shard(queue: dict) -> str | None:
+    return (queue["metadata"].get("labels") or {}).get(pg.POOL_LABEL)
 
 
 def _may_reclaim(queue, job, wanted) -> bool:

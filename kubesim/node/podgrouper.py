@@ -21,6 +21,7 @@ from ..errors import ApiError
 
 SCHEDULER_NAME = "kai-scheduler"
 QUEUE_LABEL = "kai.scheduler/queue"
+POOL_LABEL = "kai.scheduler/node-pool"  # KAI's partition label: the shard that schedules the group
 PRIORITY_LABEL = "priorityClassName"
 PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
 POD_GROUP_ANNOTATION = "pod-group-name"
@@ -85,7 +86,10 @@ def group_metadata(store, pod: dict) -> dict:
                    else value < NON_PREEMPTIBLE_PRIORITY)
     min_member = _min_member(owner)
     meta = named["metadata"]
-    return {"name": f"pg-{meta['name']}-{meta['uid']}", "owner": named, "labels": dict(owner_labels),
+    labels = dict(owner_labels)
+    if POOL_LABEL not in labels and POOL_LABEL in pod_labels:  # as KAI's pod-grouper: the pod's shard
+        labels[POOL_LABEL] = pod_labels[POOL_LABEL]
+    return {"name": f"pg-{meta['name']}-{meta['uid']}", "owner": named, "labels": labels,
             "queue": queue, "priorityClassName": cls, "priority": value, "preemptible": preemptible,
             "minMember": max(1, min_member)}
 

@@ -345,9 +345,10 @@ class Scheduler:
                 self.reported[uid] = message
                 unschedulable(pods[uid], message)
 
-    def _place(self, pod: dict, req: Request):
+    def _place(self, pod: dict, req: Request, nodes: list | None = None):
+        """`nodes` the ones the pod may use (a KAI shard's); all by default."""
         reasons, preemption, fits = Counter(), Counter(), []
-        for node in self.nodes:
+        for node in self.nodes if nodes is None else nodes:
             why = node.reasons(pod["spec"], req)
             if why:
                 reasons.update(why)

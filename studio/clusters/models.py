@@ -135,3 +135,11 @@ class NodePool(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.cluster_id})"
+
+
+def node_pool_labels(cluster_id) -> dict[str, tuple[str, str]]:
+    """Each pool of the cluster -> the node label (key, value) that makes a node one of its nodes; ("", "") for
+    the default pool, which holds the nodes no other pool's label names (workloads.manifests.parts.pool_terms)."""
+    return {name: ("", "") if is_default or name == DEFAULT_NODE_POOL else (key or NODE_POOL_LABEL, value or name)
+            for name, key, value, is_default in NodePool.objects.filter(cluster_id=cluster_id)
+            .values_list("name", "label_key", "label_value", "is_default")}

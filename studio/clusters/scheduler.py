@@ -1,10 +1,15 @@
 """The scheduler adapter's pure part (docs/scheduling.md): how Run:ai's organisation maps onto KAI Scheduler.
 
-- every department is a parent `scheduling.run.ai/v2` Queue (`<department>.department`), every project a child
-  Queue named as the project, with its GPU (and CPU/memory, where set) quota, limit and over-quota weight taken
-  from Run:ai's per-node-pool `resources`, summed over the pools (the cluster is one KAI scheduling shard);
-- a workload's pods carry the project's queue label, KAI's scheduler name and Run:ai's priority class (as the
-  `priorityClassName` label KAI's pod-grouper reads: a class the cluster lacks never refuses a pod);
+- each node pool is its own KAI scheduling shard: the pool's nodes, queues and pod groups carry KAI's partition
+  label `kai.scheduler/node-pool=<pool>` (the default pool: no label, KAI's default shard), and a shard's
+  scheduler sees only its own, so each pool's quotas are enforced apart;
+- in every pool where a project has quota, the project has a Queue (`<project>` in the default pool,
+  `<project>.<pool>` in another), a child of its department's Queue in that pool (`<department>.department`,
+  `<department>.department.<pool>`), with the GPU (and CPU/memory, where set) deserved, limit and over-quota
+  weight of that pool's entry of Run:ai's per-node-pool `resources`;
+- a workload's pods carry the queue of the pool it is placed in, that pool's partition label, KAI's scheduler
+  name and Run:ai's priority class (as the `priorityClassName` label KAI's pod-grouper reads: a class the cluster
+  lacks never refuses a pod);
 - a Queue's status (what KAI's queue controller writes) in Run:ai's units (GPUs, CPU millicores, memory MB).
 Plain values in, plain dicts out: no models, no client.
 """
@@ -21,6 +26,9 @@ KAI_GROUP = "scheduling.run.ai"
 SCHEDULER_NAME = "kai-scheduler"
 QUEUE_LABEL = "kai.scheduler/queue"
 PRIORITY_LABEL = "priorityClassName"
+POOL_LABEL = "kai.scheduler/node-pool"  # KAI's partition label (its default `--nodepool-label-key`)
+SHARD = ("kai.scheduler/v1", "SchedulingShard")
+SHARD_GROUP = "kai.scheduler"
 PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "paas-studio"
@@ -42,6 +50,7 @@ class Placement:
     queue: str
     priority_class: str  # Run:ai's name
     scheduler_name: str = SCHEDULER_NAME
+    pool: str | None = None  # the node pool's shard; None: the default pool (KAI's default shard)
 
     @property
     def kai_class(self) -> str:
@@ -54,17 +63,32 @@ class Placement:
 
     def labels(self) -> dict[str, str]:
         labels = {QUEUE_LABEL: self.queue, PRIORITY_LABEL: self.kai_class}
+        if self.pool:
+            labels[POOL_LABEL] = self.pool
         if self.preemptible is not None:
             labels[PREEMPTIBILITY_LABEL] = "preemptible" if self.preemptible else "non-preemptible"
         return labels
 
 
-def project_queue(project_name: str) -> str:
-    return project_name
+def project_queue(project_name: str, pool: str | None = None) -> str:
+    """The project's queue in `pool` (None: the default pool). Project and pool names are DNS labels: no dots."""
+    return f"{project_name}.{pool}" if pool else project_name
 
 
-def department_queue(department_name: str) -> str:
-    return f"{department_name}{DEPARTMENT_SUFFIX}"
+def department_queue(department_name: str, pool: str | None = None) -> str:
+    return f"{department_name}{DEPARTMENT_SUFFIX}" + (f".{pool}" if pool else "")
+
+
+def pool_entries(resources, pool: str, *, is_default: bool) -> list[dict]:
+    """The entries of Run:ai's per-node-pool `resources` for `pool` (an entry naming no pool is the default's)."""
+    return [e for e in resources or () if isinstance(e, dict)
+            and ((e.get("nodePool") or {}).get("name") or None) in ((pool, None) if is_default else (pool,))]
+
+
+def quota_pools(resources) -> list[str]:
+    """The pools named in `resources`, in their order."""
+    return list(dict.fromkeys((e.get("nodePool") or {}).get("name") for e in resources or ()
+                              if isinstance(e, dict) and (e.get("nodePool") or {}).get("name")))
 
 
 # --- quotas -> a queue's resources ----------------------------------------------------------------------------
@@ -130,50 +154,104 @@ def _clean(value: float):
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
-def _queue(name: str, *, unit: str, display: str, resources: dict, parent: str | None = None) -> dict:
+def _queue(name: str, *, unit: str, display: str, resources: dict, parent: str | None = None,
+           pool: str | None = None) -> dict:
     spec = {"displayName": display, "resources": resources}
     if parent:
         spec["parentQueue"] = parent
-    return {"apiVersion": QUEUE[0], "kind": QUEUE[1],
-            "metadata": {"name": name, "labels": {MANAGED_BY_LABEL: MANAGED_BY, ORG_UNIT_LABEL: unit}},
-            "spec": spec}
+    labels = {MANAGED_BY_LABEL: MANAGED_BY, ORG_UNIT_LABEL: unit}
+    if pool:
+        labels[POOL_LABEL] = pool
+    return {"apiVersion": QUEUE[0], "kind": QUEUE[1], "metadata": {"name": name, "labels": labels}, "spec": spec}
 
 
-def department_queue_manifest(*, name: str, resources: list[dict], projects: list[dict]) -> dict:
-    """A department's parent queue: its own `resources` where set; else, for GPUs, its projects' deserved
-    GPUs summed (so a department without quotas guarantees what its projects do), with no limit."""
-    own = queue_resources(resources)
-    if not [e for e in resources or () if isinstance(e, dict) and e.get("gpu")]:
+def department_queue_manifest(*, name: str, resources: list[dict], projects: list[dict],
+                              pool: str | None = None) -> dict:
+    """A department's parent queue in `pool` (None: the default pool), from its `resources` entries for that
+    pool where set; else, for GPUs, its projects' deserved GPUs there summed (so a department without quotas
+    guarantees what its projects do), with no limit."""
+    mine = [e for e in resources or () if isinstance(e, dict)]
+    own = queue_resources(mine)
+    if not [e for e in mine if e.get("gpu")]:
         total = sum(max(0.0, float(p["resources"]["gpu"]["quota"])) for p in projects)
         own["gpu"] = {"quota": _clean(total), "limit": UNLIMITED, "overQuotaWeight": 1}
-    return _queue(department_queue(name), unit="department", display=name, resources=own)
+    return _queue(department_queue(name, pool), unit="department", display=name, resources=own, pool=pool)
 
 
-def project_queue_manifest(*, name: str, department: str, resources: list[dict], gpu_deserved, gpu_limit) -> dict:
+def project_queue_manifest(*, name: str, department: str, resources: list[dict], gpu_deserved, gpu_limit,
+                           pool: str | None = None) -> dict:
     spec = queue_resources(resources, gpu_deserved=gpu_deserved, gpu_limit=gpu_limit)
-    return _queue(project_queue(name), unit="project", display=name, resources=spec,
-                  parent=department_queue(department))
+    return _queue(project_queue(name, pool), unit="project", display=name, resources=spec,
+                  parent=department_queue(department, pool), pool=pool)
 
 
-def desired_queues(departments: list[dict], projects: list[dict]) -> list[dict]:
+def desired_queues(departments: list[dict], projects: list[dict], pools: list[dict] | None = None) -> list[dict]:
     """Every queue of a cluster, parents first: `departments` as {name, resources}, `projects` as {name,
-    department, resources, gpu_deserved, gpu_limit}. A department appears only with projects on the cluster."""
-    children = [project_queue_manifest(**p) for p in projects]
-    by_department: dict[str, list[dict]] = {}
-    for project, queue in zip(projects, children, strict=True):
-        by_department.setdefault(project["department"], []).append(queue["spec"])
-    parents = [department_queue_manifest(name=d["name"], resources=d.get("resources") or [],
-                                         projects=by_department[d["name"]])
-               for d in departments if d["name"] in by_department]
+    department, resources, gpu_deserved, gpu_limit}, `pools` as {name, default} (None: the default pool only).
+    A project has a queue in each pool of its `resources` (with none, its GPU totals in the default pool and
+    none elsewhere); a department has one in each pool where it has projects' queues."""
+    pools = pools or [{"name": "default", "default": True}]
+    default = next((p["name"] for p in pools if p.get("default")), "default")
+    children, parents = [], []
+    for pool in pools:
+        name, is_default = pool["name"], bool(pool.get("default"))
+        shard = None if is_default else name
+        by_department: dict[str, list[dict]] = {}
+        for project in projects:
+            resources = project.get("resources") or []
+            if resources:
+                mine = pool_entries(resources, name, is_default=is_default)
+                if not mine:
+                    continue
+                queue = project_queue_manifest(name=project["name"], department=project["department"],
+                                               resources=mine, gpu_deserved=None, gpu_limit=None, pool=shard)
+            elif name == default:
+                queue = project_queue_manifest(name=project["name"], department=project["department"],
+                                               resources=[], gpu_deserved=project.get("gpu_deserved"),
+                                               gpu_limit=project.get("gpu_limit"))
+            else:
+                continue
+            children.append(queue)
+            by_department.setdefault(project["department"], []).append(queue["spec"])
+        parents += [department_queue_manifest(name=d["name"], projects=by_department[d["name"]], pool=shard,
+                                              resources=pool_entries(d.get("resources"), name, is_default=is_default))
+                    for d in departments if d["name"] in by_department]
     return parents + children
+
+
+def shard_manifest(pool: str) -> dict:
+    """KAI's SchedulingShard of a node pool (not the default pool: KAI's default shard): KAI's operator runs a
+    scheduler for it that sees only the pool's nodes, queues and pod groups."""
+    return {"apiVersion": SHARD[0], "kind": SHARD[1],
+            "metadata": {"name": pool, "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+            "spec": {"partitionLabelValue": pool}}
+
+
+def partition_labels(nodes: list[dict], pools: dict[str, tuple[str, str]]) -> dict[str, str | None]:
+    """{node name: the partition label value it should carry (None: none)} for the nodes whose label differs.
+    `pools` maps each pool to its node label (key, value); ("", "") for the default pool. A node carrying a
+    value that names none of the pools is someone else's: left alone."""
+    changes = {}
+    named = {name for name, (key, _) in pools.items() if key}
+    for node in nodes:
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        want = next((name for name, (key, value) in sorted(pools.items()) if key and labels.get(key) == value), None)
+        have = labels.get(POOL_LABEL)
+        if have == want or (want is None and have is not None and have not in named):
+            continue
+        changes[meta.get("name")] = want
+    return changes
 
 
 def spec_differs(current: dict, desired: dict) -> bool:
     """Whether a queue on the cluster lacks what the product wants (fields of its own are left alone)."""
     spec = current.get("spec") or {}
     want = desired["spec"]
+    labels = (current.get("metadata") or {}).get("labels") or {}
     return any(spec.get(key) != value for key, value in want.items()) or \
-        spec.get("parentQueue") != want.get("parentQueue")
+        spec.get("parentQueue") != want.get("parentQueue") or \
+        labels.get(POOL_LABEL) != desired["metadata"]["labels"].get(POOL_LABEL)
 
 
 # --- a queue's status -------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The projects' and departments' KAI queues on a cluster (docs/scheduling.md): made, brought up to date and
-removed to match the organisation; run by the `studio.tasks.cluster_queues_sync` task, which every change of a
+"""The projects' and departments' KAI queues on a cluster (docs/scheduling.md), one per pool where they have
+quota, and what makes each node pool a KAI scheduling shard (its nodes' partition label, its SchedulingShard where
+KAI's operator serves them): made, brought up to date and removed to match the organisation; run by the `studio.tasks.cluster_queues_sync` task, which every change of a
 project, a department or a cluster's scheduler enqueues on commit, and which the sync round enqueues again when
 it finds a queue that differs (drift). Queues the product did not make are left alone."""
 
@@ -9,7 +10,7 @@ from django.db.models import Q
 
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
-from studio.clusters.models import Cluster
+from studio.clusters.models import DEFAULT_NODE_POOL, Cluster, node_pool_labels
 from studio.org.models import Department, Project
 from studio.queue import enqueue_on_commit
 
@@ -24,7 +25,40 @@ def desired_queues(cluster: Cluster) -> list[dict]:
     return sched.desired_queues(
         [{"name": d.name, "resources": d.node_pool_resources} for d in departments],
         [{"name": p.name, "department": p.department.name, "resources": p.node_pool_resources,
-          "gpu_deserved": p.gpu_deserved, "gpu_limit": p.gpu_limit} for p in projects])
+          "gpu_deserved": p.gpu_deserved, "gpu_limit": p.gpu_limit} for p in projects],
+        [{"name": name, "default": key == ""} for name, (key, _) in _pools(cluster).items()])
+
+
+def _pools(cluster: Cluster) -> dict[str, tuple[str, str]]:
+    """The cluster's pools -> their node label, the default pool first ("" key)."""
+    pools = node_pool_labels(cluster.pk)
+    if not any(key == "" for key, _ in pools.values()):
+        pools = {DEFAULT_NODE_POOL: ("", ""), **pools}
+    return dict(sorted(pools.items(), key=lambda item: (item[1][0] != "", item[0])))
+
+
+def shards_apply(cluster: Cluster, conn: kube.Connection) -> dict:
+    """Each pool but the default a KAI scheduling shard: its nodes labelled with the partition label (and the
+    label taken off a node that left the pool), and its SchedulingShard where the cluster serves them (KAI's
+    operator runs a scheduler per shard). {"labelled": [node], "shards": [pool]}."""
+    pools = _pools(cluster)
+    done = {"labelled": [], "shards": []}
+    nodes = kube.list_objects(conn, "v1", "Node")
+    for name, value in sched.partition_labels(nodes, pools).items():
+        kube.patch(conn, "v1", "Node", None, name, {"metadata": {"labels": {sched.POOL_LABEL: value}}})
+        done["labelled"].append(name)
+    if sched.SHARD_GROUP in kube.api_groups(conn):
+        have = {s["metadata"]["name"] for s in kube.list_objects(conn, *sched.SHARD)}
+        for pool, (key, _) in pools.items():
+            if key and pool not in have:
+                try:
+                    kube.create(conn, sched.shard_manifest(pool))
+                    done["shards"].append(pool)
+                except kube.AlreadyExists:
+                    pass
+    if any(done.values()):
+        log.info("scheduling shards of cluster %s: %s", cluster.name, {k: v for k, v in done.items() if v})
+    return done
 
 
 def detect_kai(cluster: Cluster, conn: kube.Connection) -> bool:
@@ -45,6 +79,10 @@ def queues_apply(cluster: Cluster, conn: kube.Connection | None = None) -> dict:
     done = {"created": [], "updated": [], "deleted": []}
     if not cluster.uses_kai:
         return done
+    try:
+        shards_apply(cluster, conn)
+    except kube.PermanentClusterError as exc:  # e.g. no right to label nodes: the queues still go out
+        log.warning("scheduling shards of cluster %s not applied: %s", cluster.name, exc)
     desired = desired_queues(cluster)
     current = {q["metadata"]["name"]: q for q in kube.list_objects(conn, *sched.QUEUE, label_selector=MANAGED)}
     for queue in desired:
@@ -59,7 +97,8 @@ def queues_apply(cluster: Cluster, conn: kube.Connection | None = None) -> dict:
                 found = kube.get(conn, *sched.QUEUE, None, name)
         if sched.spec_differs(found, queue) or (found["metadata"].get("labels") or {}).get(
                 sched.MANAGED_BY_LABEL) != sched.MANAGED_BY:
-            body = {"metadata": {"labels": queue["metadata"]["labels"]},
+            labels = {**queue["metadata"]["labels"], sched.POOL_LABEL: queue["metadata"]["labels"].get(sched.POOL_LABEL)}
+            body = {"metadata": {"labels": labels},
                     "spec": {**queue["spec"], "parentQueue": queue["spec"].get("parentQueue")}}
             kube.patch(conn, *sched.QUEUE, None, name, body)
             done["updated"].append(name)

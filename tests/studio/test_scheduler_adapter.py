@@ -101,3 +101,40 @@ def test_an_unlimited_project_does_not_lower_its_departments_guarantee():
           "gpu_deserved": 0, "gpu_limit": None}])
     department = {q["metadata"]["name"]: q for q in queues}["research.department"]
     assert department["spec"]["resources"]["gpu"]["quota"] == 4
+
+
+def test_each_pool_is_a_shard_with_its_own_queues_and_quotas():
+    pool = lambda name, deserved, limit: {"nodePool": {"name": name},  # noqa: E731
+                                           "gpu": {"deserved": deserved, "limit": limit, "overQuotaWeight": 1}}
+    queues = sched.desired_queues(
+        [{"name": "research", "resources": [pool("pool-a", 6, 8)]}],
+        [{"name": "nlp", "department": "research", "resources": [pool("pool-a", 2, 4), pool("pool-b", 6, 6)],
+          "gpu_deserved": 0, "gpu_limit": None},
+         {"name": "old", "department": "research", "resources": [], "gpu_deserved": 3, "gpu_limit": 5}],
+        [{"name": "default", "default": True}, {"name": "pool-a"}, {"name": "pool-b"}])
+    by = {q["metadata"]["name"]: q for q in queues}
+    assert set(by) == {"research.department", "old", "research.department.pool-a", "nlp.pool-a",
+                       "research.department.pool-b", "nlp.pool-b"}
+    # Each pool's numbers, not a sum: nlp may hold 4 in pool-a whatever it has in pool-b.
+    assert by["nlp.pool-a"]["spec"]["resources"]["gpu"] == {"quota": 2, "limit": 4, "overQuotaWeight": 1}
+    assert by["nlp.pool-b"]["spec"]["resources"]["gpu"] == {"quota": 6, "limit": 6, "overQuotaWeight": 1}
+    assert by["nlp.pool-a"]["spec"]["parentQueue"] == "research.department.pool-a"
+    assert by["research.department.pool-a"]["spec"]["resources"]["gpu"] == {"quota": 6, "limit": 8,
+                                                                            "overQuotaWeight": 1}
+    # A department without quota in a pool guarantees there what its projects do, with no limit.
+    assert by["research.department.pool-b"]["spec"]["resources"]["gpu"] == {"quota": 6, "limit": -1,
+                                                                            "overQuotaWeight": 1}
+    # The shard's partition label on every queue of a pool; none on the default pool's (KAI's default shard).
+    assert by["nlp.pool-a"]["metadata"]["labels"]["kai.scheduler/node-pool"] == "pool-a"
+    assert "kai.scheduler/node-pool" not in by["old"]["metadata"]["labels"]
+    assert by["old"]["spec"]["resources"]["gpu"] == {"quota": 3, "limit": 5, "overQuotaWeight": 1}
+    assert sched.Placement("nlp.pool-a", "train", pool="pool-a").labels()["kai.scheduler/node-pool"] == "pool-a"
+
+
+def test_nodes_get_their_pools_partition_label_and_lose_it_when_they_leave():
+    pools = {"default": ("", ""), "pool-a": ("run.ai/node-pool", "pool-a"), "gpu-b": ("hw", "b")}
+    node = lambda name, **labels: {"metadata": {"name": name, "labels": labels}}  # noqa: E731
+    nodes = [node("n1", **{"run.ai/node-pool": "pool-a"}), node("n2", hw="b", **{"kai.scheduler/node-pool": "gpu-b"}),
+             node("n3", **{"kai.scheduler/node-pool": "pool-a"}), node("n4", **{"kai.scheduler/node-pool": "theirs"}),
+             node("n5")]
+    assert sched.partition_labels(nodes, pools) == {"n1": "pool-a", "n3": None}

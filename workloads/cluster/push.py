@@ -43,15 +43,27 @@ def workload_ref(workload: Workload) -> manifests.WorkloadRef:
     )
 
 
-def placement_of(workload: Workload) -> Placement | None:
-    """Its project's KAI queue and its Run:ai priority class, on a cluster that schedules with KAI."""
-    return placement_for(workload.cluster, workload.project.name, workload.kind, workload.spec)
+def pinned(spec: dict, pool: str) -> dict:
+    """The spec the pods are built from: in the pool the workload is placed in (Workload.node_pool) only, so it
+    runs, and counts, where it was placed."""
+    return {**spec, "nodePools": [pool]} if pool else spec
 
 
-def placement_for(cluster: Cluster, project: str, kind: str, spec: dict) -> Placement | None:
+def placement_of(workload: Workload, pools: dict) -> Placement | None:
+    """Its project's KAI queue in the pool it is placed in, and its Run:ai priority class, on a KAI cluster."""
+    return placement_for(workload.cluster, workload.project.name, workload.kind, workload.spec,
+                         pool=workload.node_pool, pools=pools)
+
+
+def placement_for(cluster: Cluster, project: str, kind: str, spec: dict, *, pool: str = "",
+                  pools: dict | None = None) -> Placement | None:
+    """`pools` the cluster's pools' node labels (studio.selectors.node_pool_labels): the default pool's ("" key)
+    is KAI's default shard, each other pool its own shard and queues."""
     if not cluster.uses_kai:
         return None
-    return Placement(queue=project_queue(project), priority_class=parts.priority_class_of(kind, spec))
+    shard = pool if pool and (pools or {}).get(pool, ("", ""))[0] else None
+    return Placement(queue=project_queue(project, shard), priority_class=parts.priority_class_of(kind, spec),
+                     pool=shard)
 
 
 def cluster_knative(cluster: Cluster, conn: kube.Connection) -> bool:
@@ -107,10 +119,11 @@ def workload_push(workload_id) -> None:
                 workload_fail(workload.pk, NO_KUBEFLOW)
                 return
             master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
-        objects = manifests.build_manifests(ref, workload.spec, knative=knative, master=master, gang=gang,
+        pools = node_pool_labels(workload.cluster_id)
+        objects = manifests.build_manifests(ref, pinned(workload.spec, workload.node_pool), knative=knative,
+                                            master=master and pinned(master, workload.node_pool), gang=gang,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                            placement=placement_of(workload),
-                                            node_pools=node_pool_labels(workload.cluster_id))
+                                            placement=placement_of(workload, pools), node_pools=pools)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
         if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
@@ -144,10 +157,10 @@ def workload_roll(workload_id) -> None:
     try:
         conn = kube.connect(workload.cluster)
         knative = cluster_knative(workload.cluster, conn)
-        objects = manifests.build_manifests(ref, workload.spec, knative=knative,
+        pools = node_pool_labels(workload.cluster_id)
+        objects = manifests.build_manifests(ref, pinned(workload.spec, workload.node_pool), knative=knative,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                            placement=placement_of(workload),
-                                            node_pools=node_pool_labels(workload.cluster_id))
+                                            placement=placement_of(workload, pools), node_pools=pools)
         primary = manifests.primary_kind(ref, knative=knative)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
         if secret and not kube.create_or_adopt(conn, secret)[1]:  # an upgrade may have added a key

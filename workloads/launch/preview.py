@@ -28,10 +28,11 @@ from studio.errors import Conflict
 from studio.models import Project
 from studio.selectors import node_pool_labels
 from workloads import manifests
-from workloads.cluster.push import placement_for
+from workloads.cluster.push import pinned, placement_for
 from workloads.manifests import distributed as manifest_distributed
 from workloads.models import Workload
 from workloads.services import (
+    placed_pool,
     project_for_submit,
     project_spec_errors,
     quota_decision,
@@ -72,11 +73,13 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
                                 namespace=project.namespace, suspended=False,
                                 url_host=project_host(project.name, settings.EXPOSED_URL_DOMAIN))
     master = master_spec_of(request) if kind == Workload.Kind.DISTRIBUTED else None
-    return {"dryRun": True, "name": name, "objects": _objects(project, ref, spec, secret, master=master),
+    pool = quota.get("nodePool") or placed_pool(spec)
+    return {"dryRun": True, "name": name, "objects": _objects(project, ref, spec, secret, master=master, pool=pool),
             "quota": quota, "policy": policy}
 
 
-def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret, *, master=None) -> list[dict]:
+def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret, *, master=None,
+             pool: str = "") -> list[dict]:
     """Each object the push would create, with the cluster's verdict (the namespace first when it is new)."""
     cluster = project.cluster
     try:
@@ -90,10 +93,12 @@ def _objects(project: Project, ref: manifests.WorkloadRef, spec: dict, secret, *
     except kube.ClusterError as exc:
         conn, knative, namespace_missing, gang = None, bool(cluster.has_knative), False, None
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
-    built = manifests.build_manifests(ref, spec, knative=knative, gpu_scheduler=settings.GPU_SCHEDULER_NAME,
-                                      master=master, gang=gang,
-                                      placement=placement_for(cluster, project.name, ref.kind, spec),
-                                      node_pools=node_pool_labels(cluster.pk))
+    pools = node_pool_labels(cluster.pk)
+    built = manifests.build_manifests(ref, pinned(spec, pool), knative=knative,
+                                      gpu_scheduler=settings.GPU_SCHEDULER_NAME, master=master and pinned(master, pool),
+                                      gang=gang, node_pools=pools,
+                                      placement=placement_for(cluster, project.name, ref.kind, spec, pool=pool,
+                                                              pools=pools))
     if secret:
         built = [secret_manifest(name=secret[0], keys=secret[1], ref=ref), *built]
     if namespace_missing:

@@ -1,0 +1,51 @@
+"""Which node pool a workload is placed in (pure): each pool is its own KAI shard with the project's own queue in
+it (studio.clusters.scheduler), so the choice is made once, at submission, from the numbers of each pool the
+workload may use, in their order:
+
+1. the first pool where it starts within the project's deserved GPUs there;
+2. else the first where it may start over quota (within the project's limit there, on GPUs others lend);
+3. else the first where it could ever run (it waits there);
+and none when no allowed pool could ever hold it: over the project's or the department's limit in that pool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class PoolQuota:
+    name: str
+    deserved: Decimal
+    limit: Decimal | None  # None: none
+    held: Decimal  # the project's GPUs there now (running and waiting: what its queue is asked for)
+    department: str = ""
+    department_limit: Decimal | None = None
+
+
+def _n(value) -> str:
+    return f"{float(value):g}"
+
+
+def never_in(pool: PoolQuota, gpus: Decimal, project: str) -> str:
+    """Why `gpus` GPUs could never run in `pool`; "" when they could."""
+    if pool.limit is not None and gpus > pool.limit:
+        return f"{_n(gpus)} GPUs is more than project {project}'s limit of {_n(pool.limit)} in node pool {pool.name}"
+    if pool.department_limit is not None and gpus > pool.department_limit:
+        return (f"{_n(gpus)} GPUs is more than department {pool.department}'s limit of "
+                f"{_n(pool.department_limit)} in node pool {pool.name}")
+    return ""
+
+
+def choose(pools: list[PoolQuota], gpus: Decimal, project: str) -> tuple[PoolQuota | None, str, str]:
+    """(the pool, "deserved" | "over-quota" | "waits", "") or (None, "", why none could ever hold it)."""
+    possible = [p for p in pools if not never_in(p, gpus, project)]
+    if not possible:
+        return None, "", "; ".join(never_in(p, gpus, project) for p in pools)
+    for pool in possible:
+        if pool.held + gpus <= pool.deserved:
+            return pool, "deserved", ""
+    for pool in possible:
+        if pool.limit is None or pool.held + gpus <= pool.limit:
+            return pool, "over-quota", ""
+    return possible[0], "waits", ""
