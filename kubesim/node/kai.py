@@ -272,19 +272,23 @@ class KaiScheduler:
             error = errors.get(job.key)
             if error and error[0] == "NonPreemptibleOverQuota":
                 continue
-            over_limit = bool(error and error[0] == "OverLimit")  # only its own queue's lower priority can yield
-            chosen, action = self._victims(queues, jobs, job, rounds, over_limit)
+            # Over its own queue's limit, only its own queue's lower priority can yield; over a parent's, what runs
+            # under that parent may be reclaimed (the parent's total does not grow), as KAI's reclaim does.
+            within = _limiting_queue(queues, job, self._amounts(job.pending)) if error and error[0] == "OverLimit" \
+                else None
+            over_limit = within == job.queue
+            chosen, action = self._victims(queues, jobs, job, rounds, over_limit, within)
             if chosen is None:
                 continue
             self._evict(queues, chosen, job, action)
             self._pipeline(queues, job, chosen, rounds)
 
-    def _victims(self, queues, jobs, job, rounds, over_limit: bool):
+    def _victims(self, queues, jobs, job, rounds, over_limit: bool, within: str | None = None):
         """(the units to evict for the job, or None; how: pipeline, reclaim or preempt)."""
         if not over_limit and rounds["victims"] and self._fits_without(job, [], rounds):
             return [], "pipeline"  # the room this round's victims leave is enough
         if not over_limit:
-            chosen = self._reclaim(queues, jobs, job, rounds)
+            chosen = self._reclaim(queues, jobs, job, rounds, within)
             if chosen is not None:
                 return chosen, "reclaim"
         return self._preempt(jobs, job, rounds), "preempt"
@@ -321,13 +325,15 @@ class KaiScheduler:
         found = self.store.get_uid(uid)
         return found[1]["metadata"]["name"] if found else ""
 
-    def _reclaim(self, queues, jobs, job, rounds):
+    def _reclaim(self, queues, jobs, job, rounds, within: str | None = None):
+        """`within`: the parent queue at its limit, whose own queues are the only ones that may yield."""
         queue = queues[job.queue]
         wanted = self._amounts(job.pending)
         if not _may_reclaim(queue, job, wanted):
             return None
         candidates = [(other, unit) for other in jobs.values()
                       if other.queue != job.queue and other.preemptible and other.running and other.queue in queues
+                      and (within is None or any(q.name == within for q in chain(queues, other.queue)))
                       for unit in self._units(other)]
         candidates.sort(key=lambda c: (-queues[c[0].queue].saturation(), c[0].priority, -c[0].created))
         remaining = {name: q.alloc["gpu"] for name, q in queues.items()}
@@ -472,6 +478,15 @@ class KaiScheduler:
                 del status["childQueues"]
             if status != q.obj.get("status"):
                 self.store.update(pg.QUEUES, {**q.obj, "metadata": dict(q.obj["metadata"]), "status": status})
+
+
+def _limiting_queue(queues, job, wanted) -> str | None:
+    """The first queue up the job's chain whose limit the job would pass (over_capacity's OverLimit)."""
+    for q in chain(queues, job.queue):
+        for res in ("gpu", "cpu", "memory"):
+            if wanted[res] > EPS and q.limit[res] != UNLIMITED and q.limit[res] < q.alloc[res] + wanted[res] - EPS:
+                return q.name
+    return None
 
 
 def _shard(queue: dict) -> str | None:

