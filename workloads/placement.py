@@ -5,7 +5,8 @@ workload may use, in their order:
 1. the first pool where it starts within the project's deserved GPUs there;
 2. else the first where it may start over quota (within the project's limit there, on GPUs others lend);
 3. else the first where it could ever run (it waits there);
-and none when no allowed pool could ever hold it: over the project's or the department's limit in that pool."""
+and none when no allowed pool could ever hold it: a pod larger than the pool's largest node, or over the project's
+or the department's limit in that pool."""
 
 from __future__ import annotations
 
@@ -21,14 +22,18 @@ class PoolQuota:
     held: Decimal  # the project's GPUs there now (running and waiting: what its queue is asked for)
     department: str = ""
     department_limit: Decimal | None = None
+    largest_node: int | None = None  # the GPUs of the pool's largest node (None: not known yet)
 
 
 def _n(value) -> str:
     return f"{float(value):g}"
 
 
-def never_in(pool: PoolQuota, gpus: Decimal, project: str) -> str:
-    """Why `gpus` GPUs could never run in `pool`; "" when they could."""
+def never_in(pool: PoolQuota, gpus: Decimal, project: str, per_pod: Decimal = Decimal(0)) -> str:
+    """Why `gpus` GPUs (`per_pod` in one pod) could never run in `pool`; "" when they could."""
+    if pool.largest_node is not None and per_pod > pool.largest_node:
+        return f"each pod asks for {_n(per_pod)} GPUs and the largest node of node pool {pool.name} has " \
+               f"{_n(pool.largest_node)}"
     if pool.limit is not None and gpus > pool.limit:
         return f"{_n(gpus)} GPUs is more than project {project}'s limit of {_n(pool.limit)} in node pool {pool.name}"
     if pool.department_limit is not None and gpus > pool.department_limit:
@@ -37,11 +42,12 @@ def never_in(pool: PoolQuota, gpus: Decimal, project: str) -> str:
     return ""
 
 
-def choose(pools: list[PoolQuota], gpus: Decimal, project: str) -> tuple[PoolQuota | None, str, str]:
+def choose(pools: list[PoolQuota], gpus: Decimal, project: str,
+           per_pod: Decimal = Decimal(0)) -> tuple[PoolQuota | None, str, str]:
     """(the pool, "deserved" | "over-quota" | "waits", "") or (None, "", why none could ever hold it)."""
-    possible = [p for p in pools if not never_in(p, gpus, project)]
+    possible = [p for p in pools if not never_in(p, gpus, project, per_pod)]
     if not possible:
-        return None, "", "; ".join(never_in(p, gpus, project) for p in pools)
+        return None, "", "; ".join(never_in(p, gpus, project, per_pod) for p in pools)
     for pool in possible:
         if pool.held + gpus <= pool.deserved:
             return pool, "deserved", ""

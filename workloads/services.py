@@ -79,6 +79,7 @@ def pool_quotas(project: Project, pools: list[str], held: dict[str, Decimal]) ->
            for e in project.node_pool_resources or () if isinstance(e, dict)}
     department = {(e.get("nodePool") or {}).get("name") or DEFAULT_NODE_POOL: e.get("gpu") or {}
                   for e in project.department.node_pool_resources or () if isinstance(e, dict)}
+    capacity = (project.cluster.gpu_capacity or {}).get("pools") or {}
     out = []
     for name in pools:
         if own:
@@ -89,7 +90,8 @@ def pool_quotas(project: Project, pools: list[str], held: dict[str, Decimal]) ->
             limit = project.gpu_limit
         out.append(placement.PoolQuota(name=name, deserved=deserved, limit=limit, held=held.get(name, Decimal(0)),
                                        department=project.department.name,
-                                       department_limit=_decimal((department.get(name) or {}).get("limit"))))
+                                       department_limit=_decimal((department.get(name) or {}).get("limit")),
+                                       largest_node=(capacity.get(name) or {}).get("largestNode")))
     return out
 
 
@@ -119,7 +121,8 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
         if never:
             return {**answer, "allowed": False, "scheduler": "kai", "message": never}
         pools = pool_quotas(project, allowed_pools(spec), held)
-        chosen, how, why = placement.choose(pools, total if total is not None else gpus, project.name)
+        per_pod = gpu_request_of(spec) if spec else Decimal(0)
+        chosen, how, why = placement.choose(pools, total if total is not None else gpus, project.name, per_pod)
         if chosen is None:
             return {**answer, "allowed": False, "scheduler": "kai", "message": f"It can never run: {why}."}
         in_pool = chosen.held + gpus

@@ -124,13 +124,11 @@ def _weight(entries: list[dict], kind: str) -> float:
 
 def queue_resources(entries: list[dict], *, gpu_deserved=None, gpu_limit=None) -> dict:
     """KAI's `spec.resources` from Run:ai's per-pool `resources` (or, with none, the GPU totals). GPU quota
-    defaults to 0 and limit to none (-1); CPU (cores -> millicores) and memory (-> MB) unset mean no quota and
-    no limit (-1: a workspace asks for CPU, and a quota of 0 would hold it for ever)."""
+    defaults to 0 and limit to none (-1); CPU (millicores: Run:ai's unit and KAI's) and memory (-> MB) unset mean no
+    quota and no limit (-1: a workspace asks for CPU, and a quota of 0 would hold it for ever)."""
     entries = [e for e in entries or () if isinstance(e, dict)]
 
     def unit(kind):
-        if kind == "cpu":
-            return lambda quota: 1000.0
         if kind == "memory":
             return lambda quota: MB_PER_UNIT.get(quota.get("units"), 1.0)
         return lambda quota: 1.0
@@ -236,7 +234,8 @@ def partition_labels(nodes: list[dict], pools: dict[str, tuple[str, str]]) -> di
     for node in nodes:
         meta = node.get("metadata") or {}
         labels = meta.get("labels") or {}
-        want = next((name for name, (key, value) in sorted(pools.items()) if key and labels.get(key) == value), None)
+        want = pool_of(labels, pools)
+        want = want if want and pools[want][0] else None  # the default pool: no partition label
         have = labels.get(POOL_LABEL)
         if have == want or (want is None and have is not None and have not in named):
             continue
@@ -279,16 +278,32 @@ def queue_status(queue: dict) -> dict:
             "quota": {kind: dict(resources.get(kind) or {}) for kind in ("gpu", "cpu", "memory")}}
 
 
-def gpu_capacity(nodes: list[dict]) -> dict:
-    """{"total", "largestNode"}: the GPUs the nodes offer (allocatable `nvidia.com/gpu`)."""
-    counts = []
+def pool_of(labels: dict, pools: dict[str, tuple[str, str]]) -> str | None:
+    """The pool whose node label the node carries; the default pool (the "" key) when none does."""
+    named = next((name for name, (key, value) in sorted(pools.items()) if key and labels.get(key) == value), None)
+    return named or next((name for name, (key, _) in pools.items() if not key), None)
+
+
+def gpu_capacity(nodes: list[dict], pools: dict[str, tuple[str, str]] | None = None) -> dict:
+    """{"total", "largestNode"}: the GPUs the nodes offer (allocatable `nvidia.com/gpu`); with the cluster's
+    `pools` (name -> node label), "pools" too: each pool's {"total", "largestNode"}."""
+    counts, by_pool = [], {}
     for node in nodes:
         raw = ((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu")
         try:
-            counts.append(int(parse_quantity(str(raw))) if raw is not None else 0)
+            count = int(parse_quantity(str(raw))) if raw is not None else 0
         except (ValueError, TypeError, ArithmeticError):
-            counts.append(0)
-    return {"total": sum(counts), "largestNode": max(counts, default=0)}
+            count = 0
+        counts.append(count)
+        if pools:
+            pool = pool_of((node.get("metadata") or {}).get("labels") or {}, pools)
+            if pool is not None:
+                by_pool.setdefault(pool, []).append(count)
+    out = {"total": sum(counts), "largestNode": max(counts, default=0)}
+    if pools:
+        out["pools"] = {name: {"total": sum(by_pool.get(name, ())), "largestNode": max(by_pool.get(name, ()), default=0)}
+                        for name in sorted(pools)}
+    return out
 
 
 def summary(status: dict) -> dict | None:

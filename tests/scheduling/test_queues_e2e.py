@@ -45,7 +45,7 @@ def test_queues_follow_projects_and_departments(setting):
     project = api.post("/api/v1/org-unit/projects", {
         "name": f"p-{uuid.uuid4().hex[:4]}", "clusterId": str(cluster.pk), "parentId": dept["id"],
         "resources": [{"nodePool": {"name": "default"}, "gpu": {"deserved": 2, "limit": 4, "overQuotaWeight": 3},
-                       "cpu": {"deserved": 1.5}}]}, format="json").json()
+                       "cpu": {"deserved": 1500}}]}, format="json").json()
     parent, child = f"{dept['name']}.department", project["name"]
     made = wait_for(lambda: queue(custom, child), what="the project's queue")
     assert made["spec"]["parentQueue"] == parent

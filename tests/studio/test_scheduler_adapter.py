@@ -19,8 +19,9 @@ POOL = {"nodePool": {"id": "1", "name": "default"}}
       {"nodePool": {"id": "2", "name": "b"}, "gpu": {"deserved": 1, "limit": None, "overQuotaWeight": 1}}],
      (0, None), {"quota": 3, "limit": -1, "overQuotaWeight": 3}, {"quota": -1, "limit": -1, "overQuotaWeight": 1},
      {"quota": -1, "limit": -1, "overQuotaWeight": 1}),
-    # CPU in cores -> millicores, memory in its units -> MB; -1 stays unlimited.
-    ([{**POOL, "gpu": {"deserved": 8, "limit": 16}, "cpu": {"deserved": 2.5, "limit": 4},
+    # CPU in millicores as Run:ai's `Resources.cpu` and KAI's queue both count it; memory in its units -> MB; -1
+    # stays unlimited.
+    ([{**POOL, "gpu": {"deserved": 8, "limit": 16}, "cpu": {"deserved": 2500, "limit": 4000},
        "memory": {"deserved": 2, "limit": -1, "units": "GB"}}],
      (0, None), {"quota": 8, "limit": 16, "overQuotaWeight": 1}, {"quota": 2500, "limit": 4000, "overQuotaWeight": 1},
      {"quota": 2000, "limit": -1, "overQuotaWeight": 1}),

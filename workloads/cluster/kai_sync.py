@@ -14,6 +14,7 @@ from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster, Department, Project
 from studio.org.queues import queues_drifted, queues_sync_on_commit
+from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads import runai_fields as derived
 from workloads.cluster import queued
@@ -37,7 +38,7 @@ def _allowed(read, what: str, default):
         return default
 
 
-def observe(conn: kube.Connection, seen) -> None:
+def observe(conn: kube.Connection, seen, cluster_id=None) -> None:
     """The PodGroups of our workloads (their labels are their top owner's), every Queue, the nodes' GPUs."""
     for group in _allowed(lambda: kube.list_managed(conn, *sched.POD_GROUP), "KAI's PodGroups", []):
         wid = (group["metadata"].get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL)
@@ -45,7 +46,7 @@ def observe(conn: kube.Connection, seen) -> None:
             seen.pod_groups[wid].append(group)
     seen.queues = _allowed(lambda: kube.list_objects(conn, *sched.QUEUE), "KAI's Queues", None)
     nodes = _allowed(lambda: kube.list_objects(conn, "v1", "Node"), "nodes", None)
-    seen.capacity = sched.gpu_capacity(nodes) if nodes is not None else None
+    seen.capacity = sched.gpu_capacity(nodes, node_pool_labels(cluster_id)) if nodes is not None else None
 
 
 def observe_evictions(conn: kube.Connection, seen, namespace: str) -> None:

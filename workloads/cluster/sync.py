@@ -147,7 +147,7 @@ def observe(conn: kube.Connection, cluster: Cluster) -> Seen:
         # The PodGroups after KAI's Evict events: an eviction names its preemptor's PodGroup, which exists before
         # the eviction, so listed after it the group is there and the reclaimer's workload can be named (listed
         # before, an eviction in between named a group the round had not seen: "Reclaimed by b", no workload).
-        kai_sync.observe(conn, seen)
+        kai_sync.observe(conn, seen, cluster.pk)
     return seen
 
 

@@ -37,6 +37,7 @@ from perf.gc_pause import gc_paused
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster
+from studio.selectors import node_pool_labels
 from workloads.cluster import informer, kai_sync, sync
 from workloads.cluster.round_locks import ClusterLease
 from workloads.models import Workload
@@ -270,7 +271,7 @@ class Following:
     def _kai_tick(self, changed: set) -> None:
         """The cluster's GPUs when a node changed; the projects' and departments' queue status when a Queue did."""
         if informer.NODE in changed:
-            capacity = sched.gpu_capacity(self.store.every(informer.NODE))
+            capacity = sched.gpu_capacity(self.store.every(informer.NODE), node_pool_labels(self.cluster.pk))
             if capacity != self.capacity:
                 Cluster.objects.filter(pk=self.cluster.pk).update(gpu_capacity=capacity)
                 self.capacity = capacity
