@@ -48,7 +48,9 @@ def granted_by(role_name: str) -> dict:
 def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_role():
     assert granted_by("paas-studio") == {
         ("", "namespaces"): {"create", "get", "list", "watch", "patch"},  # watched: namespaced reads
-        ("", "nodes"): {"get", "list", "watch"},
+        # patch: a pool's nodes get KAI's partition label (studio.org.queues.shards_apply)
+        ("", "nodes"): {"get", "list", "watch", "patch"},
+        resource(scheduler.SHARD): {"create", "get", "list"},  # a SchedulingShard per node pool
         ("metrics.k8s.io", "pods"): {"get", "list"},
         ("metrics.k8s.io", "nodes"): {"get", "list"},
         ("rbac.authorization.k8s.io", "rolebindings"): {"create", "get"},
