@@ -22,4 +22,4 @@ def aria_label(field):
 
 @register.filter
 def attr_aria(field):
-    return field.as_widget(attrs={"aria-label": field.label, "class": "form-select form-select-sm d-inline-block w-auto"})
+    return field.as_widget(attrs={"aria-label": field.label, "class": "form-select form-select-sm"})
