@@ -17,9 +17,9 @@ from studio.iam.models import LEVEL_RANK, AccessRule, Level, is_platform_admin, 
 from studio.org.models import Department, Project
 
 
-def department_levels(user) -> dict | None:
-    """{department id: the user's highest level there} from tenant-wide and department-scope rules; None when a
-    tenant-wide rule covers every department (then {None: level} is not enough: see `department_level`)."""
+def department_levels(user) -> dict:
+    """{department id: the user's highest level there} from department-scope rules, and under the key None the
+    level of the user's tenant-wide rules (which cover every department); empty when the user has neither."""
     levels: dict = {}
     for scope, _project, department_id, level in subject_rules(user):
         key = None if scope in AccessRule.TENANT_WIDE else department_id if scope == AccessRule.Scope.DEPARTMENT \
