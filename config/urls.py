@@ -13,7 +13,7 @@ from studio.clusters import api as cluster_api
 from studio.iam import api as iam_api
 from studio.iam import idp_api, service_account_api, sso_views, token_v2
 from studio.iam import views as user_views
-from studio.org import quota_api
+from studio.org import access_views, pool_views, quota_api
 from studio.org import views as org_views
 from studio.urls_router import Router
 
@@ -96,6 +96,15 @@ urlpatterns = [
     re_path(r"^org/(?P<kind>clusters|departments|projects)/(?P<pk>[-\w]+)/edit$", org_views.org_edit,
             name="org-edit"),
     path("org/clusters/<uuid:pk>/test", org_views.cluster_test, name="cluster-test"),
+    path("org/clusters/<uuid:pk>/node-pools", pool_views.node_pools, name="node-pools"),
+    path("org/clusters/<uuid:pk>/node-pools/<int:pool_id>/edit", pool_views.node_pool_edit, name="node-pool-edit"),
+    path("org/clusters/<uuid:pk>/node-pools/<int:pool_id>/delete", pool_views.node_pool_delete,
+         name="node-pool-delete"),
+    path("org/departments/<int:pk>/access", access_views.department_access, name="department-access"),
+    path("org/departments/<int:pk>/access/<int:user_id>/remove", access_views.department_access_remove,
+         name="department-access-remove"),
+    path("org/departments/<int:pk>/access/suggestions", access_views.department_access_suggestions,
+         name="department-access-suggestions"),
     re_path(r"^org/(?P<kind>clusters|departments|projects)/(?P<pk>[-\w]+)/delete$", org_views.org_delete,
             name="org-delete"),
     path("admin/", admin.site.urls),

@@ -1,5 +1,6 @@
 from studio.iam.models import is_platform_admin
 from studio.nav import navigation as nav_groups
+from studio.org.access import reads_org
 from studio.org.models import Project
 
 
@@ -23,5 +24,5 @@ def _navigation(request, user):
     return {
         "is_platform_admin": admin, "nav_projects": projects, "current_project": selected,
         "nav_groups": nav_groups(match=getattr(request, "resolver_match", None), is_platform_admin=admin,
-                                 current_project=selected),
+                                 current_project=selected, reads_org=not admin and reads_org(user)),
     }

@@ -6,7 +6,7 @@ from django.contrib.auth.password_validation import password_validators_help_tex
 
 from studio.clusters import access as cluster_access
 from studio.clusters.models import Cluster, default_gpu_scheduler
-from studio.iam.models import Level
+from studio.iam.models import Role
 from studio.org.models import Department, Project
 
 
@@ -62,17 +62,24 @@ class ClusterForm(forms.ModelForm):
 class DepartmentForm(forms.ModelForm):
     class Meta:
         model = Department
-        fields = ["name", "description"]
+        fields = ["name", "description", "cluster"]
+        help_texts = {"cluster": "Run:ai's department is on one cluster: its projects are there, and its quotas are "
+                                 "per node pool of that cluster. Empty: the cluster of its first project."}
 
 
 class ProjectForm(forms.ModelForm):
+    """A new project; its per-node-pool quotas are set on its page next (they name its cluster's pools)."""
+
     class Meta:
         model = Project
-        fields = ["name", "department", "cluster", "gpu_deserved", "gpu_limit"]
-        labels = {"gpu_deserved": "GPUs deserved", "gpu_limit": "GPU limit"}
-        help_texts = {"gpu_deserved": "GPUs the project is guaranteed (its quota), e.g. 2 or 0.5.",
-                      "gpu_limit": "The most GPUs it may use when others' are free; empty for no limit.",
-                      "name": "Lowercase letters, digits and dashes; its namespace is studio-<name>."}
+        fields = ["name", "department", "cluster"]
+        help_texts = {"name": "Lowercase letters, digits and dashes; its namespace is studio-<name>.",
+                      "cluster": "Its quotas per node pool of this cluster are set on the project's page next."}
+
+    def __init__(self, *args, departments=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if departments is not None:  # a department admin creates projects in their departments only
+            self.fields["department"].queryset = departments
 
 
 # The project's scheduling rules (Run:ai's names, in seconds; workloads/cluster/reclaim.py enforces them), edited in
@@ -90,23 +97,25 @@ RULE_FIELDS = (
 
 
 class ProjectEditForm(forms.ModelForm):
-    """A project's name and cluster are fixed (its namespace lives there); its department, quota and scheduling
-    rules (idle GPU reclaim, time limits) change."""
+    """A project's name and cluster are fixed (its namespace lives there); its department and scheduling rules
+    (idle GPU reclaim, time limits) change here, its quotas in the per-node-pool form beside it."""
 
     class Meta:
         model = Project
-        fields = ["department", "gpu_deserved", "gpu_limit"]
-        labels = ProjectForm.Meta.labels
-        help_texts = {k: v for k, v in ProjectForm.Meta.help_texts.items() if k != "name"}
+        fields = ["department"]
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, departments=None, disabled: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        if departments is not None:
+            self.fields["department"].queryset = departments
         rules = self.instance.scheduling_rules or {}
         for name, rule, label, help_text in RULE_FIELDS:
             self.fields[name] = forms.IntegerField(required=False, min_value=1, max_value=525_600, label=label,
                                                    help_text=help_text)
             if rules.get(rule):
                 self.initial[name] = max(round(rules[rule] / 60), 1)
+        for field in self.fields.values():
+            field.disabled = field.disabled or disabled
 
     def scheduling_rules(self) -> dict:
         """The rules as the form sets them, over the stored ones the form does not show."""
@@ -118,17 +127,27 @@ class ProjectEditForm(forms.ModelForm):
         return rules
 
 
+ROLE_HELP = ("Each of Run:ai's roles grants a level: viewer reads; member also submits and changes workloads; "
+             "admin also manages members (and, held on a department, its projects).")
+
+
+def role_label(role: Role) -> str:
+    return f"{role.name} ({role.level})"
+
+
 class MemberForm(forms.Form):
-    """A user found by username or email (the page suggests matches as one types), and the role to give."""
+    """A user found by username or email (the page suggests matches as one types), and the Run:ai role to give
+    them in a project or a department."""
 
     username = forms.CharField(label="User", max_length=254, help_text=(
         "Type part of a username or email and choose from the suggestions."),
         widget=forms.TextInput(attrs={"autocomplete": "off", "list": "member-suggestions"}))
-    role = forms.ChoiceField(choices=Level.choices, label="Role", initial=Level.VIEWER, help_text=(
-        "Viewer: reads the project. Member: launches and changes workloads. Admin: also manages members."))
+    role = forms.ModelChoiceField(queryset=Role.objects.all(), label="Role", to_field_name="name",
+                                  empty_label=None, initial="Viewer", help_text=ROLE_HELP)
 
     def __init__(self, *args, suggest_url: str = "", **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["role"].label_from_instance = role_label
         if suggest_url:  # htmx fills the datalist with the users matching what is typed
             self.fields["username"].widget.attrs.update({
                 "hx-get": suggest_url, "hx-trigger": "input changed delay:250ms", "hx-target": "#member-suggestions",
@@ -155,11 +174,12 @@ class UserCreateForm(forms.Form):
 
 class UserProjectRoleForm(forms.Form):
     project = forms.ModelChoiceField(queryset=Project.objects.none(), label="Project")
-    role = forms.ChoiceField(choices=Level.choices, label="Role", help_text=(
-        "Viewer: reads the project. Member: launches and changes workloads. Admin: also manages members."))
+    role = forms.ModelChoiceField(queryset=Role.objects.all(), label="Role", to_field_name="name",
+                                  empty_label=None, initial="Viewer", help_text=ROLE_HELP)
 
     def __init__(self, *args, projects=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["role"].label_from_instance = role_label
         self.fields["project"].queryset = projects if projects is not None else Project.objects.all()
 
 

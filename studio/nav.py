@@ -49,8 +49,8 @@ PLATFORM_ADMIN = [
              also=("template-detail", "version-new", "version-detail")),
     ]),
     ("Administration", [
-        Link("Clusters", "org-list", "server", args=("clusters",)),
-        Link("Departments", "org-list", "building", args=("departments",)),
+        Link("Clusters", "org-list", "server", args=("clusters",), also=("node-pools", "node-pool-edit", "org-edit")),
+        Link("Departments", "org-list", "building", args=("departments",), also=("department-access", "org-edit")),
         Link("Projects", "org-list", "folders", args=("projects",), also=("project-members", "org-edit")),
         Link("Users", "portal-users", "users", also=("portal-user",)),
         Link("Policies", "policy-list", "shield", also=("policy-detail", "policy-edit")),
@@ -78,12 +78,24 @@ def _is_active(link: Link, match) -> bool:
     return False
 
 
-def navigation(*, match, is_platform_admin: bool, current_project) -> list[tuple[str, list[NavItem]]]:
+# Someone with a role on a department (Department administrator, Department viewer, …) who is no platform admin.
+DEPARTMENT_ROLES = [
+    ("Organisation", [
+        Link("Departments", "org-list", "building", args=("departments",), also=("department-access", "org-edit")),
+        Link("Projects", "org-list", "folders", args=("projects",), also=("project-members", "org-edit")),
+    ]),
+]
+
+
+def navigation(*, match, is_platform_admin: bool, current_project, reads_org: bool = False
+               ) -> list[tuple[str, list[NavItem]]]:
     """The groups the user sees, each a title and its links; the one for the page shown is active."""
     groups = list(EVERYONE)
     if is_platform_admin:
         groups = groups[:1] + PLATFORM_ADMIN[:1] + groups[1:] + PLATFORM_ADMIN[1:]
     else:
+        if reads_org:
+            groups += DEPARTMENT_ROLES
         account = [Link("Access keys", "portal-access-keys", "key"), Link("Password", "account-password", "lock")]
         if current_project is not None:
             account.insert(0, Link("Members", "project-members", "users", args=(current_project.pk,)))

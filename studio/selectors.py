@@ -31,6 +31,7 @@ from studio.models import (
     NodePool,
     Project,
 )
+from studio.org.quotas import department_gpu_bounds, summed_by_pool
 
 
 def user_by_subject_id(subject_id: str):
@@ -141,3 +142,23 @@ def org_departments(user):
     return (Department.objects.visible_to(user)
             .prefetch_related(Prefetch("projects", queryset=Project.objects.only(
                 "id", "department_id", "cluster_id", "node_pool_resources"))))
+
+
+def department_share_left(department: Department, *, project_pk=None) -> dict[str, dict]:
+    """Per node pool where the department sets a deserved GPU share: {"share", "given" (to its projects other
+    than `project_pk`), "left"} — what the project quota form shows beside each pool (the services refuse more)."""
+    bounds = department_gpu_bounds(department.node_pool_resources)
+    given = summed_by_pool(Project.objects.filter(department=department).exclude(pk=project_pk)
+                           .values_list("node_pool_resources", flat=True))
+    return {name: {"share": share, "given": given.get(name, 0.0), "left": share - given.get(name, 0.0)}
+            for name, share in bounds.items()}
+
+
+def department_projects_deserved(department: Department) -> dict[str, float]:
+    """GPUs the department's projects deserve per node pool (its own share may not go below)."""
+    return summed_by_pool(Project.objects.filter(department=department).values_list("node_pool_resources", flat=True))
+
+
+def quota_pool_rows(cluster_id) -> list[NodePool]:
+    """The node pools a quota form has a row for: those of the unit's cluster (default first)."""
+    return list(NodePool.objects.filter(cluster_id=cluster_id)) if cluster_id else []

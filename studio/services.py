@@ -31,6 +31,7 @@ from studio.models import (
     Role,
 )
 from studio.org.queues import queues_sync_on_commit
+from studio.org.quotas import department_gpu_bounds, gpu_deserved_by_pool, gpu_totals, summed_by_pool
 from studio.queue import enqueue_on_commit
 from studio.signals import deleting, project_created
 
@@ -140,11 +141,23 @@ def project_update(project: Project, *, actor, **fields) -> Project:
         return model_update(project, actor=actor, updated_by=_username(actor), **fields)
 
 
+def project_resources_set(project: Project, *, actor, resources: list[dict]) -> Project:
+    """Replace the project's per-node-pool quotas (a `resources` array as `studio.org.quotas.resources_from` reads
+    it); its GPU totals become the sums over its pools. The API's PUT/PATCH of `…/resources` and the portal's quota
+    form both write through here."""
+    deserved, limit = gpu_totals(resources)
+    return project_update(project, actor=actor, node_pool_resources=resources, gpu_deserved=deserved,
+                          gpu_limit=limit)
+
+
 def department_create(*, actor, name: str, **fields) -> Department:
     return model_create(Department, actor=actor, name=name, created_by=_username(actor), **fields)
 
 
 def department_update(department: Department, *, actor, **fields) -> Department:
+    cluster = fields.get("cluster")
+    if cluster is not None and department.projects.exclude(cluster=cluster).exists():
+        raise ValidationError({"clusterId": "The department has projects on another cluster."})
     with transaction.atomic():
         if "node_pool_resources" in fields:
             _check_projects_fit(Department.objects.select_for_update().get(pk=department.pk),
@@ -156,43 +169,19 @@ def department_update(department: Department, *, actor, **fields) -> Department:
 # Refused with a 400 naming the department rather than accepted with a warning: a share the department cannot give
 # is no guarantee, and the scheduler's parent queue would hand out less than the projects' pages promise.
 
-def _deserved_by_pool(resources) -> dict[str, float]:
-    """GPU deserved per node pool of a `node_pool_resources` list; unlimited (-1) and unset add nothing."""
-    out: dict[str, float] = {}
-    for entry in resources or ():
-        if isinstance(entry, dict) and isinstance(entry.get("nodePool"), dict) and entry["nodePool"].get("name"):
-            value = (entry.get("gpu") or {}).get("deserved") if isinstance(entry.get("gpu"), dict) else None
-            name = entry["nodePool"]["name"]
-            out[name] = out.get(name, 0.0) + max(0.0, float(value or 0))
-    return out
-
-
-def _department_bounds(department: Department) -> dict[str, float]:
-    """The pools where the department sets a deserved share (>= 0), and that share."""
-    bounds = {}
-    for entry in department.node_pool_resources or ():
-        value = ((entry.get("gpu") or {}) if isinstance(entry, dict) else {}).get("deserved")
-        if isinstance(entry, dict) and value is not None and float(value) >= 0:
-            bounds[(entry.get("nodePool") or {}).get("name")] = float(value)
-    return bounds
-
-
 def _check_department_share(department: Department, *, project_pk, resources) -> None:
     """A project's deserved GPUs in a pool may not take its department's projects past the department's deserved
     there. The department's row is locked first, so two projects' updates at once are checked one after the other."""
     department = Department.objects.select_for_update().get(pk=department.pk)
-    bounds = _department_bounds(department)
+    bounds = department_gpu_bounds(department.node_pool_resources)
     if not bounds:
         return
-    others: dict[str, float] = {}
-    for sibling in Project.objects.filter(department=department).exclude(pk=project_pk) \
-            .values_list("node_pool_resources", flat=True):
-        for name, value in _deserved_by_pool(sibling).items():
-            others[name] = others.get(name, 0.0) + value
+    others = summed_by_pool(Project.objects.filter(department=department).exclude(pk=project_pk)
+                            .values_list("node_pool_resources", flat=True))
     errors = {}
     for index, entry in enumerate(resources or ()):
         name = ((entry.get("nodePool") or {}) if isinstance(entry, dict) else {}).get("name")
-        mine = _deserved_by_pool([entry]).get(name, 0.0)
+        mine = gpu_deserved_by_pool([entry]).get(name, 0.0)
         if name in bounds and mine + others.get(name, 0.0) > bounds[name] + 1e-9:
             errors[f"resources[{index}].gpu.deserved"] = (
                 f"Department {department.name} deserves {bounds[name]:g} GPUs in node pool {name}; its projects "
@@ -204,10 +193,7 @@ def _check_department_share(department: Department, *, project_pk, resources) ->
 
 def _check_projects_fit(department: Department, resources) -> None:
     """A department's deserved GPUs in a pool may not fall below what its projects already deserve there."""
-    given: dict[str, float] = {}
-    for sibling in Project.objects.filter(department=department).values_list("node_pool_resources", flat=True):
-        for name, value in _deserved_by_pool(sibling).items():
-            given[name] = given.get(name, 0.0) + value
+    given = summed_by_pool(Project.objects.filter(department=department).values_list("node_pool_resources", flat=True))
     errors = {}
     for index, entry in enumerate(resources or ()):
         value = ((entry.get("gpu") or {}) if isinstance(entry, dict) else {}).get("deserved")
@@ -298,6 +284,40 @@ def membership_set(*, actor, project: Project, user, role: str) -> AccessRule:
         default = Role.objects.get(name=DEFAULT_ROLE_OF_LEVEL[role])
         return access_rule_create(actor=actor, subject_type=AccessRule.Subject.USER, subject_id=user.username,
                                   user=user, role=default, scope_type=AccessRule.Scope.PROJECT, scope_id=str(project.pk))
+
+
+def _scope_rules(user, *, project: Project | None, department: Department | None):
+    if project is not None:
+        return project_members_rules(project, user)
+    return AccessRule.objects.filter(scope_type=AccessRule.Scope.DEPARTMENT, department=department,
+                                     subject_type=AccessRule.Subject.USER, user=user)
+
+
+def scope_role_set(*, actor, user, role: Role, project: Project | None = None,
+                   department: Department | None = None) -> AccessRule:
+    """Give the user exactly `role` (any of Run:ai's predefined roles) in a project or a department: one access rule
+    of that role at that scope, replacing the user's other rules there (an existing one of that role is kept)."""
+    if (project is None) == (department is None):
+        raise ValueError("Name a project or a department.")
+    with transaction.atomic():
+        rules = list(_scope_rules(user, project=project, department=department))
+        keep = next((rule for rule in rules if rule.role_id == role.pk), None)
+        for rule in rules:
+            if rule is not keep:
+                model_delete(rule, actor=actor)
+        if keep is not None:
+            return keep
+        scope_type, target = ((AccessRule.Scope.PROJECT, project) if project is not None
+                              else (AccessRule.Scope.DEPARTMENT, department))
+        return access_rule_create(actor=actor, subject_type=AccessRule.Subject.USER, subject_id=user.username,
+                                  user=user, role=role, scope_type=scope_type, scope_id=str(target.pk))
+
+
+def scope_role_remove(*, actor, user, department: Department) -> None:
+    """Take the user's department-scope rules on the department away (projects: `membership_remove`)."""
+    with transaction.atomic():
+        for rule in _scope_rules(user, project=None, department=department):
+            model_delete(rule, actor=actor)
 
 
 def membership_remove(*, actor, project: Project, user) -> None:
@@ -424,6 +444,21 @@ def node_pool_create(*, actor, cluster: Cluster, name: str, label_key: str = NOD
     pool = NodePool(cluster=cluster, name=name, label_key=label_key, label_value=label_value or name,
                     created_by=getattr(actor, "username", ""), updated_by=getattr(actor, "username", ""), **settings)
     return _save(pool, actor=actor, action=AuditEvent.Action.CREATE)
+
+
+NODE_POOL_SETTINGS = ("label_key", "label_value", "over_provisioning_ratio", "gpu_network_acceleration_detection")
+
+
+def node_pool_update(pool: NodePool, *, actor, **fields) -> NodePool:
+    """Change a pool's node label and Run:ai's settings (NodepoolUpdateFields); its name and cluster stay (the
+    projects' and departments' quotas name it). The default pool has no label: every node not in another pool."""
+    unknown = sorted(set(fields) - set(NODE_POOL_SETTINGS))
+    if unknown:
+        raise ValidationError({name: "A node pool's name and cluster cannot change." for name in unknown})
+    if pool.is_default and any(fields.get(k) for k in ("label_key", "label_value")):
+        raise ValidationError({"labelKey": "The default node pool has no label: it holds every node no other pool "
+                                           "labels."})
+    return model_update(pool, actor=actor, updated_by=_username(actor), **fields)
 
 
 def node_pool_delete(pool: NodePool, *, actor) -> None:

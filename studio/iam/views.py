@@ -100,7 +100,7 @@ def user_detail(request, pk):
                 return HttpResponseRedirect(request.path)
             elif action == "set-role" and form.is_valid():
                 project = form.cleaned_data["project"]
-                services.membership_set(actor=request.user, project=project, user=person,
+                services.scope_role_set(actor=request.user, project=project, user=person,
                                         role=form.cleaned_data["role"])
                 messages.success(request, f"{person.username} is {form.cleaned_data['role']} in {project.name}.")
                 return HttpResponseRedirect(request.path)

@@ -17,7 +17,7 @@ from studio.clusters.models import NodePool
 from studio.concurrency import current_etag, locked_if_match
 from studio.iam.permissions import IsPlatformAdminOrReadOnly
 from studio.org.models import Department, Project
-from studio.org.quotas import gpu_totals, resources_from
+from studio.org.quotas import resources_from
 
 
 def _merged(current: list[dict], changes: list[dict]) -> list[dict]:
@@ -38,9 +38,7 @@ class ProjectResourcesView(APIView):
             project = locked_if_match(request, project)
             if partial:
                 resources = _merged(project.node_pool_resources, resources)
-            deserved, limit = gpu_totals(resources)
-            project = services.project_update(project, actor=request.user, node_pool_resources=resources,
-                                              gpu_deserved=deserved, gpu_limit=limit)
+            project = services.project_resources_set(project, actor=request.user, resources=resources)
         return Response(project.node_pool_resources, headers={"ETag": current_etag(project)})
 
     @extend_schema(tags=["Projects"], operation_id="update_project_resources", request={"application/json": schemas.RESOURCES}, responses={200: schemas.RESOURCES})

@@ -88,3 +88,39 @@ def gpu_totals(resources: list[dict]) -> tuple[float, float | None]:
     limits = [r["gpu"].get("limit") for r in resources]
     limit = None if any(v in (None, -1) for v in limits) else sum(limits)
     return deserved, limit
+
+
+# --- a department's deserved GPUs bound its projects', pool by pool (Run:ai) ---------------------------------
+
+def _pool_name(entry) -> str | None:
+    return ((entry.get("nodePool") or {}) if isinstance(entry, dict) else {}).get("name")
+
+
+def gpu_deserved_by_pool(resources) -> dict[str, float]:
+    """GPU deserved per node pool of a `node_pool_resources` list; unlimited (-1) and unset add nothing."""
+    out: dict[str, float] = {}
+    for entry in resources or ():
+        if isinstance(entry, dict) and isinstance(entry.get("nodePool"), dict) and entry["nodePool"].get("name"):
+            value = (entry.get("gpu") or {}).get("deserved") if isinstance(entry.get("gpu"), dict) else None
+            name = entry["nodePool"]["name"]
+            out[name] = out.get(name, 0.0) + max(0.0, float(value or 0))
+    return out
+
+
+def department_gpu_bounds(resources) -> dict[str, float]:
+    """The pools where a department's `resources` set a deserved GPU share (>= 0), and that share."""
+    bounds = {}
+    for entry in resources or ():
+        value = ((entry.get("gpu") or {}) if isinstance(entry, dict) else {}).get("deserved")
+        if isinstance(entry, dict) and value is not None and float(value) >= 0:
+            bounds[_pool_name(entry)] = float(value)
+    return bounds
+
+
+def summed_by_pool(resources_lists) -> dict[str, float]:
+    """GPU deserved per pool summed over several units' `resources` (a department's projects)."""
+    total: dict[str, float] = {}
+    for resources in resources_lists:
+        for name, value in gpu_deserved_by_pool(resources).items():
+            total[name] = total.get(name, 0.0) + value
+    return total

@@ -38,9 +38,14 @@ class OrgTable(Table):
         self.bulk_url_name = f"org-{self.kind}-bulk"
         self.export_url_name = f"org-{self.kind}-export"
 
+    def may_change(self, row) -> bool:
+        """Whether the row offers Edit and Delete (the page sets it from the user's roles); else it opens read-only."""
+        return True
+
     def actions(self, row) -> str:
         return get_template("studio/_org_actions.html").render(
-            {"row": row, "kind": self.kind, "singular": self.singular}, request=self.request)
+            {"row": row, "kind": self.kind, "singular": self.singular, "may_change": self.may_change(row)},
+            request=self.request)
 
     def actions_column(self) -> Column:
         return Column("actions", "Actions", lambda row: "", html=self.actions, export=False)

@@ -28,8 +28,12 @@ from studio.forms import ClusterForm, DepartmentForm, MemberForm, ProjectEditFor
 from studio.iam.models import Level, is_platform_admin
 from studio.iam.permissions import has_project_role
 from studio.ids import is_id, parse_id
+from studio.org import access
+from studio.org.forms import PoolQuotaForm
 from studio.org.models import Department, Project
+from studio.org.quotas import resources_from
 from studio.org.tables import TABLES, AuditTable, MemberTable, table_queryset
+from studio.org.units import department_cluster_id
 from studio.tables import bulk_run, bulk_target
 
 # kind → (model, form, FilterSet, columns as (label, attribute, API sort field))
@@ -68,22 +72,57 @@ def _save(form, save) -> bool:
     return False
 
 
+def _readable(request, kind):
+    """The rows of an org page the user may open: clusters for platform admins; departments and projects for them
+    and for whoever holds a role on a department (or tenant-wide). Anyone else: 403."""
+    if kind == "clusters":
+        _admin_only(request)
+        return Cluster.objects.all()
+    if not access.reads_org(request.user):
+        raise PermissionDenied
+    return access.departments_readable(request.user) if kind == "departments" \
+        else access.projects_readable(request.user)
+
+
+def _may_change(user, kind: str, row) -> bool:
+    """Edit or delete this row: platform admins any; a department's admins its projects."""
+    if kind == "projects":
+        return access.manages_department(user, row.department_id)
+    return is_platform_admin(user)
+
+
+def _create_form(request, kind):
+    """The page's New form, or None where the user may create nothing of this kind."""
+    data = request.POST or None
+    if kind == "projects":
+        departments = access.departments_managed(request.user)
+        if not is_platform_admin(request.user) and not departments.exists():
+            return None
+        return ProjectForm(data, departments=departments)
+    return PAGES[kind][1](data) if is_platform_admin(request.user) else None
+
+
 @login_required
 def org_list(request, kind):
-    _admin_only(request)
-    model, form_class, filterset_class, columns = PAGES[kind]
-    form = form_class(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        if kind == "projects":
-            saved = _save(form, lambda data: services.project_create(actor=request.user, **data))
-        elif kind == "clusters":  # with its default node pool
-            saved = _save(form, lambda data: services.cluster_create(actor=request.user, **data))
-        else:
-            saved = _save(form, lambda data: services.model_create(model, actor=request.user, **data))
-        if saved:
-            messages.success(request, f"Created {SINGULAR[kind]} {form.cleaned_data['name']}.")
-            return HttpResponseRedirect(request.path)
-    table = TABLES[kind](request, table_queryset(kind, model))
+    readable = _readable(request, kind)
+    form = _create_form(request, kind)
+    if request.method == "POST":
+        if form is None:
+            raise PermissionDenied
+        if form.is_valid():
+            if kind == "projects":
+                saved = _save(form, lambda data: services.project_create(actor=request.user, **data))
+            elif kind == "clusters":  # with its default node pool
+                saved = _save(form, lambda data: services.cluster_create(actor=request.user, **data))
+            else:
+                saved = _save(form, lambda data: services.department_create(actor=request.user, **data))
+            if saved:
+                messages.success(request, f"Created {SINGULAR[kind]} {form.cleaned_data['name']}.")
+                if kind == "projects":  # its quotas per node pool next
+                    created = Project.objects.get(name=form.cleaned_data["name"])
+                    return HttpResponseRedirect(reverse("org-edit", args=[kind, created.pk]))
+                return HttpResponseRedirect(request.path)
+    table = _table(request, kind, readable)
     live = kind == "clusters"  # a cluster's status changes with every sync round
     context = {**table.context(), "kind": kind, "singular": SINGULAR[kind], "form": form,
                "search": request.GET.get("search", ""), "live": live}
@@ -92,12 +131,20 @@ def org_list(request, kind):
     return render(request, "studio/org_list.html", context)
 
 
+def _table(request, kind, readable):
+    table = TABLES[kind](request, table_queryset(kind, PAGES[kind][0]).filter(pk__in=readable.values("pk")))
+    table.may_change = lambda row: _may_change(request.user, kind, row)
+    if kind == "departments" and not is_platform_admin(request.user) or (
+            kind == "projects" and not access.departments_managed(request.user).exists()):
+        table.bulk_actions = ()
+    return table
+
+
 @login_required
 def org_export(request, kind):
-    """The filtered list as CSV (platform admins only, as the page)."""
-    _admin_only(request)
+    """The filtered list as CSV (the rows the page shows)."""
     try:
-        return TABLES[kind](request, table_queryset(kind, PAGES[kind][0])).export()
+        return _table(request, kind, _readable(request, kind)).export()
     except InvalidQuery as exc:
         return JsonResponse(exc.detail, status=400)
 
@@ -106,9 +153,9 @@ def org_export(request, kind):
 @require_POST
 def org_bulk(request, kind):
     """Delete the selected rows, each through the same service as one delete; what is refused (a department
-    with projects, a cluster with projects) is reported row by row."""
-    _admin_only(request)
-    model = PAGES[kind][0]
+    with projects, a cluster with projects, a project of a department the user does not manage) is reported row
+    by row."""
+    readable = _readable(request, kind)
     target = request.POST.get("next", "")
     if not target.startswith("/") or target.startswith("//"):
         target = reverse("org-list", args=[kind])
@@ -116,12 +163,15 @@ def org_bulk(request, kind):
     if request.POST.get("action") != "delete" or not ids:
         messages.error(request, f"Choose {kind} and an action.")
         return HttpResponseRedirect(target)
-    found = {str(row.pk): row for row in model.objects.filter(pk__in=[_key(kind, i) for i in ids])}
+    found = {str(row.pk): row for row in readable.filter(pk__in=[_key(kind, i) for i in ids])}
     done = []
     for key in ids:
         row = found.get(key)
         if row is None:
             messages.error(request, f"Refused — {key}: not found.")
+            continue
+        if not _may_change(request.user, kind, row):
+            messages.error(request, f"Refused — {row}: you may not delete it.")
             continue
         try:
             services.model_delete(row, actor=request.user)
@@ -156,33 +206,96 @@ def _key(kind: str, pk: str):
 
 @login_required
 def org_edit(request, kind, pk):
-    """Edit a cluster (credentials are write-only: left blank, they are kept), a department or a project (its
-    GPU quota; its name and cluster are fixed)."""
-    _admin_only(request)
-    model = PAGES[kind][0]
+    """Edit a cluster (credentials are write-only: left blank, they are kept), a department or a project. A
+    department's and a project's page has two forms: its quotas per node pool (`action=quotas`, written as the
+    API's `…/resources` PUT writes them) and its settings. Those who may only read it see both disabled."""
     pk = _key(kind, pk)
-    instance = get_object_or_404(model, pk=pk)
-    form_class = {"clusters": ClusterForm, "departments": DepartmentForm, "projects": ProjectEditForm}[kind]
-    form = form_class(request.POST or None, instance=instance)
-    if request.method == "POST" and form.is_valid():
+    instance = get_object_or_404(_readable(request, kind), pk=pk)
+    can_change = _may_change(request.user, kind, instance)
+    if request.method == "POST" and not can_change:
+        raise PermissionDenied
+    action = request.POST.get("action", "settings")
+    posted = request.POST if request.method == "POST" else None
+    quota_form = None
+    if kind != "clusters":
+        quota_form = _quota_form(kind, instance, posted if action == "quotas" else None, disabled=not can_change)
+        if posted and action == "quotas":
+            if _save_quotas(request, kind, instance, quota_form):
+                messages.success(request, f"Saved the quotas of {SINGULAR[kind]} {instance}.")
+                return HttpResponseRedirect(request.path)
+    form = _settings_form(request, kind, instance, posted if action == "settings" else None, disabled=not can_change)
+    if posted and action == "settings" and form.is_valid():
         data = {name: form.cleaned_data[name] for name in form.changed_data}
         if kind == "clusters":
             data = {name: value for name, value in data.items() if name not in ("token", "kubeconfig") or value}
-        fresh = model.objects.get(pk=pk)  # the form wrote its values onto `instance`; the service compares
+        fresh = type(instance).objects.get(pk=pk)  # the form wrote its values onto `instance`; the service compares
         if kind == "projects":
             data = {name: value for name, value in data.items() if name in form.Meta.fields}
             rules = form.scheduling_rules()
             if rules != (fresh.scheduling_rules or {}):
                 data["scheduling_rules"] = rules
             saved = _save(form, lambda _: services.project_update(fresh, actor=request.user, **data))
+        elif kind == "departments":
+            saved = _save(form, lambda _: services.department_update(fresh, actor=request.user, **data))
         else:
             saved = _save(form, lambda _: services.model_update(fresh, actor=request.user, **data))
         if saved:
             messages.success(request, f"Saved {SINGULAR[kind]} {fresh}.")
             return HttpResponseRedirect(reverse("org-list", args=[kind]))
+    instance = type(instance).objects.get(pk=pk)
     return render(request, "studio/org_edit.html", {
-        "kind": kind, "singular": SINGULAR[kind], "instance": model.objects.get(pk=pk), "form": form,
+        "kind": kind, "singular": SINGULAR[kind], "instance": instance, "form": form, "quota_form": quota_form,
+        "can_change": can_change, "shares": _shares(kind, instance),
+        "can_manage_access": kind == "departments" and access.manages_department(request.user, instance.pk),
     })
+
+
+def _settings_form(request, kind, instance, data, *, disabled: bool):
+    if kind == "projects":
+        departments = None if is_platform_admin(request.user) else access.departments_managed(request.user)
+        return ProjectEditForm(data, instance=instance, departments=departments, disabled=disabled)
+    form = {"clusters": ClusterForm, "departments": DepartmentForm}[kind](data, instance=instance)
+    for field in form.fields.values():
+        field.disabled = field.disabled or disabled
+    return form
+
+
+def _unit_cluster_id(kind, instance):
+    return instance.cluster_id if kind == "projects" else department_cluster_id(instance)
+
+
+def _quota_form(kind, instance, data, *, disabled: bool) -> PoolQuotaForm:
+    pools = selectors.quota_pool_rows(_unit_cluster_id(kind, instance))
+    return PoolQuotaForm(data, pools=pools, resources=instance.node_pool_resources, disabled=disabled)
+
+
+def _save_quotas(request, kind, instance, form: PoolQuotaForm) -> bool:
+    """The form's `resources` read as the API reads a body, then the API's service; every refusal onto the form."""
+    if not form.is_valid():
+        return False
+    items, order = form.resources()
+    try:
+        resources = resources_from(items, form.pools)
+        if kind == "projects":
+            services.project_resources_set(instance, actor=request.user, resources=resources)
+        else:
+            services.department_update(instance, actor=request.user, node_pool_resources=resources)
+    except ValidationError as exc:
+        form.errors_onto(exc, order)
+        return False
+    except APIException as exc:
+        form.add_error(None, str(exc.detail))
+        return False
+    return True
+
+
+def _shares(kind, instance) -> dict:
+    """Beside each pool: a project's department share left there; a department's, what its projects deserve."""
+    if kind == "projects":
+        return selectors.department_share_left(instance.department, project_pk=instance.pk)
+    if kind == "departments":
+        return {name: {"given": value} for name, value in selectors.department_projects_deserved(instance).items()}
+    return {}
 
 
 @login_required
@@ -199,9 +312,9 @@ def cluster_test(request, pk):
 @login_required
 @require_POST
 def org_delete(request, kind, pk):
-    _admin_only(request)
-    model = PAGES[kind][0]
-    instance = get_object_or_404(model, pk=_key(kind, pk))
+    instance = get_object_or_404(_readable(request, kind), pk=_key(kind, pk))
+    if not _may_change(request.user, kind, instance):
+        raise PermissionDenied
     try:
         services.model_delete(instance, actor=request.user)
         messages.success(request, f"Deleted {SINGULAR[kind]} {instance}.")
@@ -219,7 +332,7 @@ def project_members(request, pk):
         if not can_manage:
             raise PermissionDenied
         if form.is_valid():
-            services.membership_set(actor=request.user, project=project, user=form.cleaned_data["username"],
+            services.scope_role_set(actor=request.user, project=project, user=form.cleaned_data["username"],
                                     role=form.cleaned_data["role"])
             messages.success(request, f"{form.cleaned_data['username']} is now {form.cleaned_data['role']}.")
             return HttpResponseRedirect(request.path)

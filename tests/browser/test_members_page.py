@@ -35,14 +35,14 @@ def test_a_project_admin_finds_a_user_by_email_or_part_of_a_name(open_session, o
     session.screenshot("members-error")
 
     page.get_by_label("User", exact=True).fill("ERIN.E@example.com")  # an email, in any case
-    page.get_by_label("Role").select_option("member")
+    page.get_by_label("Role").select_option("L1 researcher")
     page.get_by_role("button", name="Save").click()
-    expect(page.get_by_role("status").filter(has_text="erin is now member")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="erin is now L1 researcher")).to_be_visible()
     assert project_members(org.a).get(user__username="erin").role.level == "member"
     page.get_by_label("User", exact=True).fill("dave")  # an exact username still works
-    page.get_by_label("Role").select_option("viewer")
+    page.get_by_label("Role").select_option("Department viewer")  # any of Run:ai's roles
     page.get_by_role("button", name="Save").click()
-    expect(page.get_by_role("status").filter(has_text="dave is now viewer")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="dave is now Department viewer")).to_be_visible()
     session.screenshot("members")
 
 

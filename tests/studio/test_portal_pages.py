@@ -7,6 +7,7 @@ import pytest
 
 from profiles.models import ServiceProfile
 from studio.models import AuditEvent, Project
+from tests.factories import DepartmentFactory
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
@@ -54,17 +55,16 @@ def test_lists_sort_by_api_fields_and_report_bad_ones(admin_client, org):
     assert "sortBy:" in bad and "is not one of" in bad
 
 
-def test_admin_edits_a_projects_gpu_quota_but_not_its_name(admin_client, org):
+def test_admin_moves_a_project_but_not_its_name_and_edits_no_gpu_total(admin_client, org):
+    """Its quotas are the per-node-pool form's (tests/studio/test_portal_org_edits.py): no GPU total the scheduler
+    would not use is offered."""
+    other = DepartmentFactory(name="ops")
     page = admin_client.get(f"/org/projects/{org.a.pk}/edit")
-    assert page.status_code == 200 and b'name="gpu_deserved"' in page.content and b'name="name"' not in page.content
-    refused = admin_client.post(f"/org/projects/{org.a.pk}/edit", {"department": org.department.pk,
-                                                                   "gpu_deserved": 4, "gpu_limit": 2})
-    assert b"Must be at least" in refused.content
-    saved = admin_client.post(f"/org/projects/{org.a.pk}/edit", {"department": org.department.pk,
-                                                                 "gpu_deserved": 3, "gpu_limit": 6})
+    assert page.status_code == 200 and b'name="name"' not in page.content
+    assert b'name="gpu_deserved"' not in page.content and b'name="gpu_limit"' not in page.content
+    saved = admin_client.post(f"/org/projects/{org.a.pk}/edit", {"department": other.pk})
     assert saved.status_code == 302
-    project = Project.objects.get(pk=org.a.pk)
-    assert (project.gpu_deserved, project.gpu_limit) == (3, 6)
+    assert Project.objects.get(pk=org.a.pk).department == other
     assert AuditEvent.objects.filter(object_type="studio.project", action="update", actor_name="root").exists()
 
 
@@ -73,7 +73,7 @@ def test_admin_sets_a_projects_idle_reclaim_and_time_limits_on_its_page(admin_cl
     page does not show is kept, an empty field clears its rule, a bad value is an error next to its field."""
     Project.objects.filter(pk=org.a.pk).update(scheduling_rules={"interactiveJobPreemptIdleDurationSeconds": 60})
     url = f"/org/projects/{org.a.pk}/edit"
-    base = {"department": org.department.pk, "gpu_deserved": 1, "gpu_limit": 2}
+    base = {"department": org.department.pk}
     refused = admin_client.post(url, {**base, "idle_workspace_minutes": 0}).content.decode()
     assert "Ensure this value is greater than or equal to 1" in refused
     assert admin_client.post(url, {**base, "idle_workspace_minutes": 30, "training_limit_minutes": 120}).status_code == 302
@@ -161,7 +161,7 @@ def test_admin_creates_a_user_sees_the_password_once_and_manages_roles(admin_cli
     assert admin_client.post("/org/users", {"email": "erin@example.com"}).status_code == 200  # taken: inline error
 
     page = f"/org/users/{erin.pk}"
-    admin_client.post(page, {"action": "set-role", "project": org.b.pk, "role": "member"})
+    admin_client.post(page, {"action": "set-role", "project": org.b.pk, "role": "L1 researcher"})
     assert b"Project <a" in admin_client.get(page).content
     admin_client.post(page, {"action": "make-admin"})
     from studio.models import is_platform_admin
