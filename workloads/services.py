@@ -23,7 +23,7 @@ from studio.iam.pod_identity import ids_from_provider
 from studio.models import DEFAULT_NODE_POOL, AuditEvent, Level, Project
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
-from workloads import placement
+from workloads import forecast, forecast_reads, placement
 from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
 from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
@@ -100,13 +100,14 @@ def allowed_pools(spec: dict | None) -> list[str]:
 
 
 def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | None = None,
-                   total: Decimal | None = None) -> dict:
+                   total: Decimal | None = None, with_forecast: bool = False) -> dict:
     """Whether `gpus` more fit the project. On a cluster that schedules with KAI Scheduler (docs/scheduling.md)
     work over quota waits in the project's queue, so only what could never run is refused (`_never_runs`: the
     workload's `total` GPUs over the project's or its department's limit or the cluster's GPUs, or a
     non-preemptible one over the project's deserved GPUs). Elsewhere inferences and workspaces stay within its
     deserved GPUs and trainings (distributed ones too) may use up to its limit.
-    `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler` on KAI)."""
+    `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler`, `nodePool` on
+    KAI, and with `with_forecast` what the scheduler would do with it now: workloads/forecast.py)."""
     held: dict[str, Decimal] = {}
     if gpus > 0:  # its partial index: flat with history
         for row in keyed_rows.values_once_compiled(_gpus_held, project_id=project.pk):
@@ -128,6 +129,9 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
         in_pool = chosen.held + gpus
         answer = {**answer, "nodePool": chosen.name, "deserved": float(chosen.deserved),
                   "limit": None if chosen.limit is None else float(chosen.limit), "used": float(chosen.held)}
+        if with_forecast:
+            state = forecast_reads.pool_state(project, chosen.name, department_limit=chosen.department_limit)
+            answer["forecast"] = forecast.forecast(state, float(gpus), preemptible=kind in forecast_reads.PREEMPTIBLE_KINDS)
         return {**answer, "allowed": True, "scheduler": "kai", "message": (
             f"Within the project's GPU quota in node pool {chosen.name}." if how == "deserved" or gpus <= 0 else
             f"Over the project's deserved GPUs in node pool {chosen.name} ({_n(in_pool)} of {_n(chosen.deserved)}): "

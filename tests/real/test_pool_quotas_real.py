@@ -58,6 +58,10 @@ def test_each_pools_quota_is_enforced_by_its_own_kai_shard(real_cluster, worker)
             _label(server, node, {POOL_LABEL: "default", PARTITION: None})
     assert {s["spec"]["partitionLabelValue"] for s in shards} >= {"pool-a", "pool-b"}
     assert labelled[nodes[0]] == "pool-a" and labelled[nodes[1]] == "pool-b"
+    # The forecast of each submission, and what then happened to it.
+    assert outcome["1 forecast"] == [("start", "runs")] * 2 + [("start-over-quota", "runs")] * 2 + \
+        [("wait", "waits")] * 2
+    assert outcome["3 forecast"] == [("start", "runs")] * 4 + [("reclaim", "runs"), ("wait", "waits")]
     assert outcome["1"] == {"nlp": {"pool-a": 4}, "cv": {}}
     assert outcome["2"] == {"nlp": {"pool-a": 4, "pool-b": 3}, "cv": {}}
     assert outcome["3"] == {"nlp": {"pool-a": 3, "pool-b": 3}, "cv": {"pool-a": 5}}

@@ -61,15 +61,29 @@ class PoolScenario:
             self.projects[name] = self._post("/api/v1/org-unit/projects", {
                 "name": f"{name}-{self.suffix}", "clusterId": cluster, "parentId": self.department["id"],
                 "resources": _resources(QUOTAS[name], pool_ids)})
+        self.stage.sync()  # the pools' nodes and GPUs read (the beat's round, or the watcher, does it unasked)
 
-    def submit(self, project: str, name: str, gpus: int, pools: list[str] | None) -> int:
+    def _body(self, project: str, name: str, gpus: int, pools: list[str] | None) -> dict:
         info = self.projects[project]
         spec = {"image": IMAGE, "compute": {"gpuDevicesRequest": gpus}, "command": "sleep", "args": "3600",
                 "annotations": LONG_RUN}
         if pools:
             spec["nodePools"] = pools
-        response = self.api.post("/api/v1/workloads/trainings", {
-            "name": name, "projectId": info["id"], "clusterId": info["clusterId"], "spec": spec}, format="json")
+        return {"name": name, "projectId": info["id"], "clusterId": info["clusterId"], "spec": spec}
+
+    def forecast(self, project: str, name: str, gpus: int, pools: list[str] | None) -> dict:
+        """What `dryRun=true` says the scheduler would do with it now; in the transcript."""
+        response = self.api.post("/api/v1/workloads/trainings?dryRun=true", self._body(project, name, gpus, pools),
+                                 format="json")
+        assert response.status_code == 200, response.json()
+        said = response.json()["quota"]["forecast"]
+        self.transcript.lines.append(f"{self.transcript.elapsed():7.1f}s  {project}/{name} forecast: "
+                                     f"{said['action']} — {said['message']}")
+        return said
+
+    def submit(self, project: str, name: str, gpus: int, pools: list[str] | None) -> int:
+        response = self.api.post("/api/v1/workloads/trainings", self._body(project, name, gpus, pools),
+                                 format="json")
         if response.status_code < 300:
             self.ids[name] = response.json()["workloadId"]
         if response.status_code >= 400:
@@ -141,27 +155,58 @@ class PoolScenario:
     def run(self) -> dict:
         t = self.transcript
         self.org()
-        t.mark("1. nlp submits 6 one-GPU trainings in pool-a (deserved 2, limit 4 there)")
-        for i in range(6):
-            assert self.submit("nlp", f"nlp-a-{i}", 1, ["pool-a"]) in (200, 202), t.text()
-        self.settle(lambda h: h["nlp"].get("pool-a") == 4, "nlp holds 4 GPUs in pool-a")
-        time.sleep(1.5)  # a few scheduling rounds: the two others still wait
+        t.mark("1. nlp submits 6 one-GPU trainings in pool-a (deserved 2, limit 4 there), one at a time, each "
+               "after the forecast of dryRun=true")
+        self.outcome["1 forecast"] = self.one_by_one("nlp", "nlp-a", 6, ["pool-a"])
         self.note("1")
         t.mark("2. nlp submits 3 one-GPU trainings naming no pool (its pools: pool-a, pool-b)")
         for i in range(3):
             assert self.submit("nlp", f"nlp-any-{i}", 1, None) in (200, 202), t.text()
         self.settle(lambda h: h["nlp"].get("pool-b") == 3, "nlp's 3 run in pool-b")
         self.note("2")
-        t.mark("3. cv submits 6 one-GPU trainings in pool-a (deserved 4, limit 6; department limit 8 there)")
-        for i in range(6):
-            assert self.submit("cv", f"cv-a-{i}", 1, ["pool-a"]) in (200, 202), t.text()
+        t.mark("3. cv submits 6 one-GPU trainings in pool-a (deserved 4, limit 6; department limit 8 there), one at a "
+               "time, each after its forecast")
+        self.outcome["3 forecast"] = self.one_by_one("cv", "cv-a", 6, ["pool-a"])
         self.settle(lambda h: h["cv"].get("pool-a") == 5 and h["nlp"].get("pool-a") == 3,
                     "cv holds 5 in pool-a and nlp 3 (their fair shares under the department's limit)")
-        time.sleep(1.5)
         self.note("3")
         t.mark("4. nlp asks for 7 GPUs in pool-b (limit 6 there; a node has 8)")
         self.outcome["4 status"] = self.submit("nlp", "nlp-big", 7, ["pool-b"])
         return self.outcome
+
+    def one_by_one(self, project: str, prefix: str, count: int, pools: list[str]) -> list[tuple[str, str]]:
+        """Each submission after its forecast; then what happened to it once the scheduler settled: [(forecast
+        action, "runs" | "waits")]. A forecast of start or reclaim must run; a wait must wait."""
+        seen = []
+        for i in range(count):
+            name = f"{prefix}-{i}"
+            said = self.forecast(project, name, 1, pools)
+            before = self.holdings()[project].get(pools[0], 0)
+            assert self.submit(project, name, 1, pools) in (200, 202), self.transcript.text()
+            if said["action"] == "wait":
+                time.sleep(1.5)  # a few scheduling rounds: it must still wait
+                self.stage.sync()
+                runs = self._runs(project, name)
+            else:
+                runs = self._wait_runs(project, name)
+            seen.append((said["action"], "runs" if runs else "waits"))
+            assert runs == (said["action"] != "wait"), (name, said, before, self.holdings())
+        return seen
+
+    def _runs(self, project: str, name: str) -> bool:
+        core = client.CoreV1Api(self.stage.k8s)
+        pods = core.list_namespaced_pod(self.projects[project]["namespace"],
+                                        label_selector=f"paas-studio/workload-id={self.ids[name]}").items
+        return any(p.status.phase == "Running" and not p.metadata.deletion_timestamp for p in pods)
+
+    def _wait_runs(self, project: str, name: str) -> bool:
+        try:
+            wait_for(lambda: self._runs(project, name), timeout=self.stage.timeout, interval=0.3,
+                     what=f"{name} running")
+        except AssertionError:
+            return False
+        self.stage.sync()  # its row says so too before the next forecast reads it
+        return True
 
     def save(self, folder) -> None:
         folder.mkdir(parents=True, exist_ok=True)

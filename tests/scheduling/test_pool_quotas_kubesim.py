@@ -30,6 +30,10 @@ def test_each_pools_quota_is_enforced_on_its_own(worker, start_kubesim):
     finally:
         scenario.save(docs_output.folder())
         stage.k8s.close()
+    # The forecast of each submission, and what then happened to it.
+    assert outcome["1 forecast"] == [("start", "runs")] * 2 + [("start-over-quota", "runs")] * 2 + \
+        [("wait", "waits")] * 2
+    assert outcome["3 forecast"] == [("start", "runs")] * 4 + [("reclaim", "runs"), ("wait", "waits")]
     assert outcome["1"] == {"nlp": {"pool-a": 4}, "cv": {}}
     assert outcome["2"] == {"nlp": {"pool-a": 4, "pool-b": 3}, "cv": {}}
     assert outcome["3"] == {"nlp": {"pool-a": 3, "pool-b": 3}, "cv": {"pool-a": 5}}

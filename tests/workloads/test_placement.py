@@ -31,21 +31,30 @@ def test_none_when_no_pool_could_ever_hold_it_naming_each_pool():
                    "pool c has 4")
 
 
-def state(**kw):
-    base = dict(pool="a", capacity=8, allocated=4, project="nlp", deserved=2, limit=4, project_allocated=0)
-    return forecast.PoolState(**{**base, **kw})
+def project(name, deserved, limit, running=(), waiting=0.0, department="r", weight=1.0):
+    running = [(f"{name}-{i}", g, True) for i, g in enumerate(running)]
+    return forecast.ProjectInPool(name=name, department=department, deserved=deserved, limit=limit, weight=weight,
+                                  requested=sum(g for _, g, _ in running) + waiting, running=running)
 
 
 def test_the_forecast_says_each_of_kais_outcomes():
-    assert forecast.forecast(state(), 1, preemptible=True)["action"] == "start"
-    assert forecast.forecast(state(project_allocated=2), 1, preemptible=True)["action"] == "start-over-quota"
-    assert forecast.forecast(state(project_allocated=2), 1, preemptible=False)["waitingFor"] == \
-        "NonPreemptibleOverQuota"
-    assert forecast.forecast(state(project_allocated=4), 1, preemptible=True)["waitingFor"] == "ProjectLimit"
-    assert forecast.forecast(state(department="r", department_limit=8, department_allocated=8), 1,
-                             preemptible=True)["waitingFor"] == "DepartmentLimit"
-    full = state(allocated=8, over_quota=[("cv", "cv-1", 1.0), ("cv", "cv-2", 2.0)])
-    said = forecast.forecast(full, 2, preemptible=True)
-    assert said["action"] == "reclaim" and said["victims"] == [{"project": "cv", "workload": "cv-2", "gpus": 2.0}]
-    waits = forecast.forecast(state(allocated=8, project_allocated=2, waiting=["w1"]), 1, preemptible=True)
+    def say(me, others=(), gpus=1, capacity=8, preemptible=True, **kw):
+        return forecast.forecast(forecast.PoolState(pool="a", capacity=capacity, project=me, others=list(others),
+                                                    **kw), gpus, preemptible=preemptible)
+    assert say(project("nlp", 2, 4))["action"] == "start"
+    assert say(project("nlp", 2, 4, [1, 1]))["action"] == "start-over-quota"
+    assert say(project("nlp", 2, 4, [1, 1]), preemptible=False)["waitingFor"] == "NonPreemptibleOverQuota"
+    assert say(project("nlp", 2, 4, [1, 1, 1, 1]))["waitingFor"] == "ProjectLimit"
+    # The pool full: within its fair share, KAI reclaims from the project furthest over its own (newest first).
+    cv = project("cv", 4, 6, [1, 1, 1, 1])
+    nlp = project("nlp", 2, 4, [1, 1, 1, 1])
+    said = say(cv, [nlp], department_limit=8)  # the department at its limit: reclaimed inside it
+    assert said["action"] == "reclaim" and said["victims"] == [{"project": "nlp", "workload": "nlp-3", "gpus": 1}]
+    assert forecast.fair_shares([project("cv", 4, 6, [1, 1, 1, 1], waiting=1), nlp], 8) == {"cv": 5.0, "nlp": 3.0}
+    # Beyond its fair share, or with nothing over theirs to take: it waits, for the department or for GPUs.
+    cv5 = project("cv", 4, 6, [1, 1, 1, 1, 1])
+    nlp3 = project("nlp", 2, 4, [1, 1, 1])
+    assert say(cv5, [nlp3], department_limit=8)["waitingFor"] == "DepartmentLimit"
+    assert say(cv5, [project("nlp", 3, 3, [1, 1, 1], department="other")])["waitingFor"] == "Capacity"
+    waits = say(project("nlp", 2, 4, [1]), [project("cv", 7, 8, [1] * 7)], waiting=["w1"])
     assert waits["waitingFor"] == "Capacity" and waits["behind"] == ["w1"]

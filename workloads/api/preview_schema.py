@@ -46,14 +46,37 @@ class PreviewObjectSerializer(serializers.Serializer):
     verdict = VerdictSerializer()
 
 
+class ForecastVictimSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    workload = serializers.CharField()
+    gpus = serializers.FloatField()
+
+
+class ForecastSerializer(serializers.Serializer):
+    """What KAI Scheduler would do with the workload now, from the numbers the quota pages show."""
+
+    action = serializers.ChoiceField(choices=["start", "start-over-quota", "reclaim", "wait"])
+    nodePool = serializers.CharField()
+    gpus = serializers.FloatField()
+    message = serializers.CharField()
+    waitingFor = serializers.ChoiceField(choices=["ProjectLimit", "DepartmentLimit", "NonPreemptibleOverQuota",
+                                                  "Capacity"], required=False)
+    victims = ForecastVictimSerializer(many=True, required=False)
+    behind = serializers.ListField(child=serializers.CharField(), required=False,
+                                   help_text="The project's workloads waiting in the pool before it.")
+
+
 class QuotaDecisionSerializer(serializers.Serializer):
     allowed = serializers.BooleanField()
     project = serializers.CharField()
     requested = serializers.FloatField(help_text="GPUs this workload asks for.")
     deserved = serializers.FloatField()
     limit = serializers.FloatField(allow_null=True)
-    used = serializers.FloatField(help_text="GPUs the project's running workloads hold now.")
+    used = serializers.FloatField(help_text="GPUs the project's workloads hold now (in the node pool it would be "
+                                            "placed in, on a KAI cluster).")
     message = serializers.CharField()
+    nodePool = serializers.CharField(required=False, help_text="The node pool it would be placed in (KAI).")
+    forecast = ForecastSerializer(required=False)
 
 
 class ViolationSerializer(serializers.Serializer):

@@ -68,7 +68,7 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     if Workload.objects.live().filter(project=project, name=name).exists():
         raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")
     gpus = workload_gpus(kind, {**request, "spec": spec})  # a distributed training's master and workers
-    quota = quota_decision(project, kind, Decimal(gpus), spec=spec)
+    quota = quota_decision(project, kind, Decimal(gpus), spec=spec, with_forecast=True)
     ref = manifests.WorkloadRef(id=str(uuid.uuid4()), name=name, kind=kind, project=project.name,
                                 namespace=project.namespace, suspended=False,
                                 url_host=project_host(project.name, settings.EXPOSED_URL_DOMAIN))
