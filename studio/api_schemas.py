@@ -64,13 +64,16 @@ _NODE_TYPES = {"type": "object", "nullable": True}
 _TOTALS = _object({"gpuQuota": _NULL_N, "cpuQuota": _NULL_N, "memoryQuota": _NULL_N})
 _QUOTA_STATUS = _object({"allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})},
                         {"allocatedNonPreemptible": _object({"gpu": _N})})
+_POOL_QUOTA_STATUSES = {"type": "array", "items": _object(
+    {"nodePoolName": _S, "nodePoolId": _S, "allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})})}
 ORG_RESOURCES = {"type": "array", "items": _object(
     {"nodePool": {**_object({"id": _S}, {"name": _S}), "nullable": True}, "gpu": _QUOTA},
     {"cpu": _QUOTA, "memory": _QUOTA, "priority": {**_S, "nullable": True}})}
 PROJECT = _object(
     {"id": _S, "name": _S, "description": _S, "clusterId": _S, "parentId": _S, "departmentId": _S,
      "departmentName": _S, "namespace": _S, "requestedNamespace": {**_S, "nullable": True}, "phase": _S,
-     "status": _object({"namespace": _S, "phase": _S, "phaseMessage": _S, "quotaStatus": _QUOTA_STATUS},
+     "status": _object({"namespace": _S, "phase": _S, "phaseMessage": _S, "quotaStatus": _QUOTA_STATUS,
+                        "nodePoolQuotaStatuses": _POOL_QUOTA_STATUSES},
                        {"additionalStatusData": {"type": "object", "nullable": True}}),
      "resources": ORG_RESOURCES, "totalResources": _TOTALS, "schedulingRules": _RULES,
      "defaultNodePools": _POOLS, "nodeTypes": _NODE_TYPES, "enforceRunaiScheduler": _B,
@@ -79,6 +82,7 @@ PROJECT = _object(
 DEPARTMENT = _object(
     {"id": _S, "name": _S, "description": _S, "clusterId": {**_S, "nullable": True}, "resources": ORG_RESOURCES,
      "totalResources": _TOTALS, "projectsAggregatedResources": {"type": "array", "items": {"type": "object"}},
-     "status": _object({"quotaStatus": _QUOTA_STATUS}, {"additionalStatusData": {"type": "object", "nullable": True}}),
+     "status": _object({"quotaStatus": _QUOTA_STATUS, "nodePoolQuotaStatuses": _POOL_QUOTA_STATUSES},
+                       {"additionalStatusData": {"type": "object", "nullable": True}}),
      "schedulingRules": _RULES, "defaultNodePools": _POOLS,
      "nodeTypes": _NODE_TYPES, "createdAt": _TIME, "updatedAt": _TIME, "createdBy": _S, "updatedBy": _S})

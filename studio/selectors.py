@@ -1,11 +1,8 @@
 """Reads of the organisation that more than one view needs: members as access rules, users by subject id."""
 
-from collections.abc import Callable
 from decimal import Decimal
-from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ImproperlyConfigured
 from django.db.models import (
     Case,
     DecimalField,
@@ -14,7 +11,6 @@ from django.db.models import (
     OuterRef,
     Prefetch,
     Q,
-    QuerySet,
     Subquery,
     Sum,
     Value,
@@ -31,6 +27,7 @@ from studio.models import (
     NodePool,
     Project,
 )
+from studio.org.numbers import GpuUse, gpu_use, quota_numbers, register_gpu_use  # noqa: F401  (read here too)
 from studio.org.quotas import department_gpu_bounds, summed_by_pool
 
 
@@ -85,51 +82,36 @@ def node_pool_errors(project: Project, pools) -> dict:
     return errors
 
 
-class GpuUse(NamedTuple):
-    """How the organisation's GPU use is read from the rows that hold GPUs. Those rows are the workloads app's, to
-    the right of studio: it fills this in at start-up (`register_gpu_use`), so studio never names it."""
-    rows: Callable[[], QuerySet]  # the live rows (not deleted) that may hold GPUs, with `gpu_request`
-    allocated: Q  # held on a node now
-    requested: Q  # what the quota counts: meant to run and not finished
-
-
-_gpu_use: list[GpuUse] = []
-
-
-def register_gpu_use(use: GpuUse) -> None:
-    _gpu_use[:] = [use]
-
-
-def _use() -> GpuUse:
-    if not _gpu_use:
-        raise ImproperlyConfigured("No app registered the organisation's GPU use (the workloads app does).")
-    return _gpu_use[0]
-
-
 def gpu_allocated_expression(outer: str = "project_id"):
     """The GPUs held by the outer project's (department's) workloads, as a correlated subquery: for filterBy and
     sortBy only (a page reads its units' use in one grouped query instead, attach_gpu_use)."""
-    use = _use()
+    use = gpu_use()
     rows = (use.rows().filter(use.allocated, **{outer: OuterRef("pk")})
             .order_by().values(outer).annotate(total=Sum("gpu_request")).values("total"))
     return Coalesce(Subquery(rows), Value(Decimal(0)), output_field=DecimalField(max_digits=12, decimal_places=3))
 
 
 def attach_gpu_use(units, field: str = "project_id") -> None:
-    """Set `gpu_allocated` and `gpu_requested` on each project (field "project_id") or department
-    ("department_id") of a page: one grouped query over their live workloads, however many the page holds."""
+    """Set `numbers` (studio.org.numbers.Unit: allocated, requested, deserved and limit, in total and per pool),
+    `pool_ids` (its cluster's pools by name) and, as before, `gpu_allocated` and `gpu_requested` on each project
+    (field "project_id") or department ("department_id") of a page: two queries, however many the page holds."""
     units = list(units)
     if not units:
         return
-    use = _use()
-    rows = (use.rows().filter(use.allocated | use.requested, **{f"{field}__in": [u.pk for u in units]})
-            .order_by().values(field)
-            .annotate(allocated=Sum("gpu_request", filter=use.allocated),
-                      requested=Sum("gpu_request", filter=use.requested)))
-    use = {row[field]: row for row in rows}
+    is_project = field == "project_id"
+    clusters = {unit.pk: unit.cluster_id if is_project else unit.cluster_id or department_cluster(unit)
+                for unit in units}
+    found = quota_numbers(**{"projects" if is_project else "departments": units}, pools_of=clusters.values())
     for unit in units:
-        row = use.get(unit.pk) or {}
-        unit.gpu_allocated, unit.gpu_requested = row.get("allocated") or 0, row.get("requested") or 0
+        unit.numbers = found.project(unit.pk) if is_project else found.department(unit.pk)
+        unit.pool_ids = found.pool_ids_of(clusters[unit.pk])
+        unit.gpu_allocated, unit.gpu_requested = unit.numbers.total.allocated, unit.numbers.total.requested
+
+
+def department_cluster(department):
+    """A department's cluster, else the cluster of its first project (prefetched by org_departments)."""
+    projects = sorted(department.projects.all(), key=lambda p: p.pk)
+    return projects[0].cluster_id if projects else None
 
 
 def org_projects(user):

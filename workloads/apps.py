@@ -6,14 +6,11 @@ class WorkloadsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from django.db.models import Q
-
         from profiles.validation import register_spec_check, register_spec_serializer
         from studio.models import Project
-        from studio.selectors import GpuUse, register_gpu_use
+        from studio.org.numbers import GpuUse, register_gpu_use
         from studio.signals import deleting
-        from workloads.models import HOLDING_GPUS, Workload
-        from workloads.runai_fields import ALLOCATED_PHASES
+        from workloads.models import ALLOCATED_GPUS, REQUESTED_GPUS, Workload
         from workloads.specs import ALL_SPECS, validate_spec
         from workloads.telemetry import prometheus
 
@@ -22,7 +19,7 @@ class WorkloadsConfig(AppConfig):
         register_spec_serializer(ALL_SPECS.get)  # the version editor's typed spec inputs
         deleting.connect(_project_deleting, sender=Project, dispatch_uid="workloads.project_deleting")
         register_gpu_use(GpuUse(rows=lambda: Workload.objects.filter(deleted_at__isnull=True),
-                                allocated=Q(actual_phase__in=ALLOCATED_PHASES), requested=HOLDING_GPUS))
+                                allocated=ALLOCATED_GPUS, requested=REQUESTED_GPUS))
 
 
 def _project_deleting(sender, instance, **kwargs):

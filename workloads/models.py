@@ -11,13 +11,18 @@ from django.db.models import Q
 
 from studio.iam.permissions import visible_project_ids
 from studio.models import Cluster, Department, Project, is_platform_admin
-from workloads.runai_fields import WAITING_PHASES
+from workloads.runai_fields import ALLOCATED_PHASES, WAITING_PHASES
 
 # Workloads that hold GPUs against their project's quota: live, meant to run, not finished, with GPUs. One
 # predicate for the quota sum and for its partial index, so that the sum reads only these rows (an index-only
 # scan on PostgreSQL), however many workloads the project ran before.
 HOLDING_GPUS = Q(deleted_at__isnull=True, desired_phase="Running", gpu_request__gt=0) & ~Q(
     actual_phase__in=["Completed", "Failed"])
+# The organisation's GPU numbers (studio.org.numbers, registered in workloads.apps), defined once: allocated is what
+# holds GPUs on nodes now (a live workload in an allocated phase); requested is what runs plus what waits (meant to
+# run and not finished, or still holding GPUs on nodes: a workload being stopped).
+ALLOCATED_GPUS = Q(deleted_at__isnull=True, gpu_request__gt=0, actual_phase__in=ALLOCATED_PHASES)
+REQUESTED_GPUS = HOLDING_GPUS | ALLOCATED_GPUS
 
 
 class WorkloadQuerySet(models.QuerySet):

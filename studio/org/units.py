@@ -21,6 +21,7 @@ from studio.clusters import scheduler
 from studio.clusters.models import Cluster, NodePool
 from studio.ids import is_id, parse_id
 from studio.org.models import Department, Project
+from studio.org.numbers import Numbers, node_pool_quota_statuses, quota_status
 from studio.org.quotas import gpu_totals, resources_from
 from studio.serializers import NameField, StrictSerializer
 
@@ -57,14 +58,16 @@ def project_resources(project: Project) -> list[dict]:
 
 
 def _quota_status(unit) -> dict:
-    """Run:ai's QuotaStatus. On a cluster that schedules with KAI Scheduler, what its queue's status says (the
-    scheduler's own count: GPUs, CPU millicores, memory MB); elsewhere from the workloads
-    (studio.selectors.with_gpu_use): GPUs held by running pods, and asked for by live ones."""
-    queue = getattr(unit, "queue_status", None) or {}
-    if "allocated" in queue:
-        return {key: dict(queue[key]) for key in ("allocated", "allocatedNonPreemptible", "requested")}
-    return {"allocated": {"gpu": float(getattr(unit, "gpu_allocated", 0) or 0)},
-            "requested": {"gpu": float(getattr(unit, "gpu_requested", 0) or 0)}}
+    """Run:ai's QuotaStatus: the unit's GPUs allocated and requested (studio.org.numbers, attached to the unit by
+    studio.selectors.attach_gpu_use; KAI Scheduler's own count is in additionalStatusData.scheduler)."""
+    found = getattr(unit, "numbers", None)
+    return quota_status(found.total if found is not None else Numbers())
+
+
+def _pool_quota_statuses(unit) -> list[dict]:
+    """Run:ai's `nodePoolQuotaStatuses`: the same numbers per node pool (QuotaStatusNodePool)."""
+    found = getattr(unit, "numbers", None)
+    return node_pool_quota_statuses(found, getattr(unit, "pool_ids", {})) if found is not None else []
 
 
 def _scheduler_status(unit) -> dict | None:
@@ -100,7 +103,8 @@ def project_data(project: Project) -> dict:
         "namespace": project.namespace, "requestedNamespace": requested,
         "phase": phase,
         "status": {"namespace": project.namespace, "phase": phase, "phaseMessage": message,
-                   "quotaStatus": _quota_status(project), "additionalStatusData": _scheduler_status(project)},
+                   "quotaStatus": _quota_status(project), "nodePoolQuotaStatuses": _pool_quota_statuses(project),
+                   "additionalStatusData": _scheduler_status(project)},
         "resources": resources,
         "totalResources": {"gpuQuota": float(project.gpu_deserved), "cpuQuota": _total(resources, "cpu"),
                            "memoryQuota": _total(resources, "memory")},
@@ -151,7 +155,8 @@ def department_data(department: Department) -> dict:
         "totalResources": {"gpuQuota": _total(resources, "gpu"), "cpuQuota": _total(resources, "cpu"),
                            "memoryQuota": _total(resources, "memory")},
         "projectsAggregatedResources": _aggregated(department.projects.all()),
-        "status": {"quotaStatus": _quota_status(department), "additionalStatusData": _scheduler_status(department)},
+        "status": {"quotaStatus": _quota_status(department), "nodePoolQuotaStatuses": _pool_quota_statuses(department),
+                   "additionalStatusData": _scheduler_status(department)},
         "schedulingRules": _rules(department.scheduling_rules),
         "defaultNodePools": settings.get("defaultNodePools"),
         "nodeTypes": settings.get("nodeTypes"),
