@@ -9,7 +9,6 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -21,10 +20,11 @@ from studio.errors import Conflict
 from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
 from studio.iam.pod_identity import ids_from_provider
 from studio.models import DEFAULT_NODE_POOL, AuditEvent, Level, Project
+from studio.org.numbers import quota_numbers
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads import forecast, forecast_reads, placement
-from workloads.models import HOLDING_GPUS, Workload, WorkloadEvent
+from workloads.models import Workload, WorkloadEvent
 from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
 from workloads.specs.references import exposed_url_errors, secret_references
@@ -59,12 +59,6 @@ def unique_name(requested: str, as_prefix: bool) -> str:
 
 class _NameTaken(Exception):
     pass
-
-
-def _gpus_held(project_id):
-    """The GPUs the project's workloads hold (HOLDING_GPUS), per node pool they are placed in."""
-    return (Workload.objects.filter(HOLDING_GPUS, project_id=project_id).order_by().values("node_pool")
-            .annotate(total=Sum("gpu_request")).values("node_pool", "total"))
 
 
 def _decimal(value) -> Decimal | None:
@@ -106,17 +100,17 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
     workload's `total` GPUs over the project's or its department's limit or the cluster's GPUs, or a
     non-preemptible one over the project's deserved GPUs). Elsewhere inferences and workspaces stay within its
     deserved GPUs and trainings (distributed ones too) may use up to its limit.
-    `{"allowed", "project", "requested", "deserved", "limit", "used", "message"}` (+ `scheduler`, `nodePool` on
-    KAI, and with `with_forecast` what the scheduler would do with it now: workloads/forecast.py)."""
-    held: dict[str, Decimal] = {}
-    if gpus > 0:  # its partial index: flat with history
-        for row in keyed_rows.values_once_compiled(_gpus_held, project_id=project.pk):
-            pool = row["node_pool"] or DEFAULT_NODE_POOL
-            held[pool] = held.get(pool, Decimal(0)) + (row["total"] or Decimal(0))
-    used = sum(held.values(), Decimal(0))
+    `{"allowed", "project", "requested", "deserved", "limit", "used", "allocated", "message"}` (+ `scheduler`,
+    `nodePool` on KAI, and with `with_forecast` what the scheduler would do with it now: workloads/forecast.py).
+    `used` is what the project requests now (its running and waiting GPUs) and `allocated` what of it runs: the
+    organisation's numbers (studio.org.numbers), in the chosen pool on KAI, over every pool elsewhere."""
+    numbers = quota_numbers(projects=[project]).project(project.pk)
+    held = {name: n.requested for name, n in numbers.pools.items()}
+    used = numbers.total.requested
     limit = project.gpu_limit
     answer = {"project": project.name, "requested": float(gpus), "deserved": float(project.gpu_deserved),
-              "limit": None if limit is None else float(limit), "used": float(used)}
+              "limit": None if limit is None else float(limit), "used": float(used),
+              "allocated": float(numbers.total.allocated)}
     if project.cluster.uses_kai:
         never = _never_runs(project, kind, total if total is not None else gpus, spec or {})
         if never:
@@ -128,7 +122,8 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
             return {**answer, "allowed": False, "scheduler": "kai", "message": f"It can never run: {why}."}
         in_pool = chosen.held + gpus
         answer = {**answer, "nodePool": chosen.name, "deserved": float(chosen.deserved),
-                  "limit": None if chosen.limit is None else float(chosen.limit), "used": float(chosen.held)}
+                  "limit": None if chosen.limit is None else float(chosen.limit), "used": float(chosen.held),
+                  "allocated": float(numbers.pools[chosen.name].allocated if chosen.name in numbers.pools else 0)}
         if with_forecast:
             state = forecast_reads.pool_state(project, chosen.name, department_limit=chosen.department_limit)
             answer["forecast"] = forecast.forecast(state, float(gpus), preemptible=kind in forecast_reads.PREEMPTIBLE_KINDS)

@@ -43,7 +43,7 @@ def test_a_valid_preview_lists_the_objects_with_the_cluster_verdict_and_creates_
     container = job["manifest"]["spec"]["template"]["spec"]["containers"][0]
     assert container["resources"]["limits"]["nvidia.com/gpu"] in (2, "2")
     assert body["quota"] == {"allowed": True, "project": sim_org.project.name, "requested": 2.0, "deserved": 64.0,
-                             "limit": 64.0, "used": 0.0, "message": "Within the project's GPU quota."}
+                             "limit": 64.0, "used": 0.0, "allocated": 0.0, "message": "Within the project's GPU quota."}
     assert body["policy"] == {"allowed": True, "violations": []}
     assert nothing_written() == before
     assert cluster_jobs(sim_org) == []

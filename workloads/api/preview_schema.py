@@ -72,8 +72,10 @@ class QuotaDecisionSerializer(serializers.Serializer):
     requested = serializers.FloatField(help_text="GPUs this workload asks for.")
     deserved = serializers.FloatField()
     limit = serializers.FloatField(allow_null=True)
-    used = serializers.FloatField(help_text="GPUs the project's workloads hold now (in the node pool it would be "
-                                            "placed in, on a KAI cluster).")
+    used = serializers.FloatField(help_text="GPUs the project requests now: its running and waiting workloads' "
+                                            "(in the node pool it would be placed in, on a KAI cluster).")
+    allocated = serializers.FloatField(help_text="GPUs of it that run now (studio.org.numbers: the number every page "
+                                                 "shows), in the same pool.")
     message = serializers.CharField()
     nodePool = serializers.CharField(required=False, help_text="The node pool it would be placed in (KAI).")
     forecast = ForecastSerializer(required=False)

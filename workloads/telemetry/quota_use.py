@@ -2,21 +2,21 @@
 allocated, of a project and summed over a department's projects.
 
 Quotas are the project's per-pool `resources` (Run:ai's shape: CPU in millicores, memory in its `units`); a
-project without them has its GPU totals under "every pool". Allocation is what its live workloads in an allocated
-phase hold, as the org-unit telemetry counts it: GPUs as the quota counts them, CPU and memory their requests
-times their running pods; a workload's pool is the first it asks for. Over quota: allocated above deserved (the
-scheduler lends idle GPUs beyond a project's deserved share, and may reclaim them)."""
+project without them has its GPU totals in its cluster's default pool. GPUs allocated and requested are the
+organisation's numbers (studio.org.numbers: what every page and answer shows); CPU and memory allocated are the
+requests of the live workloads in an allocated phase times their running pods. A workload counts in the pool it was
+placed in (`Workload.node_pool`). Over quota: allocated above deserved (the scheduler lends idle GPUs beyond a
+project's deserved share, and may reclaim them)."""
 
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from studio.clusters.quantities import parse_quantity
 from studio.models import Department, Project
+from studio.org.numbers import QuotaNumbers, quota_numbers
 from studio.org.units import MB_PER_UNIT
 from workloads.models import Workload
-from workloads.runai_fields import ALLOCATED_PHASES, node_pool_expression
-
-EVERY_POOL = ""  # a project without per-pool quotas: its GPU totals hold over every pool
+from workloads.runai_fields import ALLOCATED_PHASES
 
 
 @dataclass
@@ -26,6 +26,7 @@ class Use:
     deserved: float | None = None
     limit: float | None = None
     allocated: float = 0.0
+    requested: float | None = None  # GPUs only: what runs plus what waits
 
     @property
     def scale(self) -> float:
@@ -43,6 +44,8 @@ class Use:
             self.deserved = (self.deserved or 0) + other.deserved
         self.limit = None if self.limit is None or other.limit is None else self.limit + other.limit
         self.allocated += other.allocated
+        if other.requested is not None:
+            self.requested = (self.requested or 0) + other.requested
 
 
 @dataclass
@@ -54,7 +57,7 @@ class PoolUse:
 
     @property
     def label(self) -> str:
-        return self.pool or "every pool"
+        return self.pool
 
 
 def _amount(value) -> float:
@@ -74,49 +77,46 @@ def _quota(entry: dict | None, kind: str) -> tuple[float | None, float | None]:
     return scaled(quota.get("deserved")), scaled(quota.get("limit"))
 
 
-def _allocations(projects) -> dict:
-    """(project id, pool) -> (GPUs, cores, GB) held now."""
-    held = defaultdict(lambda: [0.0, 0.0, 0.0])
+def _allocations(projects, found: QuotaNumbers) -> dict:
+    """(project id, pool) -> (cores, GB) held now."""
+    held = defaultdict(lambda: [0.0, 0.0])
     rows = (Workload.objects.live().filter(project__in=projects, actual_phase__in=ALLOCATED_PHASES)
-            .annotate(pool=node_pool_expression()).values_list("project_id", "pool", "gpu_request", "running_pods", "spec"))
-    for project_id, pool, gpus, pods, spec in rows:
+            .values_list("project_id", "cluster_id", "node_pool", "running_pods", "spec"))
+    for project_id, cluster_id, pool, pods, spec in rows:
         compute = (spec or {}).get("compute") or {}
-        row = held[(project_id, pool)]
-        row[0] += float(gpus or 0)
-        row[1] += _amount(compute.get("cpuCoreRequest") or 0) * (pods or 0)
-        row[2] += _amount(compute.get("cpuMemoryRequest") or 0) * (pods or 0) / 1e9
+        row = held[(project_id, pool or found.default_pool(cluster_id))]
+        row[0] += _amount(compute.get("cpuCoreRequest") or 0) * (pods or 0)
+        row[1] += _amount(compute.get("cpuMemoryRequest") or 0) * (pods or 0) / 1e9
     return held
 
 
-def _project_pools(project: Project, held: dict) -> list[PoolUse]:
+def _project_pools(project: Project, held: dict, found: QuotaNumbers) -> list[PoolUse]:
+    quotas = {(e.get("nodePool") or {}).get("name", ""): e for e in project.node_pool_resources or ()}
     pools = []
-    if project.node_pool_resources:
-        for entry in project.node_pool_resources:
-            name = (entry.get("nodePool") or {}).get("name", "")
-            use = PoolUse(pool=name)
-            for kind in ("gpu", "cpu", "memory"):
-                deserved, limit = _quota(entry.get(kind), kind)
-                setattr(use, kind, Use(deserved=deserved, limit=limit))
-            pools.append(use)
-    else:
-        limit = float(project.gpu_limit) if project.gpu_limit is not None else None
-        pools.append(PoolUse(pool=EVERY_POOL, gpu=Use(deserved=float(project.gpu_deserved), limit=limit)))
+    for name, gpus in found.project(project.pk).pools.items():
+        use = PoolUse(pool=name, gpu=Use(deserved=None if gpus.deserved is None else float(gpus.deserved),
+                                         limit=None if gpus.limit is None else float(gpus.limit),
+                                         allocated=float(gpus.allocated), requested=float(gpus.requested)))
+        for kind in ("cpu", "memory"):
+            deserved, limit = _quota((quotas.get(name) or {}).get(kind), kind)
+            setattr(use, kind, Use(deserved=deserved, limit=limit))
+        pools.append(use)
     by_name = {p.pool: p for p in pools}
-    for (project_id, pool), (gpus, cores, gb) in held.items():
+    for (project_id, pool), (cores, gb) in held.items():
         if project_id != project.pk:
             continue
-        target = by_name.get(pool) or by_name.get(EVERY_POOL)
-        if target is None:  # a pool without quota of its own: shown, with nothing deserved
-            target = by_name[pool] = PoolUse(pool=pool)
+        target = by_name.get(pool)
+        if target is None:  # held CPU in a pool with no GPUs: shown, with nothing deserved
+            target = by_name[pool] = PoolUse(pool=pool, gpu=Use(requested=0.0))
             pools.append(target)
-        target.gpu.allocated += gpus
         target.cpu.allocated += cores
         target.memory.allocated += gb
     return pools
 
 
 def project_use(project: Project) -> list[PoolUse]:
-    return _project_pools(project, _allocations([project]))
+    found = quota_numbers(projects=[project])
+    return _project_pools(project, _allocations([project], found), found)
 
 
 @dataclass
@@ -136,16 +136,17 @@ class DepartmentUse:
 def department_uses(*, user) -> list[DepartmentUse]:
     """The departments the user sees, each with the projects of it the user sees."""
     projects = list(Project.objects.visible_to(user).select_related("department").order_by("department__name", "name"))
-    held = _allocations(projects)
+    found = quota_numbers(projects=projects)
+    held = _allocations(projects, found)
     grouped = defaultdict(list)
     for project in projects:
-        grouped[project.department].append((project, _project_pools(project, held)))
+        grouped[project.department].append((project, _project_pools(project, held, found)))
     result = []
     for department, rows in grouped.items():
         sums: dict[str, PoolUse] = {}
         for _project, pools in rows:
             for pool in pools:
-                total = sums.setdefault(pool.pool, PoolUse(pool=pool.pool, gpu=Use(deserved=0, limit=0),
+                total = sums.setdefault(pool.pool, PoolUse(pool=pool.pool, gpu=Use(deserved=0, limit=0, requested=0),
                                                            cpu=Use(deserved=None, limit=0), memory=Use(deserved=None, limit=0)))
                 total.gpu.add(pool.gpu)
                 total.cpu.add(pool.cpu)
