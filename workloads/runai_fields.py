@@ -58,6 +58,12 @@ def node_pools_of(spec: dict | None) -> list[str]:
     return list((spec or {}).get("nodePools") or [DEFAULT_NODE_POOL])
 
 
+def placed_pool_of(node_pool: str) -> str:
+    """The pool a workload was placed in at submission (`Workload.node_pool`), where its pods run; "" is the
+    cluster's default pool (named `default`: studio.clusters.models.DEFAULT_NODE_POOL)."""
+    return node_pool or DEFAULT_NODE_POOL
+
+
 def spec_of(workload) -> dict:
     """The spec (a list row's holds only the keys of SPEC_KEYS: workloads.api.list_rows)."""
     return workload.spec or {}
@@ -134,6 +140,11 @@ def node_pool_expression():
     """The first node pool the spec asks for (`filterBy=nodepool==a` matches a workload that asks for a first)."""
     first = KeyTextTransform("0", KeyTransform("nodePools", "spec"))
     return Coalesce(NullIf(first, Value("")), Value(DEFAULT_NODE_POOL), output_field=CharField())
+
+
+def placed_pool_expression():
+    """placed_pool_of in the database: `node_pool`, "" as the default pool."""
+    return Coalesce(NullIf(F("node_pool"), Value("")), Value(DEFAULT_NODE_POOL), output_field=CharField())
 
 
 def allocated_gpu_expression():

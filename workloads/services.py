@@ -20,7 +20,7 @@ from studio.errors import Conflict
 from studio.iam.permissions import ROLE_RANK, has_project_role, project_role
 from studio.iam.pod_identity import ids_from_provider
 from studio.models import DEFAULT_NODE_POOL, AuditEvent, Level, Project
-from studio.org.numbers import quota_numbers
+from studio.org.numbers import Unit, quota_numbers
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads import forecast, forecast_reads, placement
@@ -104,7 +104,9 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
     `nodePool` on KAI, and with `with_forecast` what the scheduler would do with it now: workloads/forecast.py).
     `used` is what the project requests now (its running and waiting GPUs) and `allocated` what of it runs: the
     organisation's numbers (studio.org.numbers), in the chosen pool on KAI, over every pool elsewhere."""
-    numbers = quota_numbers(projects=[project]).project(project.pk)
+    # one query (its GPUs, per pool): on submission only when it asks for GPUs, as the quota sum always was
+    numbers = quota_numbers(projects=[project], read_pools=False).project(project.pk) if gpus > 0 or with_forecast \
+        else Unit()
     held = {name: n.requested for name, n in numbers.pools.items()}
     used = numbers.total.requested
     limit = project.gpu_limit

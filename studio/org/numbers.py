@@ -151,10 +151,11 @@ def _ids(units) -> list:
 
 
 def quota_numbers(*, projects: Iterable = (), departments: Iterable = (), clusters: Iterable = (),
-                  pools_of: Iterable = ()) -> QuotaNumbers:
+                  pools_of: Iterable = (), read_pools: bool = True) -> QuotaNumbers:
     """The numbers of `projects` and `departments` (their rows: their quotas are read from them) and of every pool
     of `clusters` (ids): two queries, however many units — the workloads' use grouped by project, department, cluster
-    and pool, and the clusters' pools (their ids, and which is the default; `pools_of`: of these clusters too)."""
+    and pool, and the clusters' pools (their ids, and which is the default; `pools_of`: of these clusters too).
+    With `read_pools` False, one query: the default pool is the one named `default` (every cluster has it)."""
     projects, departments = list(projects), list(departments)
     cluster_ids = {str(c) for c in clusters} | {str(c) for c in pools_of if c}
     cluster_ids |= {str(p.cluster_id) for p in projects}
@@ -175,7 +176,7 @@ def quota_numbers(*, projects: Iterable = (), departments: Iterable = (), cluste
                     .annotate(allocated=Sum("gpu_request", filter=use.allocated),
                               requested=Sum("gpu_request", filter=use.requested)))
     cluster_ids |= {str(r[2]) for r in rows}
-    if cluster_ids:
+    if cluster_ids and read_pools:
         for pk, cluster_id, name, is_default in NodePool.objects.filter(cluster_id__in=cluster_ids).values_list(
                 "pk", "cluster_id", "name", "is_default"):
             found.pool_ids.setdefault(str(cluster_id), {})[name] = str(pk)

@@ -23,7 +23,7 @@ def workloads(org):
         Workload.objects.create(kind=kind, name=name, requested_name=name, project=project,
                                 department=org.department, cluster=org.cluster, created_by_name="bob",
                                 actual_phase=phase, gpu_request=gpus, phase_updated_at=now - timedelta(hours=hours),
-                                spec={"image": "x", "nodePools": pools})
+                                spec={"image": "x", "nodePools": pools}, node_pool=pools[0] if pools else "")
     Workload.objects.create(kind="training", name="gone", requested_name="gone", project=org.a,
                             department=org.department, cluster=org.cluster, actual_phase="Running", gpu_request=8,
                             deleted_at=now)

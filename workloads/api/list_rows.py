@@ -34,7 +34,7 @@ FIELDS = (
     "department__name", "cluster_id", "endpoints",
     "actual_phase", "phase_message", "desired_phase", "created_at", "updated_at", "phase_updated_at", "started_at",
     "completed_at", "deleted_at", "created_by_name", "running_pods", "requested_pods", "gpu_request", "source",
-    "profile_id", "profile_name", "profile_revision", "pending_reason", "queue_position",
+    "profile_id", "profile_name", "profile_revision", "pending_reason", "queue_position", "node_pool",
 )
 
 

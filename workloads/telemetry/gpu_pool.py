@@ -18,7 +18,7 @@ from studio.clusters import kube
 from studio.clusters.api import node_data
 from studio.models import Cluster
 from workloads.models import MetricSample, Pod, Workload
-from workloads.runai_fields import node_pool_expression
+from workloads.runai_fields import placed_pool_expression
 
 RECENT = timedelta(minutes=5)
 IDLE_BELOW = 1.0  # percent
@@ -119,7 +119,7 @@ def cluster_pool(cluster: Cluster, *, user, now=None) -> ClusterPool:
     now = now or timezone.now()
     result = ClusterPool(name=cluster.name, nodes=[], cluster=cluster)
     pending = (Workload.objects.filter(cluster=cluster, deleted_at__isnull=True, actual_phase=Workload.Phase.PENDING)
-               .annotate(pool=node_pool_expression()).select_related("project").order_by("phase_updated_at", "created_at"))
+               .annotate(pool=placed_pool_expression()).select_related("project").order_by("phase_updated_at", "created_at"))
     visible = set(Workload.objects.visible_to(user).filter(cluster=cluster).values_list("pk", flat=True))
     pending = list(pending)
     result.pending_total = len(pending)

@@ -1,17 +1,18 @@
 """Run:ai's (latest) `GET /api/v1/org-unit/projects/telemetry` and `…/departments/telemetry`: the quotas and the
 allocation of the projects (departments) the caller sees, now, summed and optionally grouped.
 
-Quotas are the per-pool `resources` (a project without per-pool quotas counts its GPU totals under the pool ""):
-GPU_QUOTA in GPUs, CPU_QUOTA in millicores, MEMORY_QUOTA in MB. Allocation is what the live workloads in an
-allocated phase hold: GPU_ALLOCATION their GPUs (as the quota counts them), CPU_ALLOCATION and
-MEMORY_ALLOCATION their CPU and memory requests times their running pods; a workload's pool is the first it asks
-for. The `*_NON_PREEMPTIBLE` types count the workloads of a class that is not preempted (build, inference).
-On a cluster that schedules with KAI Scheduler, a project's allocation is its queue's status instead (what the
-scheduler itself counts, read by the sync: studio.clusters.scheduler.queue_status)."""
+Quotas are the per-pool `resources` (a project without per-pool quotas counts its GPU totals in its cluster's
+default pool, as studio.org.numbers does): GPU_QUOTA in GPUs, CPU_QUOTA in millicores, MEMORY_QUOTA in MB.
+Allocation is what the live workloads in an allocated phase hold: GPU_ALLOCATION their GPUs (allocated as
+studio.org.numbers defines it: the number every page shows), CPU_ALLOCATION and MEMORY_ALLOCATION their CPU and
+memory requests times their running pods. A workload counts in the pool it was placed in (`Workload.node_pool`, ""
+the cluster's default pool), where its pods run, on every cluster (KAI Scheduler's own count stays in the projects'
+`additionalStatusData`). The `*_NON_PREEMPTIBLE` types count the workloads of a class that is not preempted (build,
+inference)."""
 
 from collections import defaultdict
 
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -24,13 +25,8 @@ from studio.clusters.quantities import parse_quantity
 from studio.listing import CommaListField
 from studio.models import Cluster, Department, NodePool, Project
 from studio.org.units import MB_PER_UNIT, department_cluster_id
-from workloads.models import Workload
-from workloads.runai_fields import (
-    ALLOCATED_PHASES,
-    DEFAULT_NODE_POOL,
-    node_pool_expression,
-    priority_class_expression,
-)
+from workloads.models import ALLOCATED_GPUS, Workload
+from workloads.runai_fields import ALLOCATED_PHASES, DEFAULT_NODE_POOL, priority_class_expression
 
 TYPES = ("GPU_QUOTA", "CPU_QUOTA", "MEMORY_QUOTA", "GPU_ALLOCATION", "CPU_ALLOCATION", "MEMORY_ALLOCATION",
          "GPU_ALLOCATION_NON_PREEMPTIBLE", "CPU_ALLOCATION_NON_PREEMPTIBLE", "MEMORY_ALLOCATION_NON_PREEMPTIBLE")
@@ -64,11 +60,11 @@ def _amount(value) -> float:
         return 0.0
 
 
-def _quota_rows(units, kind: str):
+def _quota_rows(units, kind: str, default_pool_ids: dict):
     """(cluster, pool id, department, amount) per unit and pool of its quotas."""
     for cluster, department, resources, gpu_total in units:
         if not resources and kind == "gpu" and gpu_total is not None:
-            yield cluster, "", department, float(gpu_total)
+            yield cluster, default_pool_ids.get(cluster, ""), department, float(gpu_total)
         for entry in resources:
             quota = entry.get(kind) or {}
             if quota.get("deserved") in (None, -1):
@@ -77,39 +73,24 @@ def _quota_rows(units, kind: str):
             yield cluster, str((entry.get("nodePool") or {}).get("id", "")), department, float(quota["deserved"]) * factor
 
 
-def _allocation_rows(workloads, kind: str, non_preemptible: bool, pool_ids: dict):
-    """(cluster, pool id, department, amount), grouped in the database by cluster, department, first pool and (for
-    CPU and memory, whose requests are quantities in the spec) by request: one query, few rows."""
-    workloads = workloads.annotate(pool=node_pool_expression())
+def _allocation_rows(workloads, kind: str, non_preemptible: bool, pool_ids: dict, defaults: dict):
+    """(cluster, pool id, department, amount), grouped in the database by cluster, department, placed pool and
+    (for CPU and memory, whose requests are quantities in the spec) by request: one query, few rows."""
     if non_preemptible:  # the build and inference classes (runai_fields.preemptible_of)
         workloads = workloads.alias(cls=priority_class_expression()).filter(cls__in=["build", "inference"])
     if kind == "gpu":
-        rows = workloads.values("cluster_id", "department_id", "pool").annotate(total=Sum("gpu_request"))
+        rows = workloads.values("cluster_id", "department_id", "node_pool").annotate(total=Sum("gpu_request"))
         amounts = ((r, float(r["total"] or 0)) for r in rows)
     else:
         key, factor = ("cpuCoreRequest", 1000.0) if kind == "cpu" else ("cpuMemoryRequest", 1e-6)
         rows = (workloads.filter(running_pods__gt=0)
                 .annotate(asked=KeyTextTransform(key, KeyTransform("compute", "spec")))
-                .values("cluster_id", "department_id", "pool", "asked").annotate(pods=Sum("running_pods")))
+                .values("cluster_id", "department_id", "node_pool", "asked").annotate(pods=Sum("running_pods")))
         amounts = ((r, _amount(r["asked"] or 0) * factor * r["pods"]) for r in rows)
     for row, amount in amounts:
         cluster = str(row["cluster_id"])
-        yield cluster, pool_ids.get((cluster, row["pool"]), ""), row["department_id"], amount
-
-
-def _scheduler_rows(projects, kind: str, non_preemptible: bool, pool_ids: dict) -> list[tuple]:
-    """(project id, (cluster, pool id, department, amount)) of the projects whose KAI queue status the sync has read:
-    the scheduler's own count of what they hold (docs/scheduling.md), under their cluster's default pool."""
-    found = []
-    for project in projects.select_related("cluster").only("id", "cluster", "department_id", "queue_status"):
-        status = project.queue_status or {}
-        if not project.cluster.uses_kai or "allocated" not in status:
-            continue
-        amount = float((status["allocatedNonPreemptible" if non_preemptible else "allocated"] or {}).get(kind) or 0)
-        cluster = str(project.cluster_id)
-        found.append((project.pk, (cluster, pool_ids.get((cluster, DEFAULT_NODE_POOL), ""), project.department_id,
-                                   amount)))
-    return found
+        pool = row["node_pool"] or defaults.get(cluster, DEFAULT_NODE_POOL)
+        yield cluster, pool_ids.get((cluster, pool), ""), row["department_id"], amount
 
 
 def _answer(request, *, groups: dict, projects_of, quota_units):
@@ -118,19 +99,17 @@ def _answer(request, *, groups: dict, projects_of, quota_units):
     data = query.validated_data
     telemetry = data["telemetryType"]
     kind = telemetry.split("_")[0].lower()
-    pools = list(NodePool.objects.all().only("id", "name", "cluster_id"))
+    pools = list(NodePool.objects.all().only("id", "name", "cluster_id", "is_default"))
     pool_ids = {(str(p.cluster_id), p.name): str(p.pk) for p in pools}
+    defaults = {str(p.cluster_id): p.name for p in pools if p.is_default}
     names = {"pool": {str(p.pk): p.name for p in pools},
              "cluster": {str(pk): name for pk, name in Cluster.objects.values_list("pk", "name")}}
     if "QUOTA" in telemetry:
-        rows = list(_quota_rows(quota_units(data), kind))
+        rows = list(_quota_rows(quota_units(data), kind, {c: pool_ids.get((c, name), "") for c, name in defaults.items()}))
     else:
-        projects = projects_of(data)
-        scheduled = _scheduler_rows(projects, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids)
-        workloads = Workload.objects.live().filter(project__in=projects, actual_phase__in=ALLOCATED_PHASES) \
-            .exclude(project_id__in=[pk for pk, _ in scheduled])
-        rows = [row for _, row in scheduled]
-        rows += list(_allocation_rows(workloads, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids))
+        workloads = Workload.objects.live().filter(ALLOCATED_GPUS if kind == "gpu" else Q(
+            actual_phase__in=ALLOCATED_PHASES), project__in=projects_of(data))
+        rows = list(_allocation_rows(workloads, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids, defaults))
     if data.get("nodepoolId") or data.get("nodepoolName"):
         wanted = {data["nodepoolId"]} if data.get("nodepoolId") else {
             str(p.pk) for p in pools if p.name == data["nodepoolName"]}

@@ -1,8 +1,9 @@
 """Run:ai's `GET /api/v1/workloads/telemetry`: the live workloads the caller sees, now, counted (WORKLOADS_COUNT),
 their allocated GPUs summed (GPU_ALLOCATION: what a workload in an allocated phase holds, as the list's
 `allocatedGPU`), or the pending ones by how long they have been pending (PENDING_TIME_DISTRIBUTION, latest: four
-buckets of the time since their phase became Pending). Filtered by cluster, department, node pool (the first pool
-a workload asks for, as the list's `nodepool`) and phases; grouped by up to two of the spec's keys. One query."""
+buckets of the time since their phase became Pending). Filtered by cluster, department, node pool (the pool a
+workload was placed in, where its pods run: `currentNodePools`, as studio.org.numbers counts it) and phases;
+grouped by up to two of the spec's keys. One query."""
 
 from datetime import timedelta
 
@@ -17,7 +18,7 @@ from rest_framework.views import APIView
 from studio.listing import CommaListField
 from studio.models import Cluster, Department, Project
 from workloads.models import Workload
-from workloads.runai_fields import allocated_gpu_expression, category_expression, node_pool_expression
+from workloads.runai_fields import allocated_gpu_expression, category_expression, placed_pool_expression
 
 TYPES = ("WORKLOADS_COUNT", "GPU_ALLOCATION", "PENDING_TIME_DISTRIBUTION")
 PHASES = ("Creating", "Initializing", "Resuming", "Pending", "Deleting", "Running", "Updating", "Stopped", "Stopping",
@@ -48,7 +49,7 @@ def _bucket_expression(now):
 
 def telemetry(*, user, query: dict) -> dict:
     kind = query["telemetryType"]
-    workloads = Workload.objects.visible_to(user).live().annotate(pool=node_pool_expression(),
+    workloads = Workload.objects.visible_to(user).live().annotate(pool=placed_pool_expression(),
                                                                  category=category_expression())
     if query.get("clusterId"):
         workloads = workloads.filter(cluster_id=query["clusterId"])
