@@ -13,7 +13,7 @@ from studio.clusters import api as cluster_api
 from studio.iam import api as iam_api
 from studio.iam import idp_api, service_account_api, sso_views, token_v2
 from studio.iam import views as user_views
-from studio.org import access_views, pool_views, quota_api
+from studio.org import access_views, node_pool_api, pool_views, quota_api
 from studio.org import views as org_views
 from studio.urls_router import Router
 
@@ -42,9 +42,11 @@ api_v1 = [
          name="project-resources"),
     path("org-unit/departments/<int:departmentId>/resources", quota_api.DepartmentResourcesView.as_view(),
          name="department-resources"),
-    path("node-pools", cluster_api.NodePoolListView.as_view(), name="node-pool-list"),
+    path("node-pools", node_pool_api.NodePoolListView.as_view(), name="node-pool-list"),
     path("node-pools/count", cluster_api.NodePoolCountView.as_view(), name="node-pool-count"),
-    path("node-pools/<str:nodepoolId>", cluster_api.NodePoolDetailView.as_view(), name="node-pool-detail"),
+    path("node-pools/<str:nodepoolId>", node_pool_api.NodePoolDetailView.as_view(), name="node-pool-detail"),
+    path("nodes", cluster_api.TenantNodesView.as_view(), name="tenant-nodes"),
+    path("nodes/count", cluster_api.TenantNodesCountView.as_view(), name="tenant-nodes-count"),
     path("clusters/<uuid:clusterUuid>/nodes", cluster_api.ClusterNodesView.as_view(), name="cluster-nodes"),
     path("users", iam_api.UserListView.as_view(), name="user-list"),
     path("users/count", iam_api.UserCountView.as_view(), name="user-count"),

@@ -34,7 +34,12 @@ NODE_POOL = _object({"id": _S, "name": _S, "labelKey": _S, "labelValue": _S, "cl
                      "isDefault": _B, "tenantId": _I, "createdBy": _S, "createdAt": _TIME, "updatedBy": _S,
                      "updatedAt": _TIME},
                     {"phase": _S, "phaseMessage": _S, "overProvisioningRatio": _I,
-                     "gpuNetworkAccelerationDetection": _S, "placementStrategy": {"type": "object"}})
+                     "gpuNetworkAccelerationDetection": _S, "placementStrategy": {"type": "object"},
+                     # PaaS Studio's: its allocation (studio.org.node_pool_api), as every page shows it
+                     "quotaStatus": _object({"allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})}),
+                     "totalResources": _object({"gpuQuota": _N}),
+                     "gpus": _object({"total": {**_I, "nullable": True}, "allocated": _N, "requested": _N,
+                                      "free": {**_N, "nullable": True}})})
 NODE_POOLS = _object({"nodepools": {"type": "array", "items": NODE_POOL}})
 NODE = _object({"name": _S, "clusterUuid": _S, "nodePool": _S, "status": _S, "createdAt": {**_S, "nullable": True},
                 "updatedAt": {**_S, "nullable": True}},

@@ -91,15 +91,16 @@ def gpu_allocated_expression(outer: str = "project_id"):
     return Coalesce(Subquery(rows), Value(Decimal(0)), output_field=DecimalField(max_digits=12, decimal_places=3))
 
 
-def attach_gpu_use(units, field: str = "project_id") -> None:
+def attach_gpu_use(units, field: str = "project_id", *, pool_ids: bool = True) -> None:
     """Set `numbers` (studio.org.numbers.Unit: allocated, requested, deserved and limit, in total and per pool),
     `pool_ids` (its cluster's pools by name) and, as before, `gpu_allocated` and `gpu_requested` on each project
-    (field "project_id") or department ("department_id") of a page: two queries, however many the page holds."""
+    (field "project_id") or department ("department_id") of a page: two queries, however many the page holds.
+    Without `pool_ids` (a page), a department without a cluster of its own does not read its projects' cluster."""
     units = list(units)
     if not units:
         return
     is_project = field == "project_id"
-    clusters = {unit.pk: unit.cluster_id if is_project else unit.cluster_id or department_cluster(unit)
+    clusters = {unit.pk: unit.cluster_id if is_project or not pool_ids else unit.cluster_id or department_cluster(unit)
                 for unit in units}
     found = quota_numbers(**{"projects" if is_project else "departments": units}, pools_of=clusters.values())
     for unit in units:

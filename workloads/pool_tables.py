@@ -85,6 +85,7 @@ class PoolTable(ListTable):
             Column("ready", "Nodes ready", lambda p: f"{p.ready}/{len(p.nodes)}"),
             Column("gpus", "GPUs", lambda p: p.gpus, numeric=True),
             Column("allocated", "Allocated", lambda p: _gpus(p.allocated), numeric=True),
+            Column("requested", "Requested", lambda p: _gpus(p.requested), numeric=True),
             Column("free", "Free", lambda p: _gpus(p.free), numeric=True),
             Column("idle", "Idle", lambda p: "" if p.idle is None else p.idle, numeric=True,
                    html=lambda p: "—" if p.idle is None else str(p.idle)),
@@ -94,6 +95,7 @@ class PoolTable(ListTable):
 
     def totals(self, rows) -> dict:
         return {"gpus": sum(p.gpus for p in rows), "allocated": _gpus(sum((p.allocated for p in rows), Decimal(0))),
+                "requested": _gpus(sum((p.requested for p in rows), Decimal(0))),
                 "free": _gpus(sum((p.free for p in rows), Decimal(0)))}
 
     def row_label(self, row) -> str:

@@ -1,11 +1,16 @@
 """Run:ai's NodePools and Nodes tags, and the Clusters shapes its spec gives (DisplayedCluster).
 
 Node pools: `GET/POST /api/v1/node-pools`, `GET/DELETE /api/v1/node-pools/{nodepoolId}`, `/count` (latest's
-paths; deletes answer 204 as 2.18 does elsewhere). Nodes: `GET /api/v1/clusters/{clusterUuid}/nodes`, read live
-from the cluster (one LIST) and placed in pools by the pools' labels."""
+paths; deletes answer 204 as 2.18 does elsewhere). Nodes: `GET /api/v1/clusters/{clusterUuid}/nodes`, and latest's
+`GET /api/v1/nodes` and `/nodes/count` over every cluster the caller sees, read live from the cluster (one LIST
+each) and placed in pools by the pools' labels. Their allocation: studio.org.node_pool_api (node pools) and
+workloads.telemetry.node_telemetry (nodes)."""
+
+import uuid
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,7 +23,14 @@ from studio.errors import ServiceUnavailable
 from studio.iam.models import AccessRule
 from studio.iam.permissions import IsPlatformAdminOrReadOnly
 from studio.ids import is_id, parse_id
-from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
+from studio.listing import (
+    DEFAULT_LIMIT,
+    FILTER_PATTERN,
+    MAX_LIMIT,
+    MAX_OFFSET,
+    int_query_param,
+    split_list_param,
+)
 from studio.serializers import StrictSerializer, run_ai_time
 
 
@@ -51,11 +63,25 @@ class NodePoolCreateSerializer(StrictSerializer):
                                                               allow_null=True)
 
 
-def _pools(user):
+def visible_pools(user):
     return NodePool.objects.visible_to(user).select_related("cluster")
 
 
-def _page(request, queryset):
+def pools_asked(request):
+    """The pools the caller sees, of `?clusterId=` when given (a UUID, or a 400 naming it)."""
+    pools = visible_pools(request.user)
+    cluster_id = request.query_params.get("clusterId")
+    if cluster_id:
+        try:
+            uuid.UUID(cluster_id)
+        except ValueError:
+            raise serializers.ValidationError({"clusterId": [f"Must be a cluster's UUID, not {cluster_id!r}."]}) \
+                from None
+        pools = pools.filter(cluster_id=cluster_id)
+    return pools
+
+
+def page_of(request, queryset):
     offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
     limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     return list(queryset[offset : offset + limit])
@@ -66,10 +92,7 @@ class NodePoolListView(APIView):
 
     @extend_schema(tags=["NodePools"], operation_id="get_nodepools", responses={200: schemas.NODE_POOLS})
     def get(self, request):
-        pools = _pools(request.user)
-        if request.query_params.get("clusterId"):
-            pools = pools.filter(cluster_id=request.query_params["clusterId"])
-        return Response({"nodepools": [node_pool_data(p) for p in _page(request, pools)]})
+        return Response({"nodepools": [node_pool_data(p) for p in page_of(request, pools_asked(request))]})
 
     @extend_schema(tags=["NodePools"], operation_id="create_nodepool", request=NodePoolCreateSerializer,
                    responses={201: schemas.NODE_POOL})
@@ -87,14 +110,14 @@ class NodePoolListView(APIView):
 class NodePoolCountView(APIView):
     @extend_schema(tags=["NodePools"], operation_id="count_nodepools", responses={200: schemas.COUNT})
     def get(self, request):
-        return Response({"count": _pools(request.user).count()})
+        return Response({"count": visible_pools(request.user).count()})
 
 
 class NodePoolDetailView(APIView):
     permission_classes = [IsPlatformAdminOrReadOnly]
 
     def _pool(self, request, nodepoolId: str):
-        return get_object_or_404(_pools(request.user), pk=parse_id(nodepoolId) if is_id(nodepoolId) else -1)
+        return get_object_or_404(visible_pools(request.user), pk=parse_id(nodepoolId) if is_id(nodepoolId) else -1)
 
     @extend_schema(tags=["NodePools"], operation_id="get_nodepool", responses={200: schemas.NODE_POOL})
     def get(self, request, nodepoolId: str):
@@ -142,3 +165,86 @@ class ClusterNodesView(APIView):
         wanted = request.query_params.get("nodeName")
         return Response({"nodes": [node_data(n, cluster, pools) for n in nodes
                                    if not wanted or n["metadata"]["name"] == wanted]})
+
+
+# --- the tenant's nodes (latest: get_tenant_nodes, count_tenant_nodes) -----------------------------------------
+
+NODE_FIELDS = {"name": lambda n: n["name"], "status": lambda n: n["status"], "nodePool": lambda n: n["nodePool"],
+               "gpuType": lambda n: (n.get("gpuInfo") or {}).get("gpuType") or "",
+               "nvLinkDomainUid": lambda n: n.get("nvLinkDomainUid") or "",
+               "nvLinkCliqueId": lambda n: n.get("nvLinkCliqueId") or "", "clusterUuid": lambda n: n["clusterUuid"]}
+_TEXT_TESTS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<=": lambda a, b: a <= b,
+               ">=": lambda a, b: a >= b, "=@": lambda a, b: b.lower() in a.lower(),
+               "!@": lambda a, b: b.lower() not in a.lower(), "=^": lambda a, b: a.lower().startswith(b.lower()),
+               "=$": lambda a, b: a.lower().endswith(b.lower())}
+
+
+def visible_nodes(user, *, cluster_id=None) -> list[dict]:
+    """Node answers of every cluster the user sees (one LIST each); a cluster that does not answer is a 503."""
+    clusters = Cluster.objects.visible_to(user).prefetch_related("node_pools")
+    if cluster_id:
+        clusters = clusters.filter(pk=cluster_id)
+    nodes = []
+    for cluster in clusters:
+        pools = list(cluster.node_pools.all())
+        try:
+            raw = kube.list_objects(kube.connect(cluster), "v1", "Node")
+        except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
+            raise ServiceUnavailable(f"Cluster {cluster.name} did not answer the list of its nodes: {exc}") from exc
+        nodes += [node_data(item, cluster, pools) for item in raw]
+    return nodes
+
+
+def filtered_nodes(nodes: list[dict], params) -> list[dict]:
+    """Run:ai's NodesFilter (`filterBy`, explode false), `search` (name), `sortBy`/`sortOrder`; a bad one is a 400
+    naming it."""
+    errors = {}
+    for expression in split_list_param(params.getlist("filterBy"), expressions=True):
+        match = FILTER_PATTERN.match(expression)
+        if not match or match["field"] not in NODE_FIELDS:
+            errors.setdefault("filterBy", []).append(
+                f"{expression!r}: filter by `field<op>value` over one of: {', '.join(NODE_FIELDS)}.")
+            continue
+        read, test, value = NODE_FIELDS[match["field"]], _TEXT_TESTS[match["op"]], match["value"]
+        nodes = [n for n in nodes if test(str(read(n)), value)]
+    sort_by = params.get("sortBy") or "name"
+    if sort_by not in NODE_FIELDS:
+        errors["sortBy"] = [f"{sort_by!r} is not one of: {', '.join(NODE_FIELDS)}."]
+    order = params.get("sortOrder") or "asc"
+    if order not in ("asc", "desc"):
+        errors["sortOrder"] = [f"{order!r} is not asc or desc."]
+    if errors:
+        raise serializers.ValidationError(errors)
+    if params.get("search"):
+        nodes = [n for n in nodes if params["search"].lower() in n["name"].lower()]
+    return sorted(nodes, key=lambda n: (str(NODE_FIELDS[sort_by](n)), n["name"]), reverse=order == "desc")
+
+
+_NODE_PARAMETERS = [
+    OpenApiParameter("filterBy", OpenApiTypes.STR, many=True, explode=False, required=False),
+    OpenApiParameter("sortBy", OpenApiTypes.STR, enum=list(NODE_FIELDS), required=False),
+    OpenApiParameter("sortOrder", OpenApiTypes.STR, enum=["asc", "desc"], required=False),
+    OpenApiParameter("offset", OpenApiTypes.INT, required=False),
+    OpenApiParameter("limit", OpenApiTypes.INT, required=False),
+    OpenApiParameter("search", OpenApiTypes.STR, required=False),
+]
+
+
+class TenantNodesView(APIView):
+    """Every node of the clusters the caller sees (a cluster is seen by its admins and by the members of its
+    projects: Cluster.objects.visible_to), as Run:ai's Node; read live from each cluster."""
+
+    @extend_schema(tags=["Nodes"], operation_id="get_tenant_nodes", parameters=_NODE_PARAMETERS,
+                   responses={200: schemas.NODES, 503: OpenApiResponse(description="A cluster did not answer.")})
+    def get(self, request):
+        offset = int_query_param(request, "offset", 0, 0, MAX_OFFSET)
+        limit = int_query_param(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        nodes = filtered_nodes(visible_nodes(request.user), request.query_params)
+        return Response({"nodes": nodes[offset: offset + limit]})
+
+
+class TenantNodesCountView(APIView):
+    @extend_schema(tags=["Nodes"], operation_id="count_tenant_nodes", parameters=_NODE_PARAMETERS[:1] + [
+        _NODE_PARAMETERS[-1]], responses={200: schemas.COUNT})
+    def get(self, request):
+        return Response({"count": len(filtered_nodes(visible_nodes(request.user), request.query_params))})

@@ -13,6 +13,7 @@ from studio.filtersets import (
     MemberFilterSet,
     ProjectFilterSet,
 )
+from studio.selectors import attach_gpu_use
 from studio.tables import BulkAction, Column, Table
 
 DELETE = (BulkAction("delete", "Delete", "trash", danger=True),)
@@ -22,6 +23,25 @@ def _number(value) -> str:
     if value is None:
         return ""
     return f"{value:f}".rstrip("0").rstrip(".") if hasattr(value, "as_tuple") else str(value)
+
+
+def _numbers(unit, field: str):
+    """The unit's GPU numbers (studio.org.numbers), attached to the page's rows at once (`NumbersOnPage`); a row
+    read alone (the CSV export) reads its own."""
+    if getattr(unit, "numbers", None) is None:
+        attach_gpu_use([unit], field, pool_ids=False)
+    return unit.numbers.total
+
+
+class NumbersOnPage:
+    """Attaches the organisation's GPU numbers to a page's rows: two queries, however many rows."""
+
+    gpu_use_field = "project_id"
+
+    def page(self):
+        rows, page = super().page()
+        attach_gpu_use(rows, self.gpu_use_field, pool_ids=False)
+        return rows, page
 
 
 def _when(value, fmt="%Y-%m-%d %H:%M") -> str:
@@ -91,8 +111,9 @@ class ClusterTable(OrgTable):
         return {"projects": qs.aggregate(n=Count("projects", distinct=True))["n"] or 0}
 
 
-class DepartmentTable(OrgTable):
+class DepartmentTable(NumbersOnPage, OrgTable):
     name = kind = "departments"
+    gpu_use_field = "department_id"
     singular, noun, noun_one = "department", "departments", "department"
     filterset_class = DepartmentFilterSet
     empty_template = "studio/_org_empty.html"
@@ -105,6 +126,10 @@ class DepartmentTable(OrgTable):
             Column("projects", "Projects", lambda d: d.project_count, numeric=True),
             Column("deserved", "GPUs deserved (projects)", lambda d: _number(d.projects_deserved) or "0",
                    numeric=True),
+            Column("allocated", "GPUs allocated", lambda d: _number(_numbers(d, "department_id").allocated),
+                   numeric=True),
+            Column("requested", "GPUs requested", lambda d: _number(_numbers(d, "department_id").requested),
+                   numeric=True),
             Column("created", "Created", lambda d: _when(d.created_at), sort="createdAt"),
             self.actions_column(),
         )
@@ -116,7 +141,7 @@ class DepartmentTable(OrgTable):
         return {"projects": found["n"] or 0, "deserved": _number(found["gpus"]) or "0"}
 
 
-class ProjectTable(OrgTable):
+class ProjectTable(NumbersOnPage, OrgTable):
     name = kind = "projects"
     singular, noun, noun_one = "project", "projects", "project"
     filterset_class = ProjectFilterSet
@@ -129,10 +154,15 @@ class ProjectTable(OrgTable):
             Column("department", "Department", lambda p: p.department.name, sort="parentName"),
             Column("cluster", "Cluster", lambda p: p.cluster.name),
             Column("namespace", "Namespace", lambda p: p.namespace, sort="namespace"),
-            Column("deserved", "GPUs deserved", lambda p: _number(p.gpu_deserved), sort="totalGpuQuota",
+            # the organisation's numbers (studio.org.numbers): the sums of its per-pool quotas, as /quota shows them
+            Column("deserved", "GPUs deserved", lambda p: _number(_numbers(p, "project_id").deserved) or "0",
+                   sort="totalGpuQuota", numeric=True),
+            Column("limit", "GPU limit", lambda p: _number(_numbers(p, "project_id").limit), numeric=True,
+                   html=lambda p: _number(_numbers(p, "project_id").limit) or "—"),
+            Column("allocated", "GPUs allocated", lambda p: _number(_numbers(p, "project_id").allocated),
                    numeric=True),
-            Column("limit", "GPU limit", lambda p: _number(p.gpu_limit), numeric=True,
-                   html=lambda p: _number(p.gpu_limit) or "—"),
+            Column("requested", "GPUs requested", lambda p: _number(_numbers(p, "project_id").requested),
+                   numeric=True),
             Column("created", "Created", lambda p: _when(p.created_at), sort="createdAt", default=False),
             self.actions_column(),
         )

@@ -45,7 +45,8 @@ def test_departments_and_clusters_are_tables_too(admin, org):
     assert 'data-table="departments"' in page and 'data-col="projects"' in page
     assert 'data-testid="total-count">1 department<' in page
     rows = _csv(admin.get("/org/departments/export.csv"))
-    assert rows[0] == ["Name", "Description", "Projects", "GPUs deserved (projects)", "Created"]
+    assert rows[0] == ["Name", "Description", "Projects", "GPUs deserved (projects)", "GPUs allocated",
+                       "GPUs requested", "Created"]
     assert rows[1][:3] == ["research", org.department.description, "2"]
     page = admin.get("/org/clusters").content.decode()
     assert 'data-table="clusters"' in page and "Test connection to main" in page

@@ -5,7 +5,7 @@ from workloads import api
 from workloads.api import history, pods
 from workloads.api.launch import launch_urls
 from workloads.api.upgrades import WorkloadUpgradeView
-from workloads.telemetry import org_metrics, org_telemetry, workload_telemetry
+from workloads.telemetry import node_telemetry, org_metrics, org_telemetry, workload_telemetry
 
 router = Router()
 # Kinds first: "workloads/trainings" must not be read as a workload id.
@@ -20,6 +20,9 @@ urlpatterns = [
     path("workloads/<uuid:workloadId>/history", history.WorkloadHistoryView.as_view(), name="workload-history"),
     path("workloads/<uuid:workloadId>/upgrade", WorkloadUpgradeView.as_view(), name="workload-upgrade"),
     path("workloads/telemetry", workload_telemetry.WorkloadsTelemetryView.as_view(), name="workloads-telemetry"),
+    path("nodes/telemetry", node_telemetry.NodeTelemetryView.as_view(), name="nodes-telemetry"),
+    path("clusters/<uuid:clusterUuid>/nodepools/<str:nodepoolName>/metrics", node_telemetry.NodePoolMetricsView.as_view(),
+         name="nodepool-metrics"),
     path("org-unit/projects/telemetry", org_telemetry.ProjectsTelemetryView.as_view(), name="projects-telemetry"),
     path("org-unit/departments/telemetry", org_telemetry.DepartmentsTelemetryView.as_view(),
          name="departments-telemetry"),

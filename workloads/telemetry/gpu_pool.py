@@ -2,7 +2,9 @@
 
 Nodes are read from the cluster as it reports them now (GPUs: the node's allocatable `nvidia.com/gpu`; pool: the
 first non-default pool whose label it carries, as the nodes API answers). What workloads hold on a node is the sum,
-over the running pods the sync placed on it, of their workload's GPUs shared by its requested pods. Utilisation
+over the running pods the sync placed on it, of their workload's GPUs shared by its requested pods (CPU and memory:
+each pod's requests). A pool's (and the cluster's) allocated and requested GPUs are the organisation's numbers
+(studio.org.numbers: the workloads placed in the pool), as every page and answer shows them. Utilisation
 is the latest per-GPU sample of the last five minutes (the DCGM exporter's, through the cluster's Prometheus):
 a node's is the mean over all its GPUs (an unused GPU counts 0), and an allocated GPU is idle when its latest
 sample is under 1 %. A cluster marked Disconnected is shown broken, with its last error, without asking it again."""
@@ -16,7 +18,9 @@ from django.utils import timezone
 
 from studio.clusters import kube
 from studio.clusters.api import node_data
+from studio.clusters.quantities import parse_quantity
 from studio.models import Cluster
+from studio.org.numbers import Numbers, quota_numbers
 from workloads.models import MetricSample, Pod, Workload
 from workloads.runai_fields import placed_pool_expression
 
@@ -34,6 +38,8 @@ class Node:
     cpu: str
     memory: str
     allocated: Decimal = Decimal(0)
+    cpu_allocated: float = 0.0  # cores requested by the running pods on it
+    memory_allocated: float = 0.0  # bytes
     gpu_samples: dict = field(default_factory=dict)  # (pod, gpu) -> latest utilisation
     pods: list = field(default_factory=list)  # (pod name, workload or None, GPUs held)
     conditions: list = field(default_factory=list)
@@ -62,6 +68,7 @@ class Totals:
 
     name: str
     nodes: list
+    numbers: Numbers | None = None  # the organisation's numbers in the pool (studio.org.numbers)
 
     @property
     def gpus(self) -> int:
@@ -69,10 +76,18 @@ class Totals:
 
     @property
     def allocated(self) -> Decimal:
+        if self.numbers is not None:
+            return self.numbers.allocated
         return sum((n.allocated for n in self.nodes), Decimal(0))
 
     @property
+    def requested(self) -> Decimal:
+        return self.numbers.requested if self.numbers is not None else self.allocated
+
+    @property
     def free(self) -> Decimal:
+        if self.numbers is not None:
+            return max(Decimal(0), self.gpus - self.allocated)
         return sum((n.free for n in self.nodes), Decimal(0))
 
     @property
@@ -145,8 +160,14 @@ def cluster_pool(cluster: Cluster, *, user, now=None) -> ClusterPool:
     _place_pods(cluster, nodes, visible)
     _gpu_samples(cluster, nodes, now)
     result.nodes = sorted(nodes.values(), key=lambda n: n.name)
-    names = [p.name for p in pools] + sorted({n.pool for n in nodes.values()} - {p.name for p in pools})
-    result.pools = [Totals(name=name, nodes=[n for n in result.nodes if n.pool == name]) for name in names]
+    found = quota_numbers(clusters=[cluster.pk])
+    used = found.clusters.get(str(cluster.pk)) or {}
+    known = {p.name for p in pools}
+    names = [p.name for p in pools] + sorted(({n.pool for n in nodes.values()} | set(used)) - known)
+    result.pools = [Totals(name=name, nodes=[n for n in result.nodes if n.pool == name],
+                           numbers=found.pool(cluster.pk, name)) for name in names]
+    result.numbers = Numbers(allocated=sum((p.numbers.allocated for p in result.pools), Decimal(0)),
+                             requested=sum((p.numbers.requested for p in result.pools), Decimal(0)))
     return result
 
 
@@ -159,7 +180,17 @@ def _place_pods(cluster: Cluster, nodes: dict, visible: set) -> None:
         share = workload.gpu_request / max(1, workload.requested_pods or 1)
         node = nodes[pod.node_name]
         node.allocated += share
+        compute = (workload.spec or {}).get("compute") or {}
+        node.cpu_allocated += _amount(compute.get("cpuCoreRequest"))
+        node.memory_allocated += _amount(compute.get("cpuMemoryRequest"))
         node.pods.append((pod.name, workload if workload.pk in visible else None, share))
+
+
+def _amount(value) -> float:
+    try:
+        return float(parse_quantity(str(value))) if value not in (None, "") else 0.0
+    except (ValueError, TypeError, ArithmeticError):
+        return 0.0
 
 
 def _gpu_samples(cluster: Cluster, nodes: dict, now) -> None:

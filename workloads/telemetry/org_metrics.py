@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from studio.models import Department, Project
 from workloads.metric_types import ALIASES
 from workloads.models import MetricSample, Workload
-from workloads.runai_fields import node_pool_expression
+from workloads.runai_fields import placed_pool_expression
 from workloads.telemetry.metrics import MeasurementsSerializer, MetricsQuerySerializer, reduce_samples
 
 ORG_UNIT_TYPES = ("GPU_QUOTA", "CPU_QUOTA_MILLICORES", "CPU_MEMORY_QUOTA_MB", "GPU_ALLOCATION",
@@ -33,14 +33,14 @@ PARAMETERS = [
     OpenApiParameter("end", OpenApiTypes.DATETIME, required=True),
     OpenApiParameter("numberOfSamples", OpenApiTypes.INT, required=False),
     OpenApiParameter("nodepoolName", OpenApiTypes.STR, required=False,
-                     description="Only the workloads that ask for this node pool first (`default` when none)."),
+                     description="Only the workloads placed in this node pool (where their pods run)."),
 ]
 
 
 def org_unit_measurements(workloads, *, types, start, end, samples, nodepool=None) -> tuple[list[dict], bool]:
     """({"type", "labels", "values"} per type, partial) over the samples of `workloads`; one query."""
     if nodepool:
-        workloads = workloads.alias(pool=node_pool_expression()).filter(pool=nodepool)
+        workloads = workloads.alias(pool=placed_pool_expression()).filter(pool=nodepool)
     wanted = {FROM_SAMPLES[ALIASES.get(t, t)][0] for t in types if ALIASES.get(t, t) in FROM_SAMPLES}
     rows = (MetricSample.objects.filter(workload__in=workloads.values("pk"), pod_name="", type__in=wanted,
                                         timestamp__gte=start, timestamp__lte=end)
