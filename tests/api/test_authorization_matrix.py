@@ -104,6 +104,11 @@ TABLE = {
     ("DELETE", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(204),
     # Nodes are read live from the cluster; alpha's cluster is not reachable here, so past authorization: 503
     ("GET", "/api/v1/clusters/{clusterUuid}/nodes"): (401, 503, 503, 503, 503, 503),
+    ("GET", "/api/v1/nodes"): (401, 503, 503, 503, 503, 503),  # every cluster the caller sees: alpha's
+    ("GET", "/api/v1/nodes/count"): (401, 503, 503, 503, 503, 503),
+    ("GET", "/api/v1/nodes/telemetry"): (401, 503, 503, 503, 503, 503),
+    # a pool's metrics come from the rows (not the cluster): whoever sees its cluster
+    ("GET", "/api/v1/clusters/{clusterUuid}/nodepools/{nodepoolName}/metrics"): READ_ALL,
     ("GET", "/api/v1/users"): _platform_admins(),
     ("POST", "/api/v1/users"): _platform_admins(201),
     ("GET", "/api/v1/users/count"): _platform_admins(),
@@ -247,6 +252,8 @@ QUERIES = {
     "/api/v1/org-unit/projects/telemetry": lambda w: "?telemetryType=GPU_ALLOCATION",
     "/api/v1/workloads/telemetry": lambda w: "?telemetryType=WORKLOADS_COUNT",
     "/api/v1/org-unit/departments/telemetry": lambda w: "?telemetryType=GPU_QUOTA",
+    "/api/v1/nodes/telemetry": lambda w: "?telemetryType=TOTAL_GPUS",
+    "/api/v1/clusters/{clusterUuid}/nodepools/{nodepoolName}/metrics": lambda w: ORG_METRICS_QUERY,
 }
 
 

@@ -80,6 +80,17 @@ def _projects(org, n, start):
                                 cluster=org.cluster, actual_phase="Running", gpu_request=1)
 
 
+def _node_pools(org, n, start):
+    # Pools of the member's cluster, each with a project's quota in it and a workload placed in it.
+    from studio.models import NodePool
+
+    for i in range(n):
+        pool = NodePool.objects.create(cluster=org.cluster, name=f"pool{start + i}", label_key="run.ai/node-pool",
+                                       label_value=f"pool{start + i}")
+        Workload.objects.create(kind="training", name=f"w{start + i}", project=org.a, department=org.department,
+                                cluster=org.cluster, actual_phase="Running", gpu_request=1, node_pool=pool.name)
+
+
 LISTS = {
     "workloads": ("/api/v1/workloads?limit=500", _workloads),
     "pods": ("/api/v1/workloads/{owner}/pods?limit=500", _pods),
@@ -93,6 +104,7 @@ LISTS = {
     "kit profiles": ("/cfg/profiles?limit=500", _kit_profiles),
     "projects": ("/api/v1/org-unit/projects?limit=500", _projects),
     "departments": ("/api/v1/org-unit/departments?limit=500", _projects),
+    "node pools": ("/api/v1/node-pools?limit=500", _node_pools),
 }
 
 

@@ -102,6 +102,7 @@ def path_values(world, route: str) -> dict[str, str]:
         "session_id": world.stream.pk,
         "accessRuleId": world.access_rule.pk,
         "nodepoolId": world.node_pool.pk,
+        "nodepoolName": world.node_pool.name,
         "departmentId": org.department.pk,
         "clusterUuid": org.cluster.pk,
         "roleIdPath": world.role.pk,
