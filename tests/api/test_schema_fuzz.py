@@ -28,7 +28,8 @@ from tests.api.world import path_values
 CHECKS = (not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance)
 # Few, so that ~100 operations x 2 callers take about a minute in CI; SCHEMA_FUZZ_EXAMPLES=50 digs deeper.
 # Operations that read the cluster as they answer (alpha's cluster, 127.0.0.1:1, is down in these tests).
-LIVE_FROM_THE_CLUSTER = {"/api/v1/clusters/{clusterUuid}/nodes",
+LIVE_FROM_THE_CLUSTER = {"/api/v1/clusters/{clusterUuid}/nodes", "/api/v1/nodes", "/api/v1/nodes/count",
+                         "/api/v1/nodes/telemetry",
                          "/api/v1/workloads/{workloadId}/pods/{podId}/logs"}
 EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "8"))
 # The single sign-on grants ask the world's identity provider, which is down (port 9 of loopback): their
