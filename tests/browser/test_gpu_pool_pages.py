@@ -33,7 +33,7 @@ def pool(sim_org):
                                     labels={"gpu": gpu}, value=value, timestamp=now - timedelta(seconds=30))
     Workload.objects.create(name="waits", requested_name="waits", gpu_request=16, actual_phase="Pending",
                             phase_updated_at=now - timedelta(minutes=10), phase_message="No node of pool solo has 16 free GPUs.",
-                            spec={"image": "python:3.11", "nodePools": ["solo"]}, **common)
+                            spec={"image": "python:3.11", "nodePools": ["solo"]}, node_pool="solo", **common)
     ClusterFactory(name="broken", status=Cluster.Status.DISCONNECTED, status_message="connection refused (port 6443)")
     UserFactory(username="root", platform_admin=True)
     return sim_org
@@ -58,7 +58,9 @@ def test_overview_pool_and_node_pages(open_session, pool, width):
     page = session.page
     page.goto("/gpus")
     card = page.locator(f"[data-cluster='{pool.cluster.name}']")
-    assert figures(card) == {"gpus": "32", "allocated": "4", "free": "28", "idle": "2", "utilisation": "3 %",
+    # requested: what runs and what waits (the 16 GPUs waiting for solo), as every page counts it
+    assert figures(card) == {"gpus": "32", "allocated": "4", "requested": "20", "free": "28", "idle": "2",
+                             "utilisation": "3 %",
                              "nodes": "4/4"}
     pools = card.locator("table[data-table=gpu-pools]")
     expect(pools.locator("tr[data-row=default] td[data-col=gpus]")).to_have_text("24")
@@ -76,7 +78,7 @@ def test_overview_pool_and_node_pages(open_session, pool, width):
 
     card.get_by_role("link", name="solo").first.click()
     expect(page.locator("main h1.page-title")).to_contain_text("Node pool solo")
-    assert figures(page)["gpus"] == "8"
+    assert figures(page)["gpus"] == "8" and figures(page)["requested"] == "16"  # it waits for this pool
     expect(page.get_by_role("link", name="waits")).to_be_visible()
     expect(page.get_by_text("No node of pool solo has 16 free GPUs.")).to_be_visible()
     assert page.locator("table[data-table=gpu-nodes] tbody td[data-col=name]").all_inner_texts() == ["sim-node-3"]

@@ -7,12 +7,14 @@ public surface and must agree, and what they call allocated must be what the clu
 - the node pools API (`quotaStatus`), the nodes telemetry (ALLOCATED_GPUS by pool and by node);
 - the workload telemetry (GPU_ALLOCATION by project and current node pool);
 - the /quota pages (the department roll-up and each project's), the projects list (its CSV), Try it's quota note
-  (the launch preview, `dryRun=true`, per pool) and the GPU overview (its pools' CSV).
+  (the launch preview, `dryRun=true`, per pool, and the Try it page of a service profile) and the GPU overview
+  (its pools' CSV).
 
 Writes its table to docs/quota-numbers-comparison.txt (STUDIO_REFRESH_DOCS=1; else under the run's own folder)."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import re
@@ -23,7 +25,10 @@ import pytest
 from django.test import Client
 from kubernetes import client
 
+from profiles import services as profile_services
+from profiles.system import TEMPLATES
 from studio import services
+from studio.models import Project
 from tests import docs_output
 from tests.conftest import SIM_TOKEN, bearer_client, official_client
 from tests.factories import UserFactory
@@ -89,6 +94,14 @@ class Comparison:
                 "name": f"{name}-{self.suffix}", "clusterId": cluster, "parentId": self.department["id"],
                 "resources": _resources(QUOTAS[name], self.pool_ids)})
         self.sync()
+        jupyter = next(t for t in TEMPLATES if t["name"] == "jupyter-notebook")
+        template = profile_services.template_create(actor=self.root, name=f"nb-{self.suffix}",
+                                                    display_name="Notebook", description="A notebook.")
+        version = profile_services.version_create(actor=self.root, template=template, state="active",
+                                                  **copy.deepcopy(jupyter["versions"][0]))
+        self.profile = profile_services.profile_create(
+            actor=self.root, name=f"nb-{self.suffix}", template_version=version, service_type="notebook",
+            owner_project=Project.objects.get(pk=self.projects["nlp"]["id"]))
 
     def _body(self, project: str, name: str, gpus: int, pool: str, seconds: int = 3600) -> dict:
         info = self.projects[project]
@@ -217,8 +230,21 @@ class Comparison:
         shown[("research", TOTAL)] = (_n(allocated), _n(requested))
         return shown
 
+    def try_it_page(self) -> dict:
+        """The Try it page's quota note (a notebook of half a GPU, in the pool the launch would place it in;
+        the project's totals where it would not start anywhere)."""
+        shown = {}
+        for project, info in self.projects.items():
+            html = self.page.post(f"/studio/service-profiles/{self.profile.pk}/try", {
+                "projectId": info["id"], "name": "try-note"}).content.decode()
+            note = re.search(r'data-value="allocated">([0-9.]+)<.*?data-value="requested">([0-9.]+)<'
+                             r'(?:.*? in node pool ([\w-]+)\.)?', html, re.S)
+            assert note, html[html.find("launch-preview"):][:2000]
+            shown[(project, note[3] or TOTAL)] = (_n(note[1]), _n(note[2]))
+        return shown
+
     def try_it(self) -> dict:
-        """Try it's quota note: the launch preview of one more 1-GPU training in each pool."""
+        """Try it's quota note as the API's launch preview answers it: one more 1-GPU training in each pool."""
         shown = {}
         for project in self.projects:
             for pool in POOLS:
@@ -241,7 +267,8 @@ class Comparison:
                 "org-unit telemetry": self.org_telemetry(), "workload telemetry": self.workload_telemetry(),
                 "node pools API": self.node_pools_api(), "nodes telemetry": self.nodes_telemetry(),
                 "/quota pages": self.quota_pages(), "projects/departments lists": self.projects_list(),
-                "Try it (dryRun)": self.try_it(), "GPU overview": self.gpu_overview()}
+                "Try it (dryRun)": self.try_it(), "Try it page": self.try_it_page(),
+                "GPU overview": self.gpu_overview()}
 
     def compare(self, step: str) -> dict:
         """Every place after a step: each shown number equals the projects/departments API's (the selector's),
