@@ -19,10 +19,11 @@ from workloads.runai_fields import ALLOCATED_PHASES, WAITING_PHASES
 HOLDING_GPUS = Q(deleted_at__isnull=True, desired_phase="Running", gpu_request__gt=0) & ~Q(
     actual_phase__in=["Completed", "Failed"])
 # The organisation's GPU numbers (studio.org.numbers, registered in workloads.apps), defined once: allocated is what
-# holds GPUs on nodes now (a live workload in an allocated phase); requested is what runs plus what waits (meant to
-# run and not finished, or still holding GPUs on nodes: a workload being stopped).
+# holds GPUs on nodes now (a live workload in an allocated phase); requested is what runs plus what waits: meant to
+# run and not finished (HOLDING_GPUS, what the quota counts). A workload being stopped is allocated until its pods
+# are gone, and no longer requested.
 ALLOCATED_GPUS = Q(deleted_at__isnull=True, gpu_request__gt=0, actual_phase__in=ALLOCATED_PHASES)
-REQUESTED_GPUS = HOLDING_GPUS | ALLOCATED_GPUS
+REQUESTED_GPUS = HOLDING_GPUS
 
 
 class WorkloadQuerySet(models.QuerySet):

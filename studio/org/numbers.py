@@ -3,8 +3,9 @@ shows a project's, a department's or a node pool's GPUs reads them here.
 
 - **allocated**: what runs now — the GPUs of the live workloads that hold GPUs on nodes (their phase is one of
   workloads.runai_fields.ALLOCATED_PHASES);
-- **requested**: what runs plus what waits — allocated, and the workloads meant to run that have not finished
-  (workloads.models.HOLDING_GPUS: pending ones included);
+- **requested**: what runs plus what waits — the workloads meant to run that have not finished (what the quota
+  counts: workloads.models.HOLDING_GPUS, pending ones included; a workload being stopped is still allocated until its
+  pods are gone, and no longer requested);
 - **deserved**, **limit**, **overQuotaWeight**: the unit's per-pool `resources` (Run:ai's shape); a project without
   per-pool quotas has its GPU totals in its cluster's default pool (its limit holds in every pool).
 
@@ -33,7 +34,7 @@ class GpuUse(NamedTuple):
 
     rows: Callable[[], QuerySet]  # the live rows (not deleted) that may hold GPUs, with `gpu_request`, `node_pool`
     allocated: Q  # held on a node now
-    requested: Q  # what runs plus what waits: meant to run and not finished, or held on a node now
+    requested: Q  # what runs plus what waits: meant to run and not finished
 
 
 _gpu_use: list[GpuUse] = []

@@ -225,7 +225,7 @@ def test_project_and_department_metrics_sum_their_workloads_samples(client_for, 
     def workload(project, name, gpus, cpu, pool=None):
         made = Workload.objects.create(project=project, department=project.department, cluster=project.cluster,
                                        name=name, kind="training", actual_phase="Running", gpu_request=gpus,
-                                       spec={"nodePools": [pool]} if pool else {})
+                                       spec={"nodePools": [pool]} if pool else {}, node_pool=pool or "")
         for at in rounds:
             MetricSample.objects.bulk_create([
                 MetricSample(workload=made, type="GPU_ALLOCATION", value=gpus, timestamp=at),
