@@ -140,3 +140,14 @@ def test_node_pool_metrics_now_and_over_time(client_for, pooled):
     outsider = client_for(UserFactory(username="eve"))
     assert outsider.get(url, {"metricType": "TOTAL_GPU", "start": "2020-01-01T00:00:00Z",
                               "end": "2100-01-01T00:00:00Z"}).status_code == 404
+
+
+def test_a_workload_and_its_pods_are_where_they_were_placed(client_for, pooled):
+    cluster, pools, project, member, root = pooled
+    api = client_for(member)
+    workloads = {w["name"]: w for w in api.get("/api/v1/workloads").json()["workloads"]}
+    assert workloads["run"]["currentNodePools"] == ["pool-a"]  # where its pods run, not the pools it may use
+    assert workloads["wait"]["currentNodePools"] == []  # it holds nothing yet
+    pods = api.get("/api/v1/workloads/pods", {"filterBy": "currentNodepool==pool-a"}).json()["pods"]
+    assert [(p["name"], p["currentNodePool"]) for p in pods] == [("run-0", "pool-a")]
+    assert api.get("/api/v1/workloads/pods", {"filterBy": "currentNodepool==pool-b"}).json()["pods"] == []

@@ -3,7 +3,8 @@ see, in the per-workload pods' shape (`Pod1`). Authorization is the workloads' q
 their projects' workloads only."""
 
 import django_filters
-from django.db.models import Case, CharField, Count, DateTimeField, F, Q, When
+from django.db.models import Case, CharField, Count, DateTimeField, F, Q, Value, When
+from django.db.models.functions import Coalesce, NullIf
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
@@ -24,6 +25,14 @@ def completed_at_expression():
     return Case(When(phase__in=FINISHED, then=F("updated_at")), default=None, output_field=DateTimeField())
 
 
+def current_pool_expression():
+    """A pod's `currentNodePool` as the answer gives it: its workload's placed pool while it is on a node."""
+    placed = Coalesce(NullIf(F("workload__node_pool"), Value("")), Value(derived.DEFAULT_NODE_POOL),
+                      output_field=CharField())
+    return Case(When(~Q(node_name="") & ~Q(phase__in=("Succeeded", "Failed")), then=placed), default=Value(None),
+                output_field=CharField())
+
+
 class PodFilterSet(StudioFilterSet):
     """`filterBy`/`sortBy` over the fields of Run:ai's PodsFilter/PodsSort (2.18 and latest); `search` on the
     pod's name; `deleted=true` for the pods of deleted workloads; `completed=true|false|all`."""
@@ -42,8 +51,9 @@ class PodFilterSet(StudioFilterSet):
         }
         api_expressions = {
             "completedAt": completed_at_expression,
-            # Not tracked here: a pod's node pool, an inference's revision (null on every pod, as answered).
-            "currentNodepool": derived.null_expression(CharField()),
+            # the pool its workload was placed in while the pod is on a node (as answered); an inference's
+            # revision is not tracked (null on every pod, as answered)
+            "currentNodepool": current_pool_expression,
             "revisionId": derived.null_expression(CharField()),
         }
         search_fields = ["name"]
