@@ -2,13 +2,16 @@
 nodes (`GET /api/v1/nodes`, `/count`) read live from the clusters the caller sees, the node telemetry, a node pool
 with its allocation and its metrics, each checked against Run:ai's documents; bad input is a JSON 400 naming it."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from studio.models import NodePool
 from studio.services import cluster_create
 from tests.conftest import SIM_TOKEN
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
-from tests.runai_spec import assert_matches_spec
+from tests.runai_spec import assert_matches_spec, spec_errors
+from tests.runapy_support import runapy_client
 from workloads.models import Pod, Workload
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -151,3 +154,22 @@ def test_a_workload_and_its_pods_are_where_they_were_placed(client_for, pooled):
     pods = api.get("/api/v1/workloads/pods", {"filterBy": "currentNodepool==pool-a"}).json()["pods"]
     assert [(p["name"], p["currentNodePool"]) for p in pods] == [("run-0", "pool-a")]
     assert api.get("/api/v1/workloads/pods", {"filterBy": "currentNodepool==pool-b"}).json()["pods"] == []
+
+
+def test_runapy_reads_nodes_their_telemetry_and_a_pools_metrics(live_server, pooled):
+    cluster, pools, project, member, root = pooled
+    org = runapy_client(live_server.url, member).organizations
+    nodes = org.nodes.get_tenant_nodes(filter_by=["nodePool==pool-a"]).data
+    assert [n["name"] for n in nodes["nodes"]] == ["sim-node-0"]
+    assert org.nodes.count_tenant_nodes().data == {"count": 3}
+    telemetry = org.nodes.get_node_telemetry("ALLOCATED_GPUS", group_by=["Nodepool"]).data
+    assert not spec_errors(telemetry, "get", "/api/v1/nodes/telemetry", 200)
+    assert {v["groups"][0]["value"]: v["value"] for v in telemetry["values"]} == {
+        "default": "0", "pool-a": "3", "pool-b": "0"}
+    metrics = org.node_pools.get_nodepool_metrics(
+        str(cluster.pk), "pool-a", datetime(2020, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC),
+        ["TOTAL_GPU", "UNALLOCATED_GPU"]).data
+    assert [(m["type"], [v["value"] for v in m["values"]]) for m in metrics["measurements"]] == [
+        ("TOTAL_GPU", ["8"]), ("UNALLOCATED_GPU", ["5"])]
+    pool = org.node_pools.get_nodepool(str(pools["pool-a"].pk)).data
+    assert pool["quotaStatus"] == {"allocated": {"gpu": 3.0}, "requested": {"gpu": 3.0}}
