@@ -76,6 +76,7 @@ def test_the_scenario_reports_the_same_on_kubesim_and_on_the_real_kai_scheduler(
         real_outcome = on_real.run()
     finally:
         on_real.save(docs_output.folder())
+        on_real.stage.release(on_real.ids.values())  # the session's KWOK GPUs free for the next tests
 
     # The same on kubesim, with as many GPUs on as many nodes.
     sim = start_kubesim(nodes=gpus // per_node, gpus_per_node=per_node, kai=True, run_seconds=3600,

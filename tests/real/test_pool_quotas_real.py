@@ -52,8 +52,7 @@ def test_each_pools_quota_is_enforced_by_its_own_kai_shard(real_cluster, worker)
         labelled = {n["metadata"]["name"]: n["metadata"]["labels"].get(PARTITION) for n in server.gpu_node_objects()}
     finally:
         scenario.save(docs_output.folder())
-        for workload_id in scenario.ids.values():  # the trainings run until deleted: free the nodes
-            api.delete(f"/api/v1/workloads/{workload_id}")
+        scenario.stage.release(scenario.ids.values())  # the trainings run until deleted: free the nodes
         for node in nodes:
             _label(server, node, {POOL_LABEL: "default", PARTITION: None})
     assert {s["spec"]["partitionLabelValue"] for s in shards} >= {"pool-a", "pool-b"}

@@ -44,6 +44,25 @@ class Stage:
     sync: object
     timeout: float = 90.0
 
+    def release(self, workload_ids) -> None:
+        """Delete the workloads through the API and wait until their pods are gone from the cluster: the
+        scenarios' trainings run until deleted, and on a cluster shared by later tests they would hold its GPUs."""
+        ids = {str(i) for i in workload_ids}
+        for workload_id in ids:
+            found = self.api.get(f"/api/v1/workloads/{workload_id}")
+            if found.status_code == 200:  # Run:ai deletes by kind: /workloads/trainings/{id}, ...
+                kind = found.json()["type"].lower()
+                path = "distributed" if kind == "distributed" else f"{kind}s"
+                self.api.delete(f"/api/v1/workloads/{path}/{workload_id}")
+        core = client.CoreV1Api(self.k8s)
+
+        def left() -> list[str]:
+            pods = core.list_pod_for_all_namespaces(label_selector="paas-studio/workload-id").items
+            return [p.metadata.name for p in pods if p.metadata.labels.get("paas-studio/workload-id") in ids]
+
+        wait_for(lambda: not left(), step=self.sync, timeout=self.timeout, interval=0.5,
+                 what="the scenario's pods to be deleted")
+
 
 @dataclass
 class Transcript:
