@@ -23,6 +23,7 @@ class WorkloadsConfig(AppConfig):
 
 
 def _project_deleting(sender, instance, **kwargs):
+    from workloads.cluster.push import leaving_workloads_remove
     from workloads.services import project_workloads_release
 
-    project_workloads_release(project=instance)
+    project_workloads_release(project=instance, unreached=leaving_workloads_remove(instance))

@@ -473,17 +473,20 @@ def workload_delete_by_system(*, workload: Workload, reason: str, message: str) 
                        reason=reason, message=message, task="workloads.tasks.workload_remove")
 
 
-def project_workloads_release(*, project: Project) -> None:
-    """Before a project is deleted: its deleted workloads that are gone from the cluster go with it (their events,
-    pods, samples and launch Secrets' values); a workload still live, or whose objects are still being removed,
-    keeps the project (a 409 naming it). Deleted rows were what made every project that ever ran one undeletable."""
+def project_workloads_release(*, project: Project, unreached: list[str] = ()) -> None:
+    """Before a project is deleted: its deleted workloads go with it (their events, pods, samples and launch
+    Secrets' values), those whose removal the cluster has not confirmed yet too once their delete was sent again
+    (`unreached`: the ones whose cluster could not be reached). A live workload, or an unreached one, keeps the
+    project: a 409 naming it. Deleted rows were what made every project that ever ran one undeletable."""
     rows = Workload.objects.filter(project=project)
-    keeping = list(rows.exclude(deleted_at__isnull=False, actual_phase=Workload.Phase.DELETED)
-                   .order_by("name").values_list("name", flat=True)[:6])
-    if keeping:
-        shown = ", ".join(keeping[:5]) + (", ..." if len(keeping) > 5 else "")
-        raise Conflict(f"Project {project.name} still has workloads that are live or still being removed from the "
-                       f"cluster: {shown}. Delete them (and let their removal finish) first.")
+    live = list(rows.filter(deleted_at__isnull=True).order_by("name").values_list("name", flat=True)[:6])
+    if live:
+        shown = ", ".join(live[:5]) + (", ..." if len(live) > 5 else "")
+        raise Conflict(f"Project {project.name} still has live workloads: {shown}. Delete them first.")
+    if unreached:
+        shown = ", ".join(sorted(unreached)[:5]) + (", ..." if len(unreached) > 5 else "")
+        raise Conflict(f"Project {project.name}'s cluster {project.cluster.name} could not be reached to finish "
+                       f"removing its deleted workloads: {shown}. Try again once the cluster answers.")
     ids = list(rows.values_list("pk", flat=True))
     LaunchSecret.objects.filter(workload_id__in=ids).delete()
     rows.delete()

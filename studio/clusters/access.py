@@ -30,7 +30,7 @@ def parse_kubeconfig(text: str) -> dict:
     every key is text, with `clusters`, holding inline credentials only. AccessRefused names what is wrong."""
     try:
         parsed = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):  # e.g. `2026-13-45`: a date YAML can't make
         parsed = None
     if not isinstance(parsed, dict) or "clusters" not in parsed:
         raise AccessRefused("kubeconfig", "Not a kubeconfig (YAML with `clusters`).")

@@ -60,9 +60,14 @@ def resources_from(body, pools: list, *, prefix: str = "resources") -> list[dict
             continue
         for unknown in sorted(set(item) - {"nodePool", "gpu", "cpu", "memory", "priority"}):
             errors[f"{where}.{unknown}"] = "Unknown field."
-        named = item.get("nodePool") or {}
+        named = item.get("nodePool")
+        if named is not None and not isinstance(named, dict):  # a string, number or list, not Run:ai's {id, name}
+            errors[f"{where}.nodePool"] = "Must be an object with the pool's id or name."
+        named = named if isinstance(named, dict) else {}
         pool = by_id.get(str(named.get("id"))) if named.get("id") is not None else by_name.get(named.get("name"))
-        if pool is None:
+        if f"{where}.nodePool" in errors:
+            pass
+        elif pool is None:
             errors[f"{where}.nodePool"] = (f"No node pool {named.get('id') or named.get('name')!r} on the cluster; "
                                            f"its pools are: {', '.join(sorted(by_name)) or 'none'}.")
         elif pool.name in seen:
