@@ -63,6 +63,36 @@ class NodePoolCreateSerializer(StrictSerializer):
                                                               allow_null=True)
 
 
+class NodePoolUpdateSerializer(StrictSerializer):
+    """NodepoolUpdateFields: the node label and Run:ai's stored settings (the portal's form edits the same). The
+    default pool has no label; a name or cluster never changes (quotas name the pool)."""
+
+    labelKey = serializers.CharField(max_length=253, min_length=1, required=False, allow_null=True)
+    labelValue = serializers.CharField(max_length=63, min_length=1, required=False, allow_null=True)
+    overProvisioningRatio = serializers.IntegerField(min_value=1, max_value=5, required=False, allow_null=True)
+    gpuNetworkAccelerationDetection = serializers.ChoiceField(choices=["Use", "DontUse", "Auto"], required=False,
+                                                              allow_null=True)
+
+    FIELDS = {"labelKey": "label_key", "labelValue": "label_value", "overProvisioningRatio": "over_provisioning_ratio",
+              "gpuNetworkAccelerationDetection": "gpu_network_acceleration_detection"}
+
+    def to_internal_value(self, data):
+        errors = {}
+        try:
+            values = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors, values = dict(exc.detail), {}
+        if self.context.get("whole"):  # PUT: the label is the pool's whole definition
+            errors.update({k: ["This field is required."] for k in ("labelKey", "labelValue")
+                           if not (data.get(k) if isinstance(data, dict) else None) and k not in errors})
+        if errors:
+            raise serializers.ValidationError(errors)
+        return values
+
+    def changes(self) -> dict:
+        return {self.FIELDS[k]: v for k, v in self.validated_data.items() if v is not None}
+
+
 def visible_pools(user):
     return NodePool.objects.visible_to(user).select_related("cluster")
 
@@ -122,6 +152,22 @@ class NodePoolDetailView(APIView):
     @extend_schema(tags=["NodePools"], operation_id="get_nodepool", responses={200: schemas.NODE_POOL})
     def get(self, request, nodepoolId: str):
         return Response(node_pool_data(self._pool(request, nodepoolId)))
+
+    def _update(self, request, nodepoolId: str, *, partial: bool):
+        pool = self._pool(request, nodepoolId)
+        serializer = NodePoolUpdateSerializer(data=request.data, context={"whole": not partial and not pool.is_default})
+        serializer.is_valid(raise_exception=True)
+        return Response(node_pool_data(services.node_pool_update(pool, actor=request.user, **serializer.changes())))
+
+    @extend_schema(tags=["NodePools"], operation_id="update_nodepool", request=NodePoolUpdateSerializer,
+                   responses={200: schemas.NODE_POOL})
+    def put(self, request, nodepoolId: str):
+        return self._update(request, nodepoolId, partial=False)
+
+    @extend_schema(tags=["NodePools"], operation_id="patch_nodepool", request=NodePoolUpdateSerializer,
+                   responses={200: schemas.NODE_POOL})
+    def patch(self, request, nodepoolId: str):
+        return self._update(request, nodepoolId, partial=True)
 
     @extend_schema(tags=["NodePools"], operation_id="delete_nodepool",
                    responses={204: OpenApiResponse(description="Deleted.")})

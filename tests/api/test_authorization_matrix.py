@@ -102,6 +102,8 @@ TABLE = {
     ("GET", "/api/v1/node-pools/count"): READ_ALL,
     ("GET", "/api/v1/node-pools/{nodepoolId}"): READ_ALL,  # beta runs on the same cluster
     ("DELETE", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(204),
+    ("PUT", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(200),
+    ("PATCH", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(200),
     # Nodes are read live from the cluster; alpha's cluster is not reachable here, so past authorization: 503
     ("GET", "/api/v1/clusters/{clusterUuid}/nodes"): (401, 503, 503, 503, 503, 503),
     ("GET", "/api/v1/nodes"): (401, 503, 503, 503, 503, 503),  # every cluster the caller sees: alpha's
@@ -307,6 +309,8 @@ BODIES = {
        for method in ("PUT", "PATCH") for unit in ("projects/{projectId}", "departments/{departmentId}")},
     ("POST", "/api/v1/node-pools"): lambda w: {"name": "h100", "labelKey": "run.ai/node-pool", "labelValue": "h100",
                                                "clusterId": str(w.org.cluster.pk)},
+    **{(method, "/api/v1/node-pools/{nodepoolId}"): lambda w: {"labelKey": "run.ai/node-pool", "labelValue": "h200"}
+       for method in ("PUT", "PATCH")},
     ("POST", "/api/v1/me/password"): lambda w: {"currentPassword": "pw-for-tests-1", "newPassword": "another-pw-22"},
     ("POST", "/api/v1/workloads/trainings"): lambda w: _workload(w, "new-training"),
     ("POST", "/api/v1/workloads/workspaces"): lambda w: _workload(w, "new-workspace"),

@@ -259,3 +259,29 @@ def test_pods_stay_in_the_pool_they_name_by_its_own_label_and_default_means_no_o
     finally:
         print("PLACED", placed, {p: api.get(f"/api/v1/workloads/{w}").json()["phaseMessage"] for p, w in made.items()})
     assert placed == {"my-node-pool-a": ["sim-node-0"], default.name: ["sim-node-2"]}
+
+
+@pytest.mark.django_db
+def test_a_node_pool_is_updated_with_put_and_patch_as_runai_latest_does(client_for, org):
+    api = client_for(org.users.platform_admin)
+    created = api.post(POOLS, {"name": "h100", "labelKey": "run.ai/node-pool", "labelValue": "h100",
+                               "clusterId": str(org.cluster.pk)}, format="json").json()
+    one = f"{POOLS}/{created['id']}"
+    patched = api.patch(one, {"gpuNetworkAccelerationDetection": "Use", "overProvisioningRatio": 2}, format="json")
+    assert patched.status_code == 200, patched.json()
+    assert_matches_spec(patched, "patch", f"{POOLS}/{{nodepoolId}}", versions=("latest",))
+    assert (patched.json()["labelKey"], patched.json()["gpuNetworkAccelerationDetection"],
+            patched.json()["overProvisioningRatio"]) == ("run.ai/node-pool", "Use", 2)
+    put = api.put(one, {"labelKey": "gpu.example.com/type", "labelValue": "h100-sxm"}, format="json")
+    assert put.status_code == 200, put.json()
+    assert api.get(one).json()["labelKey"] == "gpu.example.com/type"
+    assert api.get(one).json()["labelValue"] == "h100-sxm"
+    # PUT gives the pool's whole label; the name, an unknown field, a bad value: 400s naming each
+    bad = api.put(one, {"labelValue": "x", "name": "renamed", "overProvisioningRatio": 9}, format="json")
+    assert bad.status_code == 400
+    assert {e["field"] for e in bad.json()["errors"]} == {"labelKey", "name", "overProvisioningRatio"}
+    default, _ = NodePool.objects.get_or_create(cluster=org.cluster, name="default", defaults={"is_default": True})
+    refused = api.patch(f"{POOLS}/{default.pk}", {"labelKey": "k", "labelValue": "v"}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "labelKey"
+    assert client_for(org.users.member).patch(one, {"labelValue": "mine"}, format="json").status_code == 403
+    assert client_for(UserFactory(username="eve")).patch(one, {"labelValue": "x"}, format="json").status_code == 403
