@@ -26,6 +26,7 @@ from studio.iam.models import AccessKey, AccessRule, Level
 from studio.iam.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
 from studio.iam.throttling import LOGIN_THROTTLES
 from studio.org.models import Department, Project
+from studio.org.permissions import ChangesProjectsOfManagedDepartments, require_manages
 from studio.org.units import DepartmentSerializer, ProjectSerializer
 from studio.selectors import attach_gpu_use, org_departments, org_projects, project_members
 from studio.serializers import (
@@ -195,6 +196,7 @@ class DepartmentViewSet(OrgUnitViewSet):
     destroy=extend_schema(tags=["Projects"], operation_id="delete_project"),
 )
 class ProjectViewSet(OrgUnitViewSet):
+    permission_classes = [ChangesProjectsOfManagedDepartments]  # department admins change their projects
     queryset = Project.objects.all()
     serializer_class = ProjectSerializer
     filterset_class = ProjectFilterSet
@@ -209,11 +211,14 @@ class ProjectViewSet(OrgUnitViewSet):
         return super().count(request)
 
     def perform_create(self, serializer):
-        return self._answer(services.project_create(actor=self.request.user, **serializer.service_fields()))
+        fields = serializer.service_fields()
+        require_manages(self.request.user, fields.get("department"))
+        return self._answer(services.project_create(actor=self.request.user, **fields))
 
     def perform_update(self, serializer):
-        return self._answer(services.project_update(serializer.instance, actor=self.request.user,
-                                                    **serializer.service_fields()))
+        fields = serializer.service_fields()
+        require_manages(self.request.user, fields.get("department"))  # moved to another department
+        return self._answer(services.project_update(serializer.instance, actor=self.request.user, **fields))
 
 
 class MemberViewSet(ServiceViewSet):

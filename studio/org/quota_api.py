@@ -17,6 +17,7 @@ from studio.clusters.models import NodePool
 from studio.concurrency import current_etag, locked_if_match
 from studio.iam.permissions import IsPlatformAdminOrReadOnly
 from studio.org.models import Department, Project
+from studio.org.permissions import ChangesProjectsOfManagedDepartments
 from studio.org.quotas import resources_from
 
 
@@ -28,10 +29,11 @@ def _merged(current: list[dict], changes: list[dict]) -> list[dict]:
 
 
 class ProjectResourcesView(APIView):
-    permission_classes = [IsPlatformAdminOrReadOnly]
+    permission_classes = [ChangesProjectsOfManagedDepartments]  # a department's admins share out its quota
 
     def _write(self, request, projectId: int, *, partial: bool):
         project = get_object_or_404(Project.objects.visible_to(request.user), pk=projectId)
+        self.check_object_permissions(request, project)
         pools = list(NodePool.objects.filter(cluster_id=project.cluster_id))
         resources = resources_from(request.data, pools)
         with transaction.atomic():
