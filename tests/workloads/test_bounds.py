@@ -9,6 +9,8 @@ import pytest
 from kit.models import ApplicationProfile
 from studio.models import NodePool
 from tests.kit.conftest import kit  # noqa: F401  (the Kit catalogue, for a stream launch)
+from workloads import manifests
+from workloads.cluster.push import workload_ref
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
@@ -292,3 +294,14 @@ def test_a_secret_name_that_is_no_dns_name_is_a_400_naming_the_field(member, org
 def test_the_published_examples_secret_name_is_still_accepted(member, org):
     env = [{"name": "HOME", "secret": {"name": "postgress_secret", "key": "POSTGRES_PASSWORD"}}]
     assert post(member, "trainings", body(org, environmentVariables=env)).status_code == 200
+
+
+def test_a_kit_streams_pod_mounts_no_token_either(member, org, kit):
+    """A stream's spec is made by the product, not the API: the session launched over HTTP, its pod rendered from
+    what was stored, as the push renders it."""
+    response = member.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json")
+    assert response.status_code == 202, response.json()
+    session = Workload.objects.get(pk=response.json()["id"])
+    objects = manifests.build_manifests(workload_ref(session), session.spec, knative=False)
+    [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
