@@ -172,7 +172,8 @@ def test_many_tiny_portions_cannot_pass_the_gpu_quota(admin, member, org):
     assert not Workload.objects.exists()
 
 
-def test_a_portion_stored_before_the_check_is_charged_the_granularity(member, org, kit):
+@pytest.mark.usefixtures("kit")
+def test_a_portion_stored_before_the_check_is_charged_the_granularity(member, org):
     """A Kit profile saved before portions had a granularity still launches: its session is charged a hundredth."""
     ApplicationProfile.objects.filter(slug="default").update(
         compute={"gpuRequestType": "portion", "gpuPortionRequest": 1e-9})
@@ -296,7 +297,8 @@ def test_the_published_examples_secret_name_is_still_accepted(member, org):
     assert post(member, "trainings", body(org, environmentVariables=env)).status_code == 200
 
 
-def test_a_kit_streams_pod_mounts_no_token_either(member, org, kit):
+@pytest.mark.usefixtures("kit")
+def test_a_kit_streams_pod_mounts_no_token_either(member, org):
     """A stream's spec is made by the product, not the API: the session launched over HTTP, its pod rendered from
     what was stored, as the push renders it."""
     response = member.post("/streaming/stream", {"id": "usd-viewer", "profile": "default"}, format="json")
