@@ -93,7 +93,7 @@ DNS_SUBDOMAIN = _rule(
 SECRET_NAME = _rule(
     is_dns_subdomain, "Must be a Secret's name: lowercase letters, digits, '-' and '.', such as 'my-secret'.")
 # An environment variable's Secret: the same, but for '_', which the published example bodies use
-# ("postgress_secret", CONTRACT §3: they are accepted as they are); nothing else outside a DNS name passes.
+# ("postgress_secret", which must be accepted as published); nothing else outside a DNS name passes.
 ENV_SECRET_NAME = _rule(
     lambda v: is_dns_subdomain(v.replace("_", "-")),
     "Must be a Secret's name: lowercase letters, digits, '-' and '.', such as 'my-secret'.")
