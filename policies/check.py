@@ -113,6 +113,16 @@ def _items_problems(path: str, rule: Mapping, items: list, default_items: list) 
     return problems
 
 
+def _attribute_of(base: str, attribute: str, item: Mapping) -> tuple[str, object, str]:
+    """(the item's field a rule on `attribute` is about, its value, words that set the context of a refusal).
+    Run:ai's `ports.customExternalPort` is no field of a port but a fact about one: the submitter chose the port's
+    number on every node (a NodePort's `external`; other types' `external` is only the Service's port)."""
+    if (base, attribute) == ("ports", "customExternalPort"):
+        chosen = item.get("serviceType") == "NodePort" and item.get("external") is not None
+        return "external", (True if chosen else None), "a NodePort number of your choosing "
+    return attribute, item.get(attribute), ""
+
+
 def enforce(policy_type: str, policy: Effective, spec: Mapping) -> tuple[dict, list[tuple[str, str]]]:
     """(spec with the policy's defaults, [(field, "message (policy: <scope>)")]) — empty when it complies."""
     result, problems = violations(policy_type, policy, spec)
@@ -143,8 +153,9 @@ def violations(policy_type: str, policy: Effective, spec: Mapping) -> tuple[dict
             attribute_default = ((get_path(policy.defaults, base) or {}).get("attributes") or {}).get(attribute)
             for index, item in enumerate(get_path(result, base) or []):
                 if isinstance(item, Mapping) and not _is_excluded(item):
-                    blame(f"{base}[{index}].{attribute}", leaf,
-                          check_value(kind, rule, item.get(attribute), default=attribute_default))
+                    field, value, context = _attribute_of(base, attribute, item)
+                    blame(f"{base}[{index}].{field}", leaf,
+                          [(a, context + m) for a, m in check_value(kind, rule, value, default=attribute_default)])
         else:
             blame(leaf, leaf, check_value(kind, rule, get_path(result, leaf), default=get_path(policy.defaults, leaf)))
     return result, problems

@@ -5,10 +5,17 @@ It holds workloads to Kubernetes' Pod Security Standard "baseline", which projec
 (policies.pod_security): no host network or IPC, no hostPath volume, no capability outside baseline's list, no
 Unconfined seccomp profile; and, beyond baseline, no privilege escalation and no explicit uid 0.
 
+It also bounds what one workload puts on the cluster (issue 37: one distributed training of 1,000,000 workers held
+the API server): the pods it runs at once and in all, how long a pod may ignore SIGTERM while it holds its GPUs,
+and which Service fields reach the nodes (an ExternalName, a NodePort number of the submitter's choosing). A
+platform admin raises a bound for a scope by setting that rule there (`rules.numWorkers.max: 500`).
+
 The example bodies (workloads/api/seed_examples.py) comply except the training's `storage.hostPath`: a hostPath volume is what
 baseline forbids first (the exploit of issue 12 mounted `/`), so a training with one is refused until a platform
 admin allows hostPath for its scope (`rules.storage.hostPath.instances.canAdd: true`), see docs/policies.md.
 """
+
+import copy
 
 from policies.merge import Layer
 
@@ -23,6 +30,15 @@ SAFE_SECCOMP = ("RuntimeDefault", "Localhost")
 # workload preempt the cluster's own pods. A platform admin narrows the list for a scope by setting
 # `rules.priorityClass.options` there.
 RUNAI_PRIORITY_CLASSES = ("train", "build", "interactive-preemptible")
+
+# Pods of one workload: at once (a training's parallelism, a distributed training's workers, an inference's
+# replicas) and in all (a training's completions); seconds a pod may take to stop after SIGTERM (Kubernetes'
+# default is 30).
+MAX_PODS = 100
+MAX_COMPLETIONS = 1000
+MAX_GRACE_SECONDS = 300
+# Service types a member may pick for `ports` (ExternalName makes a DNS alias to any host, inside the cluster).
+SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
 
 FALLBACK_SOURCE = {"scope": "tenant", "isFallback": True}
 FALLBACK_LABEL = "tenant default"
@@ -44,8 +60,22 @@ def _rules(policy_type: str) -> dict:
     if policy_type != "inferences":  # an inference's spec has no host namespaces or privilege escalation
         security.update({"allowPrivilegeEscalation": {"canEdit": False}, "hostIpc": {"canEdit": False},
                          "hostNetwork": {"canEdit": False}})
-    return {"security": security, "storage": {"hostPath": {"instances": {"canAdd": False}}},
-            "priorityClass": {"options": _options(RUNAI_PRIORITY_CLASSES)}}
+    # No service-account token in the pods (Kubernetes mounts the namespace's default one unless told otherwise).
+    security["automountServiceAccountToken"] = {"canEdit": False}
+    rules = {"security": security, "storage": {"hostPath": {"instances": {"canAdd": False}}},
+             "priorityClass": {"options": _options(RUNAI_PRIORITY_CLASSES)},
+             # customExternalPort: a NodePort's number on every node (policies.check reads it off `external`)
+             "ports": {"attributes": {"serviceType": {"options": _options(SERVICE_TYPES)},
+                                      "customExternalPort": {"canEdit": False}}}}
+    pods = {"max": MAX_PODS}
+    if policy_type == "trainings":  # trainings and distributed trainings (their workers' counts)
+        rules.update(parallelism=pods, completions={"max": MAX_COMPLETIONS}, numWorkers=pods, minReplicas=pods,
+                     maxReplicas=pods)
+    if policy_type == "inferences":
+        rules["autoscaling"] = {"minReplicas": pods, "maxReplicas": pods}
+    else:
+        rules["terminationGracePeriodSeconds"] = {"max": MAX_GRACE_SECONDS}
+    return copy.deepcopy(rules)
 
 
 def _defaults(policy_type: str) -> dict:

@@ -48,12 +48,13 @@ def policy_enforce(*, kind: str, project: Project, spec: Mapping) -> dict:
     return result
 
 
-def policy_decision(*, kind: str, project: Project, spec: Mapping) -> tuple[dict, dict]:
+def policy_decision(*, kind: str, project: Project, spec: Mapping, field: str = "spec") -> tuple[dict, dict]:
     """What `policy_enforce` would decide, as data for a launch preview: (spec with the policy's defaults,
-    {"allowed", "violations": [{"field", "rule", "message"}]}). Raises nothing."""
+    {"allowed", "violations": [{"field", "rule", "message"}]}), fields under `field` (a distributed training's
+    `masterSpec`). Raises nothing."""
     policy_type = schema.TYPE_OF_KIND[kind]
     result, problems = violations(policy_type, effective_for_project(policy_type, project), spec)
-    found = [{"field": f"spec.{field}", "rule": rule, "message": message} for field, rule, message in problems]
+    found = [{"field": f"{field}.{path}", "rule": rule, "message": message} for path, rule, message in problems]
     return result, {"allowed": not found, "violations": found}
 
 

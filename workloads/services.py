@@ -24,6 +24,7 @@ from studio.org.numbers import Unit, quota_numbers
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads import forecast, forecast_reads, placement
+from workloads.compute_quota import compute_quota_errors
 from workloads.models import Workload, WorkloadEvent
 from workloads.specs import gpu_request_of, validate_spec, workload_gpus
 from workloads.specs.distributed import replica_total
@@ -205,6 +206,14 @@ def check_quota(project: Project, kind: str, gpus: Decimal, *, spec: dict | None
     return decision
 
 
+def check_compute_quota(project: Project, kind: str, request: dict) -> None:
+    """A 400 naming the CPU or memory request when all the workload's pods could never fit the project's or its
+    department's CPU or memory limit (workloads.compute_quota)."""
+    errors = compute_quota_errors(project, kind, request, allowed_pools(request["spec"]))
+    if errors:
+        raise ValidationError(errors)
+
+
 def project_for_submit(user, request: dict) -> Project:
     # The caller's role in the project decides both: no role, not visible (as Project.objects.visible_to: the same
     # rules, already read for the request); below member, not allowed. Then the row, by its key.
@@ -315,6 +324,7 @@ def workload_submit(*, kind: str, request: dict, user, source: str = Workload.So
                                   field="masterSpec")
         request["masterSpec"] = ids_from_provider(master, user=user, path="masterSpec")
     gpus = workload_gpus(kind, request)
+    check_compute_quota(project, kind, request)
     as_prefix = bool(request.get("useGivenNameAsPrefix", False))
     for name in _names(request["name"], as_prefix):
         try:
@@ -441,6 +451,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         raise ValidationError({"spec": exc.detail}) from None
     spec = spec_for_project(kind=workload.kind, project=workload.project, spec=merged, user=user)
     gpus = workload_gpus(workload.kind, {"spec": spec})
+    check_compute_quota(workload.project, workload.kind, {"spec": spec})
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=workload.project_id)
         locked = Workload.objects.select_for_update().get(pk=workload.pk)

@@ -26,6 +26,20 @@ LIST_TYPE = {"trainings": "training", "workspaces": "workspace", "inferences": "
 # reach every field that reaches a pod.
 BORROWED_RULES = {"inferences": ("trainings", ("storage.hostPath", "storage.nfs", "priorityClass"))}
 
+# Rule fields PaaS Studio adds to Run:ai 2.18's policy of a type, so that every field that bounds what a workload
+# puts on the cluster has a rule (issue 37): latest's `terminationGracePeriodSeconds` (its Training and Workspace
+# policies have it), latest's distributed policy's worker counts (a distributed training takes the training policy
+# here, workers' counts at the spec's top level as in its create body), and PaaS Studio's own
+# `security.automountServiceAccountToken`.
+_INTEGER = {"kind": "integer", "attributes": ["canEdit", "max", "min", "required", "step"]}
+_BOOLEAN = {"kind": "boolean", "attributes": ["canEdit", "required"]}
+ADDED_RULES = {
+    "trainings": {"terminationGracePeriodSeconds": _INTEGER, "numWorkers": _INTEGER, "minReplicas": _INTEGER,
+                  "maxReplicas": _INTEGER, "security.automountServiceAccountToken": _BOOLEAN},
+    "workspaces": {"terminationGracePeriodSeconds": _INTEGER, "security.automountServiceAccountToken": _BOOLEAN},
+    "inferences": {"security.automountServiceAccountToken": _BOOLEAN},
+}
+
 RULE_ATTRIBUTES = {"sourceOfRule", "required", "canEdit", "min", "max", "step", "options", "canAdd", "locked"}
 
 
@@ -109,6 +123,7 @@ def rule_fields(policy_type: str) -> dict[str, dict]:
                 table[child_path] = {"kind": kind, "attributes": sorted(set(props) - {"sourceOfRule"})}
 
     walk(root, "")
+    table.update({path: dict(rule) for path, rule in ADDED_RULES.get(policy_type, {}).items()})
     lender, prefixes = BORROWED_RULES.get(policy_type, (None, ()))
     if lender is not None:
         table.update({path: rule for path, rule in rule_fields(lender).items()

@@ -58,8 +58,28 @@ ATTACKS = [
     ("a colleague's secret to pull with", {"imagePullSecrets": [{"name": "{secret}"}]}, "spec.imagePullSecrets[0].name"),
     ("an unknown field", {"hostPID": True}, "spec.hostPID"),
     ("a huge grace period", {"terminationGracePeriodSeconds": 2**40}, "spec.terminationGracePeriodSeconds"),
+    # Security round 4 (issue 37): what one workload may put on the shared cluster.
+    ("the largest grace period", {"terminationGracePeriodSeconds": 2147483647}, "spec.terminationGracePeriodSeconds"),
+    ("a million workers", {"numWorkers": 1_000_000}, "spec.numWorkers"),
+    ("100,000 pods at once", {"parallelism": 100_000}, "spec.parallelism"),
+    ("100,000 completions", {"completions": 100_000}, "spec.completions"),
+    ("100,000 replicas", {"autoscaling": {"minReplicas": 100_000, "maxReplicas": 100_000}},
+     "spec.autoscaling.minReplicas"),
+    ("a billionth of a GPU", {"compute": {"gpuPortionRequest": 1e-9}}, "spec.compute.gpuPortionRequest"),
+    ("a service-account token", {"security": {"automountServiceAccountToken": True}},
+     "spec.security.automountServiceAccountToken"),
+    ("a node port of one's choosing", {"ports": [{"container": 8080, "serviceType": "NodePort", "external": 30000}]},
+     "spec.ports[0].external"),
+    ("an ExternalName Service", {"ports": [{"container": 8080, "serviceType": "ExternalName"}]},
+     "spec.ports[0].serviceType"),
+    ("a Secret path", {"storage": {"secretVolume": [{"secret": "../kube-system/x", "mountPath": "/s"}]}},
+     "spec.storage.secretVolume[0].secret"),
 ]
-NOT_FOR = {"inference": {"host network", "host IPC", "privilege escalation", "a huge grace period"}}
+NOT_FOR = {"inference": {"host network", "host IPC", "privilege escalation", "a huge grace period",
+                         "the largest grace period"}}
+# Fields of one kind only (elsewhere they are unknown fields: a 400 that proves nothing about the bound).
+ONLY_FOR = {"a million workers": "distributed", "100,000 pods at once": "training", "100,000 completions": "training",
+            "100,000 replicas": "inference"}
 # A launch's Secret is its submitter's and the project admins' (as its sensitive outputs are): admins may use it.
 ADMINS_MAY = {"a colleague's token by env", "a colleague's token by volume", "a colleague's secret to pull with"}
 ADMINS = {"platform admin", "project admin"}
@@ -117,7 +137,7 @@ def _body(org, kind, spec, name):
 def test_every_attack_on_a_create_is_refused_for_every_role(world, kind):
     org, wrong, tried = world["org"], [], 0
     for what, spec, field in ATTACKS:
-        if what in NOT_FOR.get(kind, ()):
+        if what in NOT_FOR.get(kind, ()) or ONLY_FOR.get(what, kind) != kind:
             continue
         path, body = _body(org, kind, _spec(spec, world["secret"]), "attack")
         for role, api in world["may submit"].items():
@@ -147,7 +167,7 @@ def test_every_attack_on_an_inference_update_is_refused_for_every_role(world):
     before = Workload.objects.get(pk=made.json()["workloadId"]).spec
     wrong = []
     for what, spec, field in ATTACKS:
-        if what in NOT_FOR["inference"]:
+        if what in NOT_FOR["inference"] or ONLY_FOR.get(what, "inference") != "inference":
             continue
         body = {"spec": _spec(spec, world["secret"])}
         for role, api in world["may submit"].items():

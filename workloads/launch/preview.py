@@ -32,6 +32,7 @@ from workloads.cluster.push import pinned, placement_for
 from workloads.manifests import distributed as manifest_distributed
 from workloads.models import Workload
 from workloads.services import (
+    check_compute_quota,
     placed_pool,
     project_for_submit,
     project_spec_errors,
@@ -59,15 +60,26 @@ def workload_preview(*, kind: str, request: dict, user, secret: tuple[str, list[
     """The preview of submitting `request` (a validated create body) as `user`; `secret` is a catalog
     launch's (Secret name, keys). 400/403/409 exactly where a submit would answer them."""
     project = project_for_submit(user, request)
-    spec, policy = policy_decision(kind=kind, project=project, spec=request["spec"])
-    spec = with_node_pools(project, spec)
-    errors = project_spec_errors(project=project, spec=spec, user=user)
+    # Every spec the request holds, as the submit takes them (workload_submit): the workers' (or the only) spec and
+    # a distributed training's own master spec, each with the policy's defaults, its violations listed.
+    held = {"spec": request["spec"], "masterSpec": request.get("masterSpec")}
+    policy: dict = {"allowed": True, "violations": []}
+    errors: dict = {}
+    for field, raw in held.items():
+        if raw:
+            held[field], found = policy_decision(kind=kind, project=project, spec=raw, field=field)
+            held[field] = with_node_pools(project, held[field])
+            policy = {"allowed": policy["allowed"] and found["allowed"],
+                      "violations": policy["violations"] + found["violations"]}
+            errors.update(project_spec_errors(project=project, spec=held[field], user=user, field=field))
     if errors:
         raise ValidationError(errors)
+    spec, request = held["spec"], {**request, **{k: v for k, v in held.items() if v}}
     name = unique_name(request["name"], request.get("useGivenNameAsPrefix", False))
     if Workload.objects.live().filter(project=project, name=name).exists():
         raise Conflict(f"A workload named {name!r} already exists in project {project.name}.")
-    gpus = workload_gpus(kind, {**request, "spec": spec})  # a distributed training's master and workers
+    check_compute_quota(project, kind, request)
+    gpus = workload_gpus(kind, request)  # a distributed training's master and workers
     quota = quota_decision(project, kind, Decimal(gpus), spec=spec, with_forecast=True)
     ref = manifests.WorkloadRef(id=str(uuid.uuid4()), name=name, kind=kind, project=project.name,
                                 namespace=project.namespace, suspended=False,

@@ -347,4 +347,10 @@ def security(spec: dict, *, knative: bool) -> tuple[dict, dict, dict]:
         for src, dst in (("hostIpc", "hostIPC"), ("hostIPC", "hostIPC"), ("hostNetwork", "hostNetwork")):
             if isinstance(sec.get(src), bool):
                 pod_fields[dst] = sec[src]
+    # No service-account token unless the spec asks (and its policy let it): Kubernetes mounts the namespace's
+    # default one otherwise. Knative refuses `true` (it takes only false); there, asking leaves Kubernetes' default.
+    if sec.get("automountServiceAccountToken") is not True:
+        pod_fields["automountServiceAccountToken"] = False
+    elif not knative:
+        pod_fields["automountServiceAccountToken"] = True
     return pod_ctx, ctr_ctx, pod_fields

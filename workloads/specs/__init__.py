@@ -18,6 +18,7 @@ from rest_framework.settings import api_settings
 from studio.clusters.quantities import parse_quantity_strict
 from workloads.specs.distributed import DistributedCreation, DistributedSpec, master_spec_of, worker_count
 from workloads.specs.kinds import SPECS, WorkloadRequest
+from workloads.specs.parts import PORTION_GRANULARITY
 from workloads.specs.rules import KINDS, MIG_SLICES_RE, NAME_RULE_MESSAGE, is_valid_name
 
 __all__ = [
@@ -25,9 +26,11 @@ __all__ = [
     "gpu_request_of",
     "is_valid_name",
     "parse_quantity_strict",
+    "pod_groups",
     "pods_at_most",
     "validate_spec",
     "validate_workload_request",
+    "workload_cpu",
     "workload_gpus",
 ]
 DISTRIBUTED = "distributed"
@@ -57,11 +60,30 @@ def workload_gpus(kind: str, request: dict) -> Decimal:
     """GPUs a validated create body (or `{"spec": spec}`) holds against the quota: each pod's GPUs times the pods it
     may run at once — a training's `parallelism`, an inference's `maxReplicas` (it may scale to them), a
     distributed training's master and workers (up to an elastic job's `maxReplicas`)."""
+    return sum((gpu_request_of(spec) * pods for spec, pods in pod_groups(kind, request)), Decimal(0))
+
+
+def pod_groups(kind: str, request: dict) -> list[tuple[Mapping, int]]:
+    """(spec, the most pods of it that run at once) of each spec a validated create body holds: a distributed
+    training's workers and master, any other kind's one spec."""
     spec = request["spec"]
     if kind != DISTRIBUTED:
-        return gpu_request_of(spec) * pods_at_most(kind, spec)
+        return [(spec, pods_at_most(kind, spec))]
     master = master_spec_of(request)
-    return worker_count(spec) * gpu_request_of(spec) + (gpu_request_of(master) if master else 0)
+    return [(spec, worker_count(spec))] + ([(master, 1)] if master else [])
+
+
+def workload_cpu(kind: str, request: dict) -> tuple[Decimal, Decimal]:
+    """(CPU cores, memory bytes) a validated create body asks for over every pod it may run at once. A pod asks for
+    its requests, or its limits where it gives only those (Kubernetes then makes the limit the request)."""
+    cores = memory = Decimal(0)
+    for spec, pods in pod_groups(kind, request):
+        compute = spec.get("compute") or {}
+        core = compute.get("cpuCoreRequest", compute.get("cpuCoreLimit"))
+        size = compute.get("cpuMemoryRequest", compute.get("cpuMemoryLimit"))
+        cores += pods * (Decimal(str(core)) if core is not None else 0)
+        memory += pods * (parse_quantity_strict(size) if size is not None else 0)
+    return cores, memory
 
 
 def pods_at_most(kind: str, spec: Mapping) -> int:
@@ -108,8 +130,8 @@ def gpu_request_of(spec: Mapping) -> Decimal:
     kind = compute.get("gpuRequestType")
     if kind is not None and "gpuDevicesRequest" not in compute:
         devices = Decimal(1)
-    if kind == "portion":
-        return devices * Decimal(str(compute.get("gpuPortionRequest", 1)))
+    if kind == "portion":  # at least the granularity: a spec stored before it was checked is charged that too
+        return devices * max(PORTION_GRANULARITY, Decimal(str(compute.get("gpuPortionRequest", 1))))
     if kind == "migProfile":
         slices = MIG_SLICES_RE.match(compute.get("migProfile", "7g."))
         return devices * Decimal(slices.group(1)) / 7

@@ -23,6 +23,7 @@ from workloads.specs.rules import (
     CONFIG_KEY,
     DNS_SUBDOMAIN,
     ENV_NAME,
+    ENV_SECRET_NAME,
     EXTENDED_RESOURCE,
     FILE_MODE,
     FREE_ANNOTATION,
@@ -33,6 +34,7 @@ from workloads.specs.rules import (
     NO_SPACES,
     NOT_NODE_POOL,
     QUALIFIED,
+    SECRET_NAME,
     UUID,
 )
 
@@ -67,8 +69,8 @@ class PodAffinity(StrictSerializer):
 
 
 class SecretRef(StrictSerializer):
-    # The seed's secret name "postgress_secret" is no DNS name, yet it is a valid request: only non-empty here.
-    name = Text()
+    # The seed's secret name "postgress_secret" is no DNS name, yet it is a valid request: '_' is let through.
+    name = Text(validators=[ENV_SECRET_NAME])
     key = Text(validators=[CONFIG_KEY])
 
 
@@ -263,9 +265,14 @@ class Compute(StrictSerializer):
         return attrs
 
 
+# A GPU is shared in hundredths (Run:ai asks for a portion as a percentage of a GPU); a portion is charged at least
+# one (workloads.specs.gpu_request_of), so 100,000 pods of 1e-9 GPU are 1,000 GPUs to the quota, not 0.0001.
+PORTION_GRANULARITY = Decimal("0.01")
+
+
 def _portion(value):
-    if not 0 < value <= 1:
-        raise ValidationError("Must be more than 0 and at most 1.")
+    if not PORTION_GRANULARITY <= Decimal(str(value)) <= 1:
+        raise ValidationError(f"Must be at least {PORTION_GRANULARITY} (a GPU is shared in hundredths) and at most 1.")
     return value
 
 
@@ -333,7 +340,7 @@ class Pvc(StrictSerializer):
 
 
 class GitSecretRef(StrictSerializer):
-    name = Text()
+    name = Text(validators=[SECRET_NAME])
     authenticationMethod = Choice(["password", "ssh-key"], required=False)
     secretKeyOfUser = Text(required=False, validators=[CONFIG_KEY])
     secretKeyOfPassword = Text(required=False, validators=[CONFIG_KEY])
@@ -346,7 +353,7 @@ class Git(StrictSerializer):
     branch = Text(required=False, validators=[NO_SPACES])
     revision = Text(required=False, validators=[NO_SPACES])
     path = Text(validators=[ABSOLUTE])
-    passwordSecret = Text(required=False)
+    passwordSecret = Text(required=False, validators=[SECRET_NAME])
     secretKeyOfUser = Text(required=False, validators=[CONFIG_KEY])
     secretKeyOfPassword = Text(required=False, validators=[CONFIG_KEY])
     secretRef = GitSecretRef(required=False)  # latest's spelling of passwordSecret + secretKeyOf*
@@ -364,7 +371,7 @@ class ConfigMapVolume(StrictSerializer):
 
 class SecretVolume(StrictSerializer):
     name = Text(required=False)
-    secret = Text()
+    secret = Text(validators=[SECRET_NAME])
     mountPath = Text()
     defaultMode = Text(required=False, validators=[FILE_MODE])
     exclude = Boolean(required=False)
@@ -401,7 +408,7 @@ class S3(StrictSerializer):
     bucket = Text(validators=[NO_SPACES])
     url = Text(required=False, validators=[NO_SPACES])  # Run:ai's endpoint; the seed's example leaves it out
     path = Text(validators=[ABSOLUTE])
-    accessKeySecret = Text(required=False)
+    accessKeySecret = Text(required=False, validators=[SECRET_NAME])
     secretKeyOfAccessKeyId = Text(required=False, validators=[CONFIG_KEY])
     secretKeyOfSecretKey = Text(required=False, validators=[CONFIG_KEY])
     exclude = Boolean(required=False)
@@ -431,6 +438,9 @@ class InferenceSecurity(StrictSerializer):
     runAsUid = Integer(required=False, min_value=0)
     runAsGid = Integer(required=False, min_value=0)
     supplementalGroups = Text(required=False, allow_blank=True, validators=[GROUPS])
+    # PaaS Studio's: mount the namespace's service-account token in the pods (Kubernetes' default; refused by the
+    # secure default policy, so pods get none unless a platform admin allows it for the scope).
+    automountServiceAccountToken = Boolean(required=False)
 
 
 class Security(InferenceSecurity):
@@ -481,6 +491,10 @@ class Autoscaling(StrictSerializer):
                 problems["metric"] = "Is required when minReplicas is less than maxReplicas."
         if "metric" in values and "metricThreshold" not in values:
             problems["metricThreshold"] = "Is required when metric is given."
+        most = high if high is not None else max(1, low or 0)  # validate() makes that maxReplicas' default
+        for name in ("initialReplicas", "activationReplicas"):  # within the bound the policy holds maxReplicas to
+            if values.get(name) is not None and values[name] > most:
+                problems[name] = f"Must be at most maxReplicas ({most})."
         if "scaleToZeroRetentionSeconds" in values and low is not None and low != 0:
             problems["scaleToZeroRetentionSeconds"] = "Is allowed only when minReplicas is 0."
         return problems

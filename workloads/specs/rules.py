@@ -90,6 +90,13 @@ LABEL_VALUE = _rule(
 DNS_SUBDOMAIN = _rule(
     is_dns_subdomain, "Must be lowercase letters, digits, '-' and '.', such as 'high-priority'."
 )
+SECRET_NAME = _rule(
+    is_dns_subdomain, "Must be a Secret's name: lowercase letters, digits, '-' and '.', such as 'my-secret'.")
+# An environment variable's Secret: the same, but for '_', which the published example bodies use
+# ("postgress_secret", which must be accepted as published); nothing else outside a DNS name passes.
+ENV_SECRET_NAME = _rule(
+    lambda v: is_dns_subdomain(v.replace("_", "-")),
+    "Must be a Secret's name: lowercase letters, digits, '-' and '.', such as 'my-secret'.")
 ENV_NAME = _rule(
     lambda v: _ENV_NAME_RE.fullmatch(v),
     "Must be letters, digits, '_', '-' or '.', not starting with a digit.",
