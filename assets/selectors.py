@@ -115,17 +115,19 @@ def used_by(uses: list[AssetUse]) -> dict:
 
 
 def meta(asset: Asset) -> dict:
-    return {
+    answer = {
         "id": str(asset.pk), "name": asset.name, "description": asset.description or None, "kind": asset.kind,
         "scope": asset.scope, "clusterId": str(asset.cluster_id) if asset.cluster_id else None,
         "departmentId": str(asset.department_id) if asset.department_id else None,
         "projectId": asset.project_id, "projectName": asset.project.name if asset.project_id else None,
         "tenantId": AccessRule.TENANT_ID, "autoDelete": asset.auto_delete, "private": asset.private,
-        "workloadSupportedTypes": asset.workload_supported_types or None,
         "createdBy": asset.created_by_name, "createdAt": _TIME.to_representation(asset.created_at),
         "updatedBy": asset.updated_by_name, "updatedAt": _TIME.to_representation(asset.updated_at),
         "updateCount": asset.update_count,
     }
+    if asset.workload_supported_types:  # not nullable in Run:ai's schema: left out when unset
+        answer["workloadSupportedTypes"] = asset.workload_supported_types
+    return answer
 
 
 def spec_of(asset: Asset) -> dict:
