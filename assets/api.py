@@ -61,9 +61,9 @@ def _list_query(request) -> tuple[ListQuery, dict]:
         raise ValidationError(problems)
     query.asset_ids = ids
     if params.get("projectId"):
-        # A project the caller does not see matches nothing (its department's assets stay unsaid).
-        query.project = Project.objects.visible_to(request.user).filter(pk=parse_id(params["projectId"])).first() \
-            or Project(pk=0, department_id=0, cluster_id=None)
+        # A project the caller does not see matches nothing, as one that does not exist.
+        query.project = Project.objects.visible_to(request.user).filter(pk=parse_id(params["projectId"])).first()
+        query.unknown_unit = query.project is None
     query.department_id = parse_id(params["departmentId"]) if params.get("departmentId") else None
     query.cluster_id = params.get("clusterId") or None
     for flag, workload_type in (("isTraining", "training"), ("isWorkspace", "workspace"),

@@ -11,7 +11,7 @@ from rest_framework.fields import DateTimeField
 
 from assets.models import Asset, AssetUse, Scope
 from assets.specs import CREDENTIAL_KINDS, public_spec
-from studio.models import AccessRule, Project
+from studio.models import AccessRule, Department, Project
 
 _TIME = DateTimeField()
 ENCRYPTION_KEY_ID = 1  # one Fernet key encrypts every credential (studio.crypto)
@@ -36,9 +36,12 @@ class ListQuery:
     usage: bool = False
     supports: str | None = None  # a workload type the asset must support (isTraining, complyToWorkloadType…)
     framework: str | None = None
+    unknown_unit: bool = False  # projectId names no project the caller sees: the list is empty
 
 
 def asset_list(*, user, kinds, query: ListQuery) -> list[Asset]:
+    if query.unknown_unit:
+        return []
     rows = Asset.objects.visible_to(user).filter(kind__in=kinds).select_related("project")
     if query.name:
         rows = rows.filter(name=query.name)
@@ -69,11 +72,16 @@ def _scope_filter(query: ListQuery) -> Q:
         elif query.scope == Scope.DEPARTMENT:
             unit = exact
         else:
-            unit = exact | Q(scope=Scope.TENANT) | Q(scope=Scope.CLUSTER, cluster__departments=query.department_id)
+            # its cluster: the department's own, or (a department created without one) its projects'
+            projects = Project.objects.filter(department_id=query.department_id).values("cluster_id")
+            own = Department.objects.filter(pk=query.department_id).values("cluster_id")
+            unit = exact | Q(scope=Scope.TENANT) | Q(Q(cluster_id__in=projects) | Q(cluster_id__in=own),
+                                                     scope=Scope.CLUSTER)
     elif query.cluster_id is not None:
         exact = Q(scope=Scope.CLUSTER, cluster_id=query.cluster_id)
-        if query.include_descendants:
-            unit = Q(cluster_id=query.cluster_id)
+        if query.include_descendants:  # a department without a cluster of its own is on its projects'
+            departments = Project.objects.filter(cluster_id=query.cluster_id).values("department_id")
+            unit = Q(cluster_id=query.cluster_id) | Q(scope=Scope.DEPARTMENT, department_id__in=departments)
         else:
             unit = exact if query.scope == Scope.CLUSTER else exact | Q(scope=Scope.TENANT)
     if query.scope and not query.include_descendants:
