@@ -11,7 +11,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from assets import access
 from assets.models import Asset, AssetUse, Kind, Scope
 from assets.selectors import spec_of
-from assets.specs import REFERENCES, secret_part, spec_problems, updatable
+from assets.specs import REFERENCES, public_spec, secret_part, spec_problems, updatable
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.ids import is_uuid, parse_id
@@ -155,8 +155,8 @@ def _scope_key(asset: Asset) -> str:
 
 
 def _split(kind: str, spec: dict) -> tuple[dict, str]:
-    secrets = secret_part(kind, spec)
-    public = {k: v for k, v in spec.items() if k not in secrets and v is not None}
+    secrets = secret_part(kind, spec)  # a generic secret's keys stay public, its values do not
+    public = {k: v for k, v in public_spec(kind, spec).items() if v is not None}
     return public, json.dumps(secrets) if secrets else ""
 
 
