@@ -6,6 +6,7 @@ Codes as 2.18 gives them (latest's where only latest has the operation): create 
 delete 202 `{"code": 202, "message": "Request has been accepted."}` (a generic secret's and an NGC key's: 204);
 an asset in use is a 409 naming what uses it."""
 
+from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -106,20 +107,22 @@ class AssetCollectionView(AssetListView):
         return Response(selectors.asset_answer(asset), status=202)
 
 
+def _visible(request, kind: str, asset_id) -> Asset:
+    """The asset of `kind` with that id if the caller sees it; else a 404 (a malformed id too)."""
+    asset = None
+    if is_uuid(asset_id):
+        asset = Asset.objects.visible_to(request.user).filter(kind=kind, pk=asset_id).select_related("project").first()
+    if asset is None:
+        raise Http404
+    return asset
+
+
 class AssetItemView(APIView):
     kind: str
     delete_status = 202
 
     def _asset(self, request, asset_id) -> Asset:
-        from django.http import Http404
-
-        asset = None
-        if is_uuid(asset_id):
-            asset = Asset.objects.visible_to(request.user).filter(kind=self.kind, pk=asset_id) \
-                .select_related("project").first()
-        if asset is None:
-            raise Http404
-        return asset
+        return _visible(request, self.kind, asset_id)
 
     def get(self, request, AssetId):  # noqa: N803 — Run:ai's name of the path parameter
         asset = self._asset(request, AssetId)
@@ -135,14 +138,12 @@ class AssetItemView(APIView):
         return Response(ACCEPTED if self.delete_status == 202 else None, status=self.delete_status)
 
 
-class PvcHistoryView(AssetItemView):
+class PvcHistoryView(APIView):
     """latest's `GET …/pvc/{AssetId}/history`: the claim's events and phase changes on its cluster. PaaS Studio
     does not make the claims of PVC assets yet (issue 38's later slice), so no asset has any: an empty page."""
 
-    kind = "pvc"
-
     def get(self, request, AssetId):  # noqa: N803
-        self._asset(request, AssetId)
+        _visible(request, "pvc", AssetId)
         problems = {name: ["Must be a non-negative integer."] for name in ("offset", "limit")
                     if request.query_params.get(name) and parse_id(request.query_params[name]) is None}
         if problems:

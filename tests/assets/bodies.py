@@ -24,6 +24,7 @@ SPECS = {
     "credentials/generic-secret": {"keyValuePairs": [{"key": "TOKEN", "value": "s3cr3t-token"}]},
     "credentials/ngc-api-key": {"ngc_api_key": "s3cr3t-ngc-key"},
 }
+NO_CONTENT_ON_DELETE = {"credentials/generic-secret", "credentials/ngc-api-key"}  # Run:ai answers 204, not 202
 SECRETS = ("AKIAEXAMPLE", "s3cr3t-access-key", "s3cr3t-password", "s3cr3t-registry", "s3cr3t-token",
            "s3cr3t-ngc-key")
 KIND_OF = {"environment": "environment", "compute": "compute", "datasource/pvc": "pvc", "datasource/nfs": "nfs",
