@@ -186,7 +186,8 @@ def collection_view(kind: str, tag: str, stem: str):
     view = type(f"{stem.title().replace('_', '')}ListView", (AssetCollectionView,), {"kinds": (kind,)})
     view.get = extend_schema(operation_id=f"list_{stem}s", tags=[tag], parameters=schema.LIST_PARAMETERS,
                              responses={200: schema.list_schema((kind,))})(_own(view.get))
-    view.post = extend_schema(operation_id=f"create_{stem}", tags=[tag], request=schema.creation_schema(kind),
+    view.post = extend_schema(operation_id=f"create_{stem}", tags=[tag],
+                              request={"application/json": schema.creation_schema(kind)},
                               responses={202: schema.asset_schema(kind)})(_own(view.post))
     return view.as_view()
 
@@ -196,7 +197,8 @@ def item_view(kind: str, tag: str, stem: str):
     view = type(f"{stem.title().replace('_', '')}View", (AssetItemView,), {"kind": kind, "delete_status": deleted})
     view.get = extend_schema(operation_id=f"get_{stem}_by_id", tags=[tag], parameters=schema.DETAIL_PARAMETERS,
                              responses={200: schema.asset_schema(kind)})(_own(view.get))
-    view.put = extend_schema(operation_id=f"update_{stem}_by_id", tags=[tag], request=schema.update_schema(kind),
+    view.put = extend_schema(operation_id=f"update_{stem}_by_id", tags=[tag],
+                             request={"application/json": schema.update_schema(kind)},
                              responses={202: schema.asset_schema(kind)})(_own(view.put))
     view.delete = extend_schema(operation_id=f"delete_{stem}_by_id", tags=[tag],
                                 responses={deleted: schema.ACCEPTED if deleted == 202 else None})(_own(view.delete))
