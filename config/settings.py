@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "studio",
     "sharing",
     "policies",
+    "assets",
     "profiles",
     "workloads",
     "kit",

@@ -62,6 +62,7 @@ api_v1 = [
          name="service-account-secret"),
     *router.urls,
     path("", include("workloads.api.urls")),
+    path("", include("assets.api_urls")),
     path("", include("profiles.api_urls")),
     path("", include("kit.api_urls")),
 ]

@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 
 from studio.iam.auth import issue_token
 from tests.api.world import IDP_BODY, make_world, path_values
+from tests.assets.bodies import KIND_OF, NO_CONTENT_ON_DELETE, body
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
 PREFIXES = ("/api/v1/", "/cfg/", "/streaming/")
@@ -40,6 +41,22 @@ OWN_KEY = (401, 404, 200, 404, 404, 404)  # bob's access key: nobody else's, pla
 CREATE_ANY = (401, 201, 201, 201, 201, 201)
 # A platform admin may delete alpha, its department and its cluster, but they are in use: 409, not 204.
 IN_USE = 409
+
+ASSETS = "/api/v1/asset/"
+ASSET_TABLE = {
+    **{("GET", ASSETS + family): READ_ALL for family in ("datasource", "credentials")},
+    ("GET", ASSETS + "datasource/pvc/{AssetId}/history"): READ_ALPHA,
+    **{key: codes for path in KIND_OF for key, codes in (
+        (("GET", ASSETS + path), READ_ALL),
+        (("POST", ASSETS + path), (401, 403, 403, 202, 400, 202)),
+        (("GET", f"{ASSETS}{path}/{{AssetId}}"), READ_ALPHA),
+        (("PUT", f"{ASSETS}{path}/{{AssetId}}"), _refused_unless(project_admin=202, platform_admin=202)),
+        # alpha's password is in use by alpha's Secret data source: 409 for those who may delete it
+        (("DELETE", f"{ASSETS}{path}/{{AssetId}}"), _refused_unless(
+            project_admin=IN_USE if path == "credentials/password" else 204 if path in NO_CONTENT_ON_DELETE else 202,
+            platform_admin=IN_USE if path == "credentials/password" else 204 if path in NO_CONTENT_ON_DELETE else 202,
+        )))},
+}
 
 TABLE = {
     # identity and organisation (CONTRACT §2)
@@ -237,6 +254,9 @@ TABLE = {
     ("DELETE", "/api/v1/kit/client-urls/{clientUrlId}"): (401, 404, 204, 204, 404, 204),
     ("GET", "/api/v1/kit/projects/{projectId}/stream-limit"): READ_ALPHA,
     ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): _refused_unless(project_admin=200, platform_admin=200),
+    # Run:ai's workload assets (assets/access.py): alpha's asset of each kind. Alpha's admin (an Editor) manages
+    # them; its members and viewers read them; erin (beta) may not see them, nor name alpha in a new one (400).
+    **ASSET_TABLE,
 }
 
 # A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
@@ -346,6 +366,11 @@ BODIES = {
     ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): lambda w: {"maxSessions": 3},
     ("POST", "/streaming/stream"): lambda w: {"id": "usd-viewer", "profile": "alpha-stream", "projectId": w.org.a.pk},
     ("DELETE", "/streaming/stream"): lambda w: {"id": str(w.stream.pk)},
+    **{("POST", ASSETS + path): (lambda w, path=path: body(path, "new-asset", project=w.org.a,
+                                                           credential_id=str(w.assets["password"].pk)))
+       for path in KIND_OF},
+    **{("PUT", f"{ASSETS}{path}/{{AssetId}}"): (lambda w, kind=kind: {"meta": {"name": f"alpha-{kind.lower()}"}})
+       for path, kind in KIND_OF.items()},
 }
 
 

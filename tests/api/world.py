@@ -6,10 +6,12 @@ from types import SimpleNamespace
 
 from django.utils import timezone
 
+from assets.services import asset_create
 from kit.client_urls import client_url_create
 from kit.sessions import session_request
 from studio.iam.sso_services import service_account_create
 from studio.models import AccessKey, AccessRule, AuditEvent, IdentityProvider, Level, NodePool, Role
+from tests.assets.bodies import KIND_OF, body
 from tests.factories import (
     ApplicationFactory,
     ApplicationProfileFactory,
@@ -56,11 +58,31 @@ def make_world(org) -> SimpleNamespace:
     IdentityProvider.objects.create(alias="oidc", discovery_url=IDP_BODY["oidcData"]["discoverDocumentUrl"],
                                     client_id="paas-studio", client_secret="s3cret", scopes=["openid"])
     service_account, _ = service_account_create(actor=org.users.platform_admin, name="ci-one")
+    assets = _assets(org)
     return SimpleNamespace(
-        service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
+        assets=assets, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
     )
+
+
+def _assets(org) -> dict:
+    """One asset of each kind, of alpha's scope, made by alpha's admin through the service: {kind: Asset}."""
+    made = {}
+    for path, kind in sorted(KIND_OF.items(), key=lambda item: not item[0].startswith("credentials/")):
+        credential = made.get("password")
+        made[kind] = asset_create(actor=org.users.admin, kind=kind, body=body(
+            path, f"alpha-{kind.lower()}", project=org.a, credential_id=credential and str(credential.pk)))
+    return made
+
+
+# The asset kind of each route under /api/v1/asset/ (its `{AssetId}`).
+ASSET_ROUTES = {"/api/v1/asset/" + path: kind for path, kind in KIND_OF.items()}
+
+
+def asset_id(world, route: str) -> str | None:
+    kind = next((k for prefix, k in ASSET_ROUTES.items() if route.startswith(prefix + "/")), None)
+    return str(world.assets[kind].pk) if kind else None
 
 
 IDP_BODY = {"type": "oidc", "oidcData": {"clientId": "paas-studio", "clientSecret": "s3cret",
@@ -109,5 +131,6 @@ def path_values(world, route: str) -> dict[str, str]:
         "idp": "oidc",
         "serviceAccountId": world.service_account.pk,
         "clientUrlId": world.client_url.pk,
+        "AssetId": asset_id(world, route),
     }
     return {name: str(value) for name, value in values.items() if value is not None}
