@@ -6,8 +6,10 @@
   administrator, Editor) whose rule covers that scope manages every kind there; the asset administrators
   (Environments, Compute resource, Data source, Credentials administrator) manage their kinds there. A rule
   covers its own scope and the scopes below it: tenant > cluster > department > project. Platform admins manage
-  everything. A researcher (member level) manages nothing shared; it may create a *private* asset in a project
-  where it holds the member level, which it alone then reads, changes and deletes.
+  everything. An L1 researcher manages environments, compute resources and data sources where its rule covers
+  (Run:ai's L1 researcher; the L2 researcher is the one "without asset management"), never credentials. Any
+  member may create a *private* asset in a project where it holds the member level, which it alone then reads,
+  changes and deletes.
 - A refused change of an asset the caller reads is a 403."""
 
 from assets.models import Asset, Kind, Scope
@@ -20,6 +22,7 @@ KINDS_OF_ROLE = {
     "Compute resource administrator": (Kind.COMPUTE,),
     "Data source administrator": DATASOURCE_KINDS,
     "Credentials administrator": CREDENTIAL_KINDS,
+    "L1 researcher": (Kind.ENVIRONMENT, Kind.COMPUTE, *DATASOURCE_KINDS),
 }
 REFUSED = "Your roles do not let you manage {kind} assets at this scope."
 

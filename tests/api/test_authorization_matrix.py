@@ -43,19 +43,27 @@ CREATE_ANY = (401, 201, 201, 201, 201, 201)
 IN_USE = 409
 
 ASSETS = "/api/v1/asset/"
+def _asset_codes(path: str) -> dict:
+    """Alpha's asset of kind `path`: its admin (an Editor) manages it, and so does bob, an L1 researcher, but for
+    credentials (Run:ai's L1 manages environments, compute and data sources); erin (beta) may not see it, nor name
+    alpha in a new one (400). Alpha's password is in use by alpha's Secret data source: 409 for those who may delete
+    it."""
+    gone = IN_USE if path == "credentials/password" else 204 if path in NO_CONTENT_ON_DELETE else 202
+    secret = path.startswith("credentials/")
+    return {
+        ("GET", ASSETS + path): READ_ALL,
+        ("POST", ASSETS + path): (401, 403, 403 if secret else 202, 202, 400, 202),
+        ("GET", f"{ASSETS}{path}/{{AssetId}}"): READ_ALPHA,
+        ("PUT", f"{ASSETS}{path}/{{AssetId}}"): _refused_unless(member=None if secret else 202, project_admin=202,
+                                                                platform_admin=202),
+        ("DELETE", f"{ASSETS}{path}/{{AssetId}}"): _refused_unless(member=None if secret else gone,
+                                                                   project_admin=gone, platform_admin=gone)}
+
+
 ASSET_TABLE = {
     **{("GET", ASSETS + family): READ_ALL for family in ("datasource", "credentials")},
     ("GET", ASSETS + "datasource/pvc/{AssetId}/history"): READ_ALPHA,
-    **{key: codes for path in KIND_OF for key, codes in (
-        (("GET", ASSETS + path), READ_ALL),
-        (("POST", ASSETS + path), (401, 403, 403, 202, 400, 202)),
-        (("GET", f"{ASSETS}{path}/{{AssetId}}"), READ_ALPHA),
-        (("PUT", f"{ASSETS}{path}/{{AssetId}}"), _refused_unless(project_admin=202, platform_admin=202)),
-        # alpha's password is in use by alpha's Secret data source: 409 for those who may delete it
-        (("DELETE", f"{ASSETS}{path}/{{AssetId}}"), _refused_unless(
-            project_admin=IN_USE if path == "credentials/password" else 204 if path in NO_CONTENT_ON_DELETE else 202,
-            platform_admin=IN_USE if path == "credentials/password" else 204 if path in NO_CONTENT_ON_DELETE else 202,
-        )))},
+    **{key: codes for path in KIND_OF for key, codes in _asset_codes(path).items()},
 }
 
 TABLE = {
@@ -254,8 +262,7 @@ TABLE = {
     ("DELETE", "/api/v1/kit/client-urls/{clientUrlId}"): (401, 404, 204, 204, 404, 204),
     ("GET", "/api/v1/kit/projects/{projectId}/stream-limit"): READ_ALPHA,
     ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): _refused_unless(project_admin=200, platform_admin=200),
-    # Run:ai's workload assets (assets/access.py): alpha's asset of each kind. Alpha's admin (an Editor) manages
-    # them; its members and viewers read them; erin (beta) may not see them, nor name alpha in a new one (400).
+    # Run:ai's workload assets (assets/access.py): alpha's asset of each kind (_asset_codes).
     **ASSET_TABLE,
 }
 

@@ -54,11 +54,13 @@ def test_a_member_reads_its_projects_assets_and_those_above_not_another_projects
 
 
 def test_only_the_admins_of_a_scope_change_its_assets(spread, client_for, org):
-    bob, alice = client_for(org.users.member), client_for(org.users.admin)
+    lou = UserFactory(username="lou")
+    grant(lou, "L2 researcher", "project", org.a)  # Run:ai's researcher "without asset management"
+    lou, alice = client_for(lou), client_for(org.users.admin)
     alpha = f"/api/v1/asset/compute/{spread['alpha']['meta']['id']}"
-    assert bob.post("/api/v1/asset/compute", body("compute", "mine", project=org.a), format="json").status_code == 403
-    assert bob.delete(alpha).status_code == 403
-    assert bob.put(alpha, {"meta": {"name": "x"}}, format="json").status_code == 403
+    assert lou.post("/api/v1/asset/compute", body("compute", "mine", project=org.a), format="json").status_code == 403
+    assert lou.delete(alpha).status_code == 403
+    assert lou.put(alpha, {"meta": {"name": "x"}}, format="json").status_code == 403
     # Alice (Editor of alpha) manages alpha's assets, reads the ones above, and changes none of them.
     assert alice.put(alpha, {"meta": {"name": "alpha-small"}}, format="json").status_code == 202
     for scope in ("tenant", "cluster", "department"):
@@ -132,3 +134,18 @@ def test_a_project_admin_may_not_place_an_asset_in_beta_by_naming_its_cluster(cl
     response = client_for(org.users.admin).post("/api/v1/asset/compute", body(
         "compute", "c", project=org.a, clusterId="7c0c1a49-62f6-4a55-8a2e-0c55a3e8a1b2"), format="json")
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "meta.clusterId"
+
+
+def test_an_l1_researcher_manages_its_projects_environments_compute_and_data_not_credentials(spread, client_for,
+                                                                                               org):
+    bob = client_for(org.users.member)  # L1 researcher of alpha
+    made = bob.post("/api/v1/asset/compute", body("compute", "bobs", project=org.a), format="json")
+    assert made.status_code == 202, made.json()
+    alpha = f"/api/v1/asset/compute/{spread['alpha']['meta']['id']}"
+    assert bob.put(alpha, {"meta": {"name": "alpha-renamed"}}, format="json").status_code == 202
+    assert bob.post("/api/v1/asset/compute", body("compute", "b", project=org.b), format="json").status_code == 400
+    for scope in ("tenant", "cluster", "department"):
+        assert bob.delete(f"/api/v1/asset/compute/{spread[scope]['meta']['id']}").status_code == 403
+    credential = bob.post("/api/v1/asset/credentials/password", body("credentials/password", "bobs-git", project=org.a),
+                          format="json")
+    assert credential.status_code == 403, credential.json()

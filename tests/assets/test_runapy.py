@@ -56,6 +56,7 @@ def test_runapy_creates_lists_and_reads_an_environment_a_compute_and_a_pvc(live_
         read = checked(getattr(api, method_name)(got["meta"]["id"]), "get", f"/api/v1/asset/{path}/{{AssetId}}")
         assert read == got
 
+    viewer = runapy_client(live_server.url, org.users.viewer).workload_assets  # reads, manages nothing
     with pytest.raises(ApiException) as refused:
-        reader.compute.create_compute_asset({"meta": {"name": "mine", **meta}, "spec": {"gpuDevicesRequest": 1}})
+        viewer.compute.create_compute_asset({"meta": {"name": "mine", **meta}, "spec": {"gpuDevicesRequest": 1}})
     assert refused.value.status == 403
