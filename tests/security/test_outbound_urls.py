@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from studio.clusters import kube
 from studio.iam import providers
 from tests.factories import ClusterFactory
+from workloads.cluster.sync import cluster_sync
 
 pytestmark = pytest.mark.django_db
 SECRET = "the-client-secret-of-the-provider"
@@ -206,4 +207,14 @@ def test_a_prometheus_at_a_rebinding_name_is_never_asked(idp, rebinding):
     cluster = ClusterFactory(name="far", api_server_url="https://k8s.rebind.test:6443")
     with pytest.raises(kube.PermanentClusterError, match="127.0.0.1"):
         kube.prometheus_query(kube.connect(cluster), f"http://prometheus.rebind.test:{idp.port}", "up")
+    assert idp.paths() == []
+
+
+def test_a_cluster_at_a_rebinding_name_gets_no_request_and_no_token(admin, idp, rebinding):
+    created = admin.post("/api/v1/clusters", {"name": "far", "apiServerUrl": f"http://k8s.rebind.test:{idp.port}",
+                                              "token": "the-clusters-token"}, format="json")
+    assert created.status_code == 201, created.json()  # its name resolved to a public address when saved
+    cluster_sync(created.json()["clusterId"])
+    message = admin.get(f"/api/v1/clusters/{created.json()['clusterId']}").json()["statusMessage"]
+    assert "address cannot be used: k8s.rebind.test may not be used: 127.0.0.1" in message, message
     assert idp.paths() == []
