@@ -8,9 +8,8 @@ later may name other endpoints, and a name may resolve elsewhere tomorrow.
   GET and HEAD only (a POST carries credentials in its body), at most MAX_REDIRECTS, and drops `auth` and the
   Authorization header once a redirect leaves the first URL's origin.
 - Its connections (and those of `pool_manager`, and of the cluster API client: POOL_CLASSES) are checked again
-  once open, at the address actually reached,
-  before a byte of the request is sent: a name that resolved to an allowed address for the check and to a
-  refused one for the connection (DNS rebinding) reaches nothing. Through a proxy the operator set (HTTPS_PROXY,
+  once open, at the address actually reached, before a byte of the request is sent: a name that resolved to an
+  allowed address for the check and to a refused one for the connection (DNS rebinding) reaches nothing. Through a proxy the operator set (HTTPS_PROXY,
   ...), the connection reaches the proxy: the URL's name is checked, the proxy is the operator's choice.
 
 A refusal is an `OutboundRefused`: a requests ConnectionError, so code that handles a service it cannot reach
