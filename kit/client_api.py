@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from kit import client_urls, sessions
 from kit.models import ClientUrl, StreamSession
+from studio.iam.auth import token_credential
 from studio.iam.permissions import has_project_role
 from studio.ids import IntegerId, parse_id
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
@@ -38,7 +39,7 @@ def client_url_data(link: ClientUrl, *, url: str | None = None) -> dict:
             "revokedAt": serializers.DateTimeField().to_representation(link.revoked_at) if link.revoked_at else None,
             "lastUsedAt": (serializers.DateTimeField().to_representation(link.last_used_at)
                            if link.last_used_at else None),
-            "active": client_urls.is_active(link)}
+            "origin": link.origin, "active": client_urls.is_active(link)}
     if url is not None:
         body["url"] = url  # in the answer that made it, never again
     return body
@@ -69,8 +70,9 @@ class ClientUrlListView(APIView):
         if project is None:
             raise exceptions.ValidationError({"projectId": ["No such project, or you are not a member of it."]})
         lifetime = timedelta(seconds=data.get("expiresInSeconds", int(client_urls.DEFAULT_LIFETIME.total_seconds())))
+        origin, access_key_id = token_credential(request.auth)  # the URL ends with the credential that made it
         link, token = client_urls.client_url_create(user=request.user, project=project, name=data["name"],
-                                                    lifetime=lifetime)
+                                                    lifetime=lifetime, origin=origin, access_key_id=access_key_id)
         return Response(client_url_data(link, url=client_urls.base_url(request, token)),
                         status=status.HTTP_201_CREATED)
 

@@ -2,14 +2,20 @@
 web-viewer-sample: Kit App Streaming leaves authentication to a gateway) takes as its app server and its stream
 server. It reaches the Kit APIs only (`/cfg` to read, `/streaming` to run streams), in one project, acting for the
 user who made it while that user may still launch there; it expires, and its maker, an admin of its project or a
-platform admin revokes it. The token is shown once and kept as its SHA-256 digest; logs show it redacted."""
+platform admin revokes it. The token is shown once and kept as its SHA-256 digest; logs show it redacted.
+
+What a credential gave ends with it: a client URL records what it was made with and stops when that goes — the
+access key whose token made it (deleted), the maker's password (changed; a service account's new secret replaces
+its user's password, so it counts the same), the maker (deactivated or deleted). `origin_problem` says which."""
 
 import hashlib
 import secrets
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import ValidationError
@@ -26,6 +32,8 @@ DEFAULT_LIFETIME = timedelta(days=7)
 MAX_LIFETIME = timedelta(days=90)
 USE_NOTED_EVERY = timedelta(minutes=1)
 INVALID = "This client URL is not valid: it is unknown, has expired or was revoked."
+DIGEST_SALT = "kit.client_urls.credential_digest"
+Origin = ClientUrl.Origin
 
 
 def digest(token: str) -> str:
@@ -54,22 +62,47 @@ def client_url_get(*, user, client_url_id) -> ClientUrl:
     return found
 
 
+def credential_digest(user, secret: str | None = None) -> str:
+    """A keyed digest of the user's password hash, which a new password (or a service account's new secret)
+    changes; keyed, so that the column tells nothing of the hash."""
+    return salted_hmac(DIGEST_SALT, user.password, secret=secret, algorithm="sha256").hexdigest()
+
+
+def origin_problem(link: ClientUrl) -> str | None:
+    """Why the credential the client URL was made with is gone (its access key, its maker's password or
+    service account secret), or None. Reads the maker's row: load `created_by` with the link."""
+    if link.origin == Origin.ACCESS_KEY and link.access_key_id is None:
+        return "the access key it was made with was deleted"
+    secrets_now = (settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS)  # a rotated SECRET_KEY keeps it
+    if not any(constant_time_compare(link.credential_digest, credential_digest(link.created_by, secret))
+               for secret in secrets_now):
+        changed = "service account's secret" if link.origin == Origin.SERVICE_ACCOUNT else "password"
+        return f"its maker's {changed} changed after it was made"
+    return None
+
+
 def is_active(link: ClientUrl, now=None) -> bool:
-    return link.revoked_at is None and link.expires_at > (now or timezone.now())
+    return link.revoked_at is None and link.expires_at > (now or timezone.now()) and origin_problem(link) is None
 
 
 # --- writes --------------------------------------------------------------------------------------------
 
-def client_url_create(*, user, project: Project, name: str,
-                      lifetime: timedelta = DEFAULT_LIFETIME) -> tuple[ClientUrl, str]:
-    """(the client URL, its token: shown once). Only a member or admin of the project may make one."""
+def client_url_create(*, user, project: Project, name: str, lifetime: timedelta = DEFAULT_LIFETIME,
+                      origin: str = Origin.LOGIN, access_key_id=None) -> tuple[ClientUrl, str]:
+    """(the client URL, its token: shown once). Only a member or admin of the project may make one. `origin` and
+    `access_key_id` say what the request's credential was (studio.iam.auth.token_credential): the URL ends
+    with it."""
     if not has_project_role(user, project, Level.MEMBER):
         raise errors.forbidden(errors.LAUNCH_FORBIDDEN)
     if not timedelta(minutes=1) <= lifetime <= MAX_LIFETIME:
         raise ValidationError({"expiresInSeconds": [f"Must be from 60 to {int(MAX_LIFETIME.total_seconds())}."]})
     token = PREFIX + secrets.token_urlsafe(32)
+    if origin == Origin.ACCESS_KEY and access_key_id is None:
+        raise ValueError("A client URL made with an access key names the key.")
     link = ClientUrl.objects.create(name=name, project=project, created_by=user, token_digest=digest(token),
-                                    hint=token[: len(PREFIX) + 4], expires_at=timezone.now() + lifetime)
+                                    hint=token[: len(PREFIX) + 4], expires_at=timezone.now() + lifetime,
+                                    origin=origin, access_key_id=access_key_id if origin == Origin.ACCESS_KEY else None,
+                                    credential_digest=credential_digest(user))
     audit_record(actor=user, action=AuditEvent.Action.CREATE, instance=link)
     return link, token
 
@@ -98,8 +131,11 @@ class ClientUrlAuthentication(BaseAuthentication):
             return None
         now = timezone.now()
         link = ClientUrl.objects.select_related("project", "created_by").filter(token_digest=digest(token)).first()
-        if link is None or not is_active(link, now):
+        if link is None or not (link.revoked_at is None and link.expires_at > now):
             raise exceptions.AuthenticationFailed(INVALID)
+        problem = origin_problem(link)
+        if problem:
+            raise exceptions.AuthenticationFailed(f"This client URL is not valid: {problem}.")
         user = link.created_by
         if not user.is_active or not has_project_role(user, link.project_id, Level.MEMBER):
             raise exceptions.AuthenticationFailed(

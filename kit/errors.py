@@ -19,6 +19,7 @@ VERSION_NOT_FOUND = "The requested application version was not found."
 SESSION_NOT_FOUND = "The requested session was not found."
 SESSION_FORBIDDEN = "You do not have permission to terminate this session."
 LAUNCH_FORBIDDEN = "You do not have permission to launch sessions in this project."
+CLIENT_URL_GONE = "The client URL this request came through is no longer valid (revoked, expired, or its credential ended)."
 CLIENT_URL_READS_ONLY = "A client URL reads applications and profiles and runs streams; it changes nothing else."
 
 

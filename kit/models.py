@@ -18,7 +18,7 @@ from django.db import models
 
 from kit.matching import is_version
 from sharing.models import Shareable
-from studio.models import Project
+from studio.models import AccessKey, Project
 from studio.names import validate_name
 
 VERSION_RULE = "Must be a semantic version such as 1.2.3 or 2.0.0-rc.1."
@@ -132,7 +132,14 @@ class StreamLimit(models.Model):
 
 class ClientUrl(models.Model):
     """A base URL `/kit-client/<token>` that acts, in one project, for the user who made it, on the Kit APIs only.
-    The token is shown once; only its SHA-256 digest is kept."""
+    The token is shown once; only its SHA-256 digest is kept. It records the credential it was made with, and
+    ends with it (kit.client_urls): the access key, the user's password (a service account's secret replaces
+    its user's password), the user."""
+
+    class Origin(models.TextChoices):
+        LOGIN = "login"  # the user's own login: the portal, a password or single sign-on token
+        ACCESS_KEY = "access-key"  # a token of an access key's id and secret
+        SERVICE_ACCOUNT = "service-account"  # a token of a service account's id and secret
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100)
@@ -144,6 +151,12 @@ class ClientUrl(models.Model):
     expires_at = models.DateTimeField()
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.LOGIN)
+    # The access key it was made with (origin access-key); null once the key is deleted, which ends the URL.
+    access_key = models.ForeignKey(AccessKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # A keyed digest of the maker's password hash when it was made (kit.client_urls.credential_digest): a new
+    # password, or a service account's new secret, ends the URL.
+    credential_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["-created_at"]

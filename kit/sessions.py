@@ -15,7 +15,7 @@ from django.utils import timezone
 from rest_framework import exceptions, status
 from rest_framework.exceptions import ValidationError
 
-from kit import errors
+from kit import client_urls, errors
 from kit.governance import idle_verdict
 from kit.matching import LATEST, matches, newest
 from kit.models import (
@@ -141,11 +141,14 @@ def _lock(project_id) -> None:
 
 
 def _launch_queued(session: StreamSession, now: datetime) -> None:
-    """Launch a queued request as the user who made it; one that can no longer launch fails with the reason."""
+    """Launch a queued request as the user who made it; one that can no longer launch fails with the reason. A
+    request made through a client URL needs the URL still valid: what its credential gave ends with it."""
     user = session.requested_by
     try:
         if user is None or not user.is_active or not has_project_role(user, session.project_id, Level.MEMBER):
             raise errors.forbidden(errors.LAUNCH_FORBIDDEN)
+        if session.client_url is not None and not client_urls.is_active(session.client_url, now):
+            raise errors.forbidden(errors.CLIENT_URL_GONE)
         app, version, profile = _resolve(session.project, session.application, session.version, session.profile)
         with transaction.atomic():
             workload = _submit(user=user, project=session.project, app=app, version=version, profile=profile,
@@ -164,7 +167,7 @@ def _admit_locked(project_id, now: datetime) -> int:
     cap = cap_of(project_id)
     running, admitted = running_count(project_id), 0
     for session in StreamSession.objects.filter(project_id=project_id, state=State.QUEUED).order_by(
-            "requested_at").select_related("project", "requested_by"):
+            "requested_at").select_related("project", "requested_by", "client_url__created_by"):
         if cap is not None and running >= cap:
             break
         _launch_queued(session, now)

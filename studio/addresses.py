@@ -1,7 +1,8 @@
 """Which addresses the server may reach when it calls out to a URL it was given (a cluster's API server and
 Prometheus, a kubeconfig's `server`, an identity provider's discovery document): never link-local or cloud
 metadata addresses; loopback, private and other special-purpose addresses only where CLUSTER_ALLOWED_NETWORKS
-lists them. A host name is resolved and every address it has is checked."""
+lists them. A host name is resolved and every address it has is checked. studio/outbound.py applies these
+rules at each use of a URL and to each connection's address."""
 
 import ipaddress
 import socket

@@ -7,6 +7,7 @@ from studio.audit import AuditEvent
 from studio.clusters import access as cluster_access
 from studio.clusters.models import Cluster, GpuScheduler
 from studio.iam.models import AccessRule, Level, is_platform_admin
+from studio.iam.throttling import CLIENT_ID_FIELDS
 from studio.names import NAME_PATTERN, NAME_RULE
 from studio.org.models import Project
 
@@ -164,7 +165,7 @@ class TokenRequestSerializer(StrictSerializer):
     used PKCE) and `external_token_exchange` (`externalToken`, an ID token of the identity provider)."""
 
     SPELLINGS = {  # canonical field -> the names a client may use for it, in order of preference
-        "clientId": ("clientId", "clientID", "appID", "AppId"),
+        "clientId": CLIENT_ID_FIELDS,
         "clientSecret": ("clientSecret", "appSecret", "AppSecret"),
     }
     GRANT_FIELDS = {

@@ -160,6 +160,19 @@ def _grant_service_account(*, client_id: str, client_secret: str) -> dict:
     return issue_token(user=account.user, client="service-account")
 
 
+def token_credential(token) -> tuple[str, str | None]:
+    """What a request's token was got with, for what it makes to end with that credential: ("access-key", the
+    key's id), ("service-account", None), or ("login", None) for the user's own login (a password or single
+    sign-on token; no token at all is the portal's session)."""
+    if token is None or not hasattr(token, "get"):
+        return "login", None
+    if token.get("akid"):
+        return "access-key", str(token["akid"])
+    if token.get(CLIENT_CLAIM) == "service-account":
+        return "service-account", None
+    return "login", None
+
+
 def from_client_credentials(token) -> bool:
     """Whether a request's validated token came from an access key's or a service account's id and secret."""
     return token is not None and hasattr(token, "get") and bool(token.get("akid") or token.get(CLIENT_CLAIM))

@@ -5,15 +5,21 @@ One provider at a time, as Run:ai has: the environment's (`OIDC_DISCOVERY_URL`, 
 `OIDC_CLIENT_SECRET`, ...) when set, else the one `POST /api/v1/idps` stored. mozilla-django-oidc reads its
 endpoints from Django settings; `ProviderBackend` and the views in studio/iam/sso_views.py answer them from the
 provider instead (its `get_settings` hook), so that a provider set through the API needs no restart.
+
+The library's own requests (token, keys, userinfo) are replaced by studio.outbound's: each endpoint passes the
+network rules of cluster URLs every time it is called, and so does every redirect it answers.
 """
 
 import jwt
 import requests
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousOperation
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.utils import import_from_settings
+from requests.auth import HTTPBasicAuth
 
+from studio import outbound
 from studio.iam.claims import ClaimProblem
 from studio.iam.providers import (
     SIGNING_ALGORITHMS,
@@ -76,9 +82,42 @@ class ProviderBackend(OIDCAuthenticationBackend):
             return None
         return super().authenticate(request, nonce=nonce, code_verifier=code_verifier)
 
+    def _fetch(self, method: str, endpoint: str, url: str, **kwargs) -> requests.Response:
+        return outbound.fetch(method, url, field=endpoint, timeout=settings.OIDC_TIMEOUT,
+                              verify=self.get_settings("OIDC_VERIFY_SSL", True), **kwargs)
+
     def get_token(self, payload):
-        self.token_info = super().get_token(payload)
+        """The provider's tokens: the library's request, through studio.outbound."""
+        auth = None
+        if self.get_settings("OIDC_TOKEN_USE_BASIC_AUTH", False):  # the secret in the header, not the body
+            auth = HTTPBasicAuth(payload.get("client_id"), payload.pop("client_secret", None))
+        response = self._fetch("POST", "token_endpoint", self.OIDC_OP_TOKEN_ENDPOINT, data=payload, auth=auth)
+        self.raise_token_response_error(response)
+        self.token_info = response.json()
         return self.token_info
+
+    def retrieve_matching_jwk(self, token):
+        """The provider's key that signed the token (its `kid`, and its `alg` where the key names one)."""
+        response = self._fetch("GET", "jwks_uri", self.OIDC_OP_JWKS_ENDPOINT)
+        response.raise_for_status()
+        body = response.json()
+        header = jwt.get_unverified_header(token)
+        for key in (body.get("keys") if isinstance(body, dict) else None) or ():
+            if isinstance(key, dict) and key.get("kid") == header.get("kid") \
+                    and key.get("alg", header.get("alg")) == header.get("alg"):
+                try:
+                    return jwt.PyJWK(key)
+                except jwt.PyJWTError as exc:
+                    raise SuspiciousOperation("The identity provider's key cannot be used.") from exc
+        raise SuspiciousOperation("Could not find a valid JWKS.")
+
+    def _userinfo(self, access_token) -> dict:
+        response = self._fetch("GET", "userinfo_endpoint", self.OIDC_OP_USER_ENDPOINT,
+                                headers={"Authorization": f"Bearer {access_token}"})
+        response.raise_for_status()
+        if response.headers.get("content-type", "").lower().startswith("application/jwt"):
+            return self.verify_token(response.text)  # claims may come as a signed JWT
+        return response.json()
 
     def verify_token(self, token, **kwargs):
         """Signature (the provider's keys), expiry, issuer, audience (our client id) and, for the portal's
@@ -108,7 +147,7 @@ class ProviderBackend(OIDCAuthenticationBackend):
         claims = dict(payload)
         if self.OIDC_OP_USER_ENDPOINT and access_token:
             try:
-                info = super().get_userinfo(access_token, id_token, payload)
+                info = self._userinfo(access_token)
             except requests.RequestException:
                 info = {}
             if isinstance(info, dict) and info.get("sub") == payload.get("sub"):

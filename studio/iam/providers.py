@@ -1,5 +1,9 @@
 """Which OpenID Connect provider (the environment's, else the one `POST /api/v1/idps` stored), its discovery
-document, and how its token endpoint takes the client's credentials. The relying party itself is studio/iam/oidc.py."""
+document, and how its token endpoint takes the client's credentials. The relying party itself is studio/iam/oidc.py.
+
+The document and the endpoints it names are reached through studio.outbound: each URL passes the network rules
+of cluster URLs whenever it is used. A document that names an endpoint the rules refuse is refused whole when it
+is read (at `POST /api/v1/idps`, and at each re-reading), so that a provider cannot be repointed there later."""
 
 import time
 from dataclasses import dataclass, field
@@ -7,9 +11,14 @@ from dataclasses import dataclass, field
 import requests
 from django.conf import settings
 
+from studio import outbound
+
 SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512")
 DISCOVERY_SECONDS = 300  # how long a provider's discovery document is kept
 WELL_KNOWN = "/.well-known/openid-configuration"
+DISCOVERY_FIELD = "oidcData.discoverDocumentUrl"  # where the API names the discovery document's URL
+# The endpoints the server itself calls (the authorization endpoint is the browser's to visit).
+FETCHED_ENDPOINTS = ("token_endpoint", "jwks_uri", "userinfo_endpoint")
 
 
 class ProviderError(Exception):
@@ -76,9 +85,13 @@ def discovery(provider: Provider, *, fresh: bool = False) -> dict:
     if kept and not fresh and time.monotonic() - kept[0] < DISCOVERY_SECONDS:
         return kept[1]
     try:
-        response = requests.get(url, timeout=settings.OIDC_TIMEOUT, headers={"Accept": "application/json"})
+        response = outbound.fetch("GET", url, field=DISCOVERY_FIELD, timeout=settings.OIDC_TIMEOUT,
+                                  headers={"Accept": "application/json"})
         response.raise_for_status()
         document = response.json()
+    except outbound.OutboundRefused as exc:
+        raise ProviderError(f"The identity provider's discovery document ({url}) may not be read: "
+                            f"{exc.reason}") from exc
     except (requests.RequestException, ValueError) as exc:
         raise ProviderError(f"The identity provider's discovery document ({url}) could not be read: "
                             f"{type(exc).__name__}.") from exc
@@ -86,6 +99,16 @@ def discovery(provider: Provider, *, fresh: bool = False) -> dict:
                if not isinstance(document, dict) or not isinstance(document.get(k), str)]
     if missing:
         raise ProviderError(f"The discovery document at {url} has no {', '.join(missing)}.")
+    for name in FETCHED_ENDPOINTS:
+        if document.get(name) is None:  # only the userinfo endpoint may be left out
+            continue
+        if not isinstance(document[name], str):
+            raise ProviderError(f"The discovery document at {url} has a {name} that is not a URL.")
+        try:
+            outbound.check(name, document[name])
+        except outbound.OutboundRefused as exc:
+            raise ProviderError(f"The discovery document at {url} names a {name} that may not be reached: "
+                                f"{exc.reason}") from exc
     _documents[url] = (time.monotonic(), document)
     return document
 

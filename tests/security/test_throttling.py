@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.hashers import MD5PasswordHasher
 from rest_framework.test import APIClient
 
+from studio.iam.tokens import issue_tokens
 from studio.models import AccessKey
 from tests.factories import UserFactory
 
@@ -103,3 +104,45 @@ def test_the_counters_live_in_a_cache_every_process_shares(redis_url, backend):
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=60, check=True)
     assert result.stdout.strip() == backend
+
+
+# --- security round 4, finding 6: the count is kept on the identity the grant checks -----------------------------
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path,grant", [
+    ("/api/v1/token", {"grantType": "client_credentials", "clientId": "{id}", "clientSecret": "no"}),
+    ("/api/v1/token", {"grantType": "app_token", "AppId": "{id}", "AppSecret": "no"}),
+    ("/api/v2/token", {"grant_type": "client_credentials", "client_id": "{id}", "client_secret": "no"}),
+])
+def test_a_decoy_username_beside_a_client_id_does_not_escape_the_clients_count(path, grant):
+    key, _ = AccessKey.issue(user=UserFactory(username="robot"), name="ci")
+    api = APIClient()
+    answers = []
+    for i in range(PER_ACCOUNT + 2):  # each guess from its own address, with a fresh decoy name
+        body = {name: value.format(id=key.client_id) for name, value in grant.items()}
+        body["username"] = f"decoy{i}"
+        answers.append(api.post(path, body, format="json", REMOTE_ADDR=f"10.2.{i}.1").status_code)
+    assert answers[:PER_ACCOUNT] == [401] * PER_ACCOUNT and set(answers[PER_ACCOUNT:]) == {429}, answers
+
+
+@pytest.mark.django_db
+def test_a_password_guess_is_counted_on_its_username_whatever_client_id_rides_along():
+    UserFactory(username="victim")
+    api = APIClient()
+    answers = [token(api, {"grantType": "password", "username": "victim", "password": f"guess{i}",
+                           "clientId": f"decoy{i}"}, address=f"10.3.{i}.1").status_code for i in range(PER_ACCOUNT + 1)]
+    assert answers[-1] == 429 and answers[0] != 429, answers
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path,field,grant_field", [("/api/v1/token", "refreshToken", "grantType"),
+                                                     ("/api/v2/token", "refresh_token", "grant_type")])
+def test_refresh_grants_are_counted_on_the_refresh_tokens_user(path, field, grant_field):
+    user = UserFactory(username="refresher")
+    refresh = [issue_tokens(user=user)["refreshToken"] for _ in range(PER_ACCOUNT + 1)]
+    api = APIClient()
+    # Each refresh token is its own string, each request comes from its own address with a decoy username:
+    # only the tokens' user is common to them.
+    answers = [api.post(path, {grant_field: "refresh_token", field: raw, "username": f"decoy{i}"}, format="json",
+                        REMOTE_ADDR=f"10.5.{i}.1").status_code for i, raw in enumerate(refresh)]
+    assert answers[:PER_ACCOUNT] == [200] * PER_ACCOUNT and answers[-1] == 429, answers

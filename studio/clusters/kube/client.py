@@ -22,6 +22,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from prometheus_client import Counter
 
+from studio import outbound
 from studio.clusters import access as cluster_access
 
 MANAGED_BY_SELECTOR = "app.kubernetes.io/managed-by=paas-studio"
@@ -210,6 +211,9 @@ class Connection:
         except urllib3.exceptions.HTTPError as exc:
             API_ERRORS.labels(self.cluster_name, verb, resource, "0").inc()
             raise TransientClusterError(f"The cluster API is unreachable: {unreachable_reason(exc)}") from exc
+        except outbound.AddressRefused as exc:
+            API_ERRORS.labels(self.cluster_name, verb, resource, "0").inc()
+            raise PermanentClusterError(f"The cluster's address cannot be used: {exc}") from exc
 
     def request(self, method: str, path: str, *, verb: str, resource: str, query: dict | None = None,
                 body=None, content_type: str = "application/json", stream: bool = False, timeout=None,
@@ -250,6 +254,9 @@ def _api_client(cluster) -> client.ApiClient:
     api = _configured_client(cluster)
     api.rest_client.pool_manager.connection_pool_kw["socket_options"] = [
         *urllib3.connection.HTTPConnection.default_socket_options, *KEEPALIVE]
+    # The address was checked when the client was built; each connection is checked again at the address it
+    # reached, so that the name cannot lead elsewhere later (DNS rebinding) with the cluster's credentials.
+    api.rest_client.pool_manager.pool_classes_by_scheme = outbound.POOL_CLASSES
     return api
 
 

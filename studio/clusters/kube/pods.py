@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import urllib3
 
+from studio import outbound
 from studio.clusters import access as cluster_access
 from studio.clusters.kube.client import (
     API_CALLS,
@@ -101,7 +102,7 @@ def prometheus_query(conn: Connection, prometheus_url: str, promql: str) -> list
     return (body.get("data") or {}).get("result") or []
 
 
-_plain_pool = urllib3.PoolManager(num_pools=4)
+_plain_pool = outbound.pool_manager(num_pools=4)  # each connection checked at the address it reached
 
 
 def _plain_get(conn: Connection, url: str, fields: dict) -> dict:
@@ -109,6 +110,8 @@ def _plain_get(conn: Connection, url: str, fields: dict) -> dict:
     API_CALLS.labels(conn.cluster_name, "query", "prometheus").inc()
     try:
         response = _plain_pool.request("GET", url, fields=fields, timeout=conn.timeout, retries=False)
+    except outbound.AddressRefused as exc:  # the name led elsewhere than where it was checked
+        raise PermanentClusterError(f"Prometheus cannot be used: {exc}") from exc
     except urllib3.exceptions.HTTPError as exc:
         API_ERRORS.labels(conn.cluster_name, "query", "prometheus", "0").inc()
         raise TransientClusterError(f"Prometheus is unreachable: {unreachable_reason(exc)}") from exc
