@@ -175,6 +175,11 @@ class Following:
     def _wait_for_lists(self) -> bool:
         """Start the reflectors and wait until each has listed its kind, counting failed rounds meanwhile."""
         while not self.stopping.is_set():
+            self._adjust_reflectors()
+            # Read "synced" before "forbidden": a reflector refused (403) marks itself forbidden, then synced, so
+            # one seen synced here is seen forbidden below. The other order let a refusal land in between, and
+            # the watcher went on across namespaces with no rights there (a workload never seen Running).
+            synced = all(r.synced.is_set() for r in self.reflectors.values())
             if self.everywhere and any(r.forbidden for r in self.reflectors.values()):
                 # The account may not read across namespaces (deploy/rbac.yaml): one watch per kind in each
                 # namespace the product manages, as listed by the managed-by label.
@@ -183,8 +188,8 @@ class Following:
                 self.stop_reflectors()
                 self.reflectors = {}
                 self.store = informer.Store(namespaces=self.store.namespaces)
-            self._adjust_reflectors()
-            if all(r.synced.is_set() for r in self.reflectors.values()) and self._namespaces_followed():
+                continue
+            if synced and self._namespaces_followed():
                 return True
             self.stopping.wait(min(0.2, settings.SYNC_INTERVAL_SECONDS))
             if any(r.failing_since is not None and time.monotonic() - r.failing_since >= settings.SYNC_INTERVAL_SECONDS
