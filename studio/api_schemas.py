@@ -43,6 +43,11 @@ NODE_POOL = _object({"id": _S, "name": _S, "labelKey": _S, "labelValue": _S, "cl
                      "gpus": _object({"total": {**_I, "nullable": True}, "allocated": _N, "requested": _N,
                                       "free": {**_N, "nullable": True}})})
 NODE_POOLS = _object({"nodepools": {"type": "array", "items": NODE_POOL}})
+NODE_POOL_V1 = _object({"id": _I, "name": _S, "clusterId": {**_S, "format": "uuid"}, "labelKey": _S,
+                        "labelValue": _S, "overProvisioningRatio": _I, "isDefault": _B, "status": _S,
+                        "createdBy": _S, "createdAt": _TIME, "updatedBy": _S, "updatedAt": _TIME},
+                       {"placementStrategy": _object({"cpu": _S, "gpu": _S}), "statusMessage": _S})
+NODE_POOLS_V1 = {"type": "array", "items": NODE_POOL_V1}  # 2.18's /v1/k8s/clusters/{clusterId}/node-pools
 NODE = _object({"name": _S, "clusterUuid": _S, "nodePool": _S, "status": _S, "createdAt": {**_S, "nullable": True},
                 "updatedAt": {**_S, "nullable": True}},
                {"id": _S, "conditions": {"type": "array", "items": {"type": "object"}},
