@@ -10,6 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from studio import api, errors, metrics, ops, views
 from studio.clusters import api as cluster_api
+from studio.clusters import k8s_node_pools
 from studio.iam import api as iam_api
 from studio.iam import idp_api, service_account_api, sso_views, token_v2
 from studio.iam import views as user_views
@@ -67,6 +68,16 @@ api_v1 = [
     path("", include("kit.api_urls")),
 ]
 
+# Run:ai 2.18's node pools of a cluster (deprecated in latest for /api/v1/node-pools), at Run:ai's own paths.
+k8s_v1 = [
+    path("clusters/<uuid:clusterId>/node-pools", k8s_node_pools.ClusterNodePoolsView.as_view(),
+         name="k8s-node-pool-list"),
+    path("clusters/<uuid:clusterId>/node-pools/<int:id>", k8s_node_pools.ClusterNodePoolView.as_view(),
+         name="k8s-node-pool-detail"),
+    path("clusters/<uuid:clusterId>/node-pools/<int:id>/labels", k8s_node_pools.ClusterNodePoolLabelsView.as_view(),
+         name="k8s-node-pool-labels"),
+]
+
 urlpatterns = [
     path("", include("portal.urls")),
     path("login", views.LoginView.as_view(), name="login"),
@@ -112,6 +123,7 @@ urlpatterns = [
             name="org-delete"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    path("v1/k8s/", include(k8s_v1)),
     path("api/v2/token", token_v2.TokenV2View.as_view(), name="token-v2"),
     path("api/v2/", include("policies.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -132,7 +144,7 @@ urlpatterns = [
     path("", include("policies.urls")),
     # An unknown path under the APIs is a JSON 404 even with DEBUG on (make run), where Django would answer
     # its HTML debug page instead of handler404.
-    re_path(r"^(?:api|cfg|streaming|kit-client)/", csrf_exempt(errors.json_not_found)),
+    re_path(r"^(?:api|cfg|streaming|kit-client|v1/k8s)/", csrf_exempt(errors.json_not_found)),
 ]
 
 handler400 = "studio.errors.handler400"

@@ -30,17 +30,24 @@ USER = _object({"id": _S, "username": _S, "createdBy": _S, "createdAt": _NULL_TI
 USERS = {"type": "array", "items": USER}
 USER_CREATED = _object({"id": _S, "username": _S, "tempPassword": _S})
 TEMP_PASSWORD = _object({"tempPassword": _S})
+# Run:ai's QuotaStatusResource: GPUs, CPU in millicores, memory in MB.
+_USE = _object({"gpu": _N, "cpu": _N, "memory": _N})
 NODE_POOL = _object({"id": _S, "name": _S, "labelKey": _S, "labelValue": _S, "clusterId": _S, "clusterName": _S,
                      "isDefault": _B, "tenantId": _I, "createdBy": _S, "createdAt": _TIME, "updatedBy": _S,
                      "updatedAt": _TIME},
                     {"phase": _S, "phaseMessage": _S, "overProvisioningRatio": _I,
                      "gpuNetworkAccelerationDetection": _S, "placementStrategy": {"type": "object"},
                      # PaaS Studio's: its allocation (studio.org.node_pool_api), as every page shows it
-                     "quotaStatus": _object({"allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})}),
+                     "quotaStatus": _object({"allocated": _USE, "requested": _USE}),
                      "totalResources": _object({"gpuQuota": _N}),
                      "gpus": _object({"total": {**_I, "nullable": True}, "allocated": _N, "requested": _N,
                                       "free": {**_N, "nullable": True}})})
 NODE_POOLS = _object({"nodepools": {"type": "array", "items": NODE_POOL}})
+NODE_POOL_V1 = _object({"id": _I, "name": _S, "clusterId": {**_S, "format": "uuid"}, "labelKey": _S,
+                        "labelValue": _S, "overProvisioningRatio": _I, "isDefault": _B, "status": _S,
+                        "createdBy": _S, "createdAt": _TIME, "updatedBy": _S, "updatedAt": _TIME},
+                       {"placementStrategy": _object({"cpu": _S, "gpu": _S}), "statusMessage": _S})
+NODE_POOLS_V1 = {"type": "array", "items": NODE_POOL_V1}  # 2.18's /v1/k8s/clusters/{clusterId}/node-pools
 NODE = _object({"name": _S, "clusterUuid": _S, "nodePool": _S, "status": _S, "createdAt": {**_S, "nullable": True},
                 "updatedAt": {**_S, "nullable": True}},
                {"id": _S, "conditions": {"type": "array", "items": {"type": "object"}},
@@ -67,10 +74,9 @@ _RULES = {"type": "object", "nullable": True, "additionalProperties": {"type": "
 _POOLS = {"type": "array", "nullable": True, "items": _S}
 _NODE_TYPES = {"type": "object", "nullable": True}
 _TOTALS = _object({"gpuQuota": _NULL_N, "cpuQuota": _NULL_N, "memoryQuota": _NULL_N})
-_QUOTA_STATUS = _object({"allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})},
-                        {"allocatedNonPreemptible": _object({"gpu": _N})})
+_QUOTA_STATUS = _object({"allocated": _USE, "requested": _USE}, {"allocatedNonPreemptible": _USE})
 _POOL_QUOTA_STATUSES = {"type": "array", "items": _object(
-    {"nodePoolName": _S, "nodePoolId": _S, "allocated": _object({"gpu": _N}), "requested": _object({"gpu": _N})})}
+    {"nodePoolName": _S, "nodePoolId": _S, "allocated": _USE, "requested": _USE})}
 ORG_RESOURCES = {"type": "array", "items": _object(
     {"nodePool": {**_object({"id": _S}, {"name": _S}), "nullable": True}, "gpu": _QUOTA},
     {"cpu": _QUOTA, "memory": _QUOTA, "priority": {**_S, "nullable": True}})}

@@ -131,8 +131,12 @@ def exception_handler(exc, context):
     return Response(error_body(code, message), status=code, headers=headers)
 
 
+# Where the APIs answer (Run:ai's 2.18 node pools of a cluster under /v1/k8s/): JSON only, never cached.
+API_PATHS = ("/api/", "/cfg/", "/streaming/", "/kit-client/", "/v1/k8s/")
+
+
 def _is_json_path(request) -> bool:
-    return request.path.startswith(("/api/", "/cfg/", "/streaming/", "/kit-client/"))
+    return request.path.startswith(API_PATHS)
 
 
 def json_not_found(request, exception=None):

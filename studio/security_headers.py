@@ -5,12 +5,12 @@
   are limited to our own files; a value injected into a page cannot run. A constant header needs no library;
   django-csp earns its keep with nonces and per-view policies, which nothing here needs. Inline *styles*
   stay allowed: htmx and a few templates set them, and they cannot run code.
-* `Cache-Control: no-store` on every answer under the API paths (/api/, /cfg/, /streaming/, /kit-client/): they
+* `Cache-Control: no-store` on every answer under the API paths (studio.errors.API_PATHS): they
   carry tokens, secrets shown once, and data of one user, which no shared or browser cache should keep."""
 
 from django.conf import settings
 
-API_PATHS = ("/api/", "/cfg/", "/streaming/", "/kit-client/")
+from studio.errors import API_PATHS
 
 
 class SecurityHeadersMiddleware:

@@ -10,7 +10,7 @@ class WorkloadsConfig(AppConfig):
         from studio.models import Project
         from studio.org.numbers import GpuUse, register_gpu_use
         from studio.signals import deleting
-        from workloads.models import ALLOCATED_GPUS, REQUESTED_GPUS, Workload
+        from workloads.models import ALLOCATED, REQUESTED, Workload
         from workloads.specs import ALL_SPECS, validate_spec
         from workloads.telemetry import prometheus
 
@@ -19,7 +19,7 @@ class WorkloadsConfig(AppConfig):
         register_spec_serializer(ALL_SPECS.get)  # the version editor's typed spec inputs
         deleting.connect(_project_deleting, sender=Project, dispatch_uid="workloads.project_deleting")
         register_gpu_use(GpuUse(rows=lambda: Workload.objects.filter(deleted_at__isnull=True),
-                                allocated=ALLOCATED_GPUS, requested=REQUESTED_GPUS))
+                                allocated=ALLOCATED, requested=REQUESTED))
 
 
 def _project_deleting(sender, instance, **kwargs):

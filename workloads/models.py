@@ -24,6 +24,11 @@ HOLDING_GPUS = Q(deleted_at__isnull=True, desired_phase="Running", gpu_request__
 # are gone, and no longer requested.
 ALLOCATED_GPUS = Q(deleted_at__isnull=True, gpu_request__gt=0, actual_phase__in=ALLOCATED_PHASES)
 REQUESTED_GPUS = HOLDING_GPUS
+# The same for CPU and memory too: a workload without GPUs holds its cores and memory all the same.
+HOLDS_ANY = Q(gpu_request__gt=0) | Q(cpu_request__gt=0) | Q(memory_request__gt=0)
+ALLOCATED = Q(deleted_at__isnull=True, actual_phase__in=ALLOCATED_PHASES) & HOLDS_ANY
+REQUESTED = Q(deleted_at__isnull=True, desired_phase="Running") & ~Q(
+    actual_phase__in=["Completed", "Failed"]) & HOLDS_ANY
 
 
 class WorkloadQuerySet(models.QuerySet):
@@ -107,6 +112,10 @@ class Workload(models.Model):
     request = models.JSONField(default=dict, help_text="The create body as submitted (secrets masked).")
     spec = models.JSONField(default=dict, help_text="The validated, normalised spec (defaults filled).")
     gpu_request = models.DecimalField(max_digits=10, decimal_places=3, default=0)
+    # CPU (millicores) and memory (bytes) over every pod it may run at once, as gpu_request counts GPUs
+    # (workloads.specs.workload_cpu_use): the organisation's CPU and memory numbers sum them (studio.org.numbers).
+    cpu_request = models.PositiveBigIntegerField(default=0)
+    memory_request = models.PositiveBigIntegerField(default=0)
     # The node pool the workload is placed in at submission (one of the pools it may use, in their order): its
     # pods run on that pool's nodes, in that pool's KAI queue, and count against the project's quota there.
     # "" for a row placed before pools were (the cluster's default pool).

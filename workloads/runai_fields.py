@@ -58,6 +58,12 @@ def node_pools_of(spec: dict | None) -> list[str]:
     return list((spec or {}).get("nodePools") or [DEFAULT_NODE_POOL])
 
 
+def listed_pool_of(node_pool: str, spec: dict | None) -> str:
+    """The pool the workload list shows, filters and sorts a workload by (`nodepool`): the one it was placed in,
+    where its pods run; for a row not placed (kept from before placement was stored) the first it asked for."""
+    return node_pool or node_pools_of(spec)[0] or DEFAULT_NODE_POOL
+
+
 def placed_pool_of(node_pool: str) -> str:
     """The pool a workload was placed in at submission (`Workload.node_pool`), where its pods run; "" is the
     cluster's default pool (named `default`: studio.clusters.models.DEFAULT_NODE_POOL)."""
@@ -137,9 +143,10 @@ def priority_expression():
 
 
 def node_pool_expression():
-    """The first node pool the spec asks for (`filterBy=nodepool==a` matches a workload that asks for a first)."""
+    """listed_pool_of in the database: Run:ai's `nodepool` filter and sort field of the workload list."""
     first = KeyTextTransform("0", KeyTransform("nodePools", "spec"))
-    return Coalesce(NullIf(first, Value("")), Value(DEFAULT_NODE_POOL), output_field=CharField())
+    return Coalesce(NullIf(F("node_pool"), Value("")), NullIf(first, Value("")), Value(DEFAULT_NODE_POOL),
+                    output_field=CharField())
 
 
 def placed_pool_expression():

@@ -26,7 +26,7 @@ from studio.selectors import node_pool_errors, quota_pools
 from workloads import forecast, forecast_reads, placement
 from workloads.compute_quota import compute_quota_errors
 from workloads.models import Workload, WorkloadEvent
-from workloads.specs import gpu_request_of, validate_spec, workload_gpus
+from workloads.specs import gpu_request_of, validate_spec, workload_cpu_use, workload_gpus
 from workloads.specs.distributed import replica_total
 from workloads.specs.references import exposed_url_errors, secret_references
 
@@ -351,7 +351,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
                 department=project.department, cluster=project.cluster, created_by=user,
                 created_by_name=user.email or user.get_username(), request=request, spec=request["spec"],
                 gpu_request=gpus, source=source, requested_pods=requested_pods(kind, request),
-                node_pool=pool,
+                node_pool=pool, **cpu_use(kind, request),
                 phase_updated_at=timezone.now(), **(provenance or {}),
             )
             _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
@@ -362,6 +362,12 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
             raise _NameTaken(name) from None
         raise
     return workload
+
+
+def cpu_use(kind: str, request: dict) -> dict:
+    """The row's `cpu_request` (millicores) and `memory_request` (bytes): over every pod it may run at once."""
+    cpu, memory = workload_cpu_use(kind, request)
+    return {"cpu_request": cpu, "memory_request": memory}
 
 
 def requested_pods(kind: str, request: dict) -> int:
@@ -461,6 +467,8 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
         revision = locked.events.filter(reason="Updated").count() + 2  # the create was revision 1
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
         locked.gpu_request, locked.requested_pods = gpus, requested_pods(locked.kind, {"spec": spec})
+        for name, value in cpu_use(locked.kind, {"spec": spec}).items():
+            setattr(locked, name, value)
         if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING):
             locked.actual_phase, locked.phase_updated_at = Workload.Phase.UPDATING, timezone.now()
         locked.save()

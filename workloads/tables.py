@@ -62,7 +62,7 @@ class WorkloadTable(Table):
         Column("duration", "Duration", _running_seconds, sort="totalRunningTimeSeconds",
                html=lambda w: duration_text(_running_seconds(w)) or "—"),
         # the pool it was placed in, where its pods run (not the pools it may use: spec.nodePools)
-        Column("nodepool", "Node pool", lambda w: derived.placed_pool_of(w.node_pool), sort="nodepool"),
+        Column("nodepool", "Node pool", lambda w: derived.listed_pool_of(w.node_pool, w.spec), sort="nodepool"),
         Column("pods", "Pods", lambda w: f"{w.running_pods}/{w.requested_pods}", sort="runningPods"),
         Column("created", "Created", lambda w: w.created_at.isoformat(timespec="seconds"), sort="createdAt",
                html=lambda w: format_html('<time datetime="{}">{}</time>', w.created_at.isoformat(),

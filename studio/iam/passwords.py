@@ -54,7 +54,7 @@ class TemporaryPasswordMiddleware:
     """A portal page asked with a temporary password: the password page instead (htmx: HX-Redirect)."""
 
     OPEN = ("/account/password", "/logout", "/static/", "/favicon")
-    API = ("/api/", "/cfg", "/streaming", "/kit-client/", "/metrics", "/healthz", "/readyz")
+    API = ("/api/", "/cfg", "/streaming", "/kit-client/", "/v1/k8s/", "/metrics", "/healthz", "/readyz")
 
     def __init__(self, get_response):
         self.get_response = get_response

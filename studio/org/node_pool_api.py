@@ -3,8 +3,8 @@ allocation: the organisation's numbers in the pool (studio.org.numbers), as ever
 
 Neither of Run:ai's documents gives a node pool's Nodepool an allocation field (Run:ai answers it through the pool's
 metrics); these are PaaS Studio's additions, named as Run:ai names the same numbers elsewhere:
-`quotaStatus` (a QuotaStatus, as a project's status has it: GPUs allocated and requested by the workloads placed in
-the pool), `totalResources.gpuQuota` (the GPUs its projects deserve there) and `gpus` (what the pool's nodes offer,
+`quotaStatus` (a QuotaStatus, as a project's status has it: GPUs, CPU millicores and memory MB allocated and
+requested by the workloads placed in the pool), `totalResources.gpuQuota` (the GPUs its projects deserve there) and `gpus` (what the pool's nodes offer,
 as the sync last counted them, and what of it is not allocated)."""
 
 from drf_spectacular.utils import extend_schema

@@ -1,5 +1,5 @@
-"""The GPU numbers of the organisation, defined once (issue 36, "one number everywhere"): every page and answer that
-shows a project's, a department's or a node pool's GPUs reads them here.
+"""The quota numbers of the organisation, defined once (issue 36, "one number everywhere"): every page and answer
+that shows a project's, a department's or a node pool's GPUs (and CPU and memory) reads them here.
 
 - **allocated**: what runs now — the GPUs of the live workloads that hold GPUs on nodes (their phase is one of
   workloads.runai_fields.ALLOCATED_PHASES);
@@ -8,6 +8,10 @@ shows a project's, a department's or a node pool's GPUs reads them here.
   pods are gone, and no longer requested);
 - **deserved**, **limit**, **overQuotaWeight**: the unit's per-pool `resources` (Run:ai's shape); a project without
   per-pool quotas has its GPU totals in its cluster's default pool (its limit holds in every pool).
+
+CPU and memory are allocated and requested as GPUs are, from what each workload asks for over all its pods
+(`Workload.cpu_request` in millicores, `memory_request` in bytes, stored at submission); a workload without GPUs
+holds its CPU and memory all the same.
 
 A workload counts in the pool it was placed in at submission (`Workload.node_pool`; "" is the cluster's default
 pool), where its pods run. The rows are the workloads app's, to the right of studio: it says how to read them at
@@ -32,8 +36,9 @@ ZERO = Decimal(0)
 class GpuUse(NamedTuple):
     """How the organisation's GPU use is read from the rows that hold GPUs (filled in by the workloads app)."""
 
-    rows: Callable[[], QuerySet]  # the live rows (not deleted) that may hold GPUs, with `gpu_request`, `node_pool`
-    allocated: Q  # held on a node now
+    rows: Callable[[], QuerySet]  # the live rows (not deleted), with `gpu_request`, `cpu_request`, `memory_request`,
+    # `node_pool`
+    allocated: Q  # held on a node now (GPUs, CPU or memory)
     requested: Q  # what runs plus what waits: meant to run and not finished
 
 
@@ -60,13 +65,18 @@ def _number(value) -> Decimal | None:
 
 @dataclass
 class Numbers:
-    """One unit's (or one pool's) GPUs. deserved/limit None: not set (a limit: none)."""
+    """One unit's (or one pool's) GPUs, and the CPU (millicores) and memory (bytes) its workloads hold and ask for.
+    deserved/limit (GPUs) None: not set (a limit: none)."""
 
     allocated: Decimal = ZERO
     requested: Decimal = ZERO
     deserved: Decimal | None = None
     limit: Decimal | None = None
     over_quota_weight: float | None = None
+    cpu_allocated: int = 0
+    cpu_requested: int = 0
+    memory_allocated: int = 0
+    memory_requested: int = 0
 
     @property
     def waiting(self) -> Decimal:
@@ -76,9 +86,14 @@ class Numbers:
     def over_quota(self) -> Decimal:
         return max(ZERO, self.allocated - (self.deserved or ZERO))
 
-    def add_use(self, allocated, requested) -> None:
+    def add_use(self, allocated, requested, cpu=(0, 0), memory=(0, 0)) -> None:
+        """Add GPUs allocated and requested, and (allocated, requested) CPU millicores and memory bytes."""
         self.allocated += allocated or ZERO
         self.requested += requested or ZERO
+        self.cpu_allocated += int(cpu[0] or 0)
+        self.cpu_requested += int(cpu[1] or 0)
+        self.memory_allocated += int(memory[0] or 0)
+        self.memory_requested += int(memory[1] or 0)
 
     def as_dict(self) -> dict:
         return {"allocated": float(self.allocated), "requested": float(self.requested),
@@ -175,7 +190,11 @@ def quota_numbers(*, projects: Iterable = (), departments: Iterable = (), cluste
         rows = list(use.rows().filter(where).filter(use.allocated | use.requested).order_by()
                     .values_list("project_id", "department_id", "cluster_id", "node_pool")
                     .annotate(allocated=Sum("gpu_request", filter=use.allocated),
-                              requested=Sum("gpu_request", filter=use.requested)))
+                              requested=Sum("gpu_request", filter=use.requested),
+                              cpu_allocated=Sum("cpu_request", filter=use.allocated),
+                              cpu_requested=Sum("cpu_request", filter=use.requested),
+                              memory_allocated=Sum("memory_request", filter=use.allocated),
+                              memory_requested=Sum("memory_request", filter=use.requested)))
     cluster_ids |= {str(r[2]) for r in rows}
     if cluster_ids and read_pools:
         for pk, cluster_id, name, is_default in NodePool.objects.filter(cluster_id__in=cluster_ids).values_list(
@@ -195,20 +214,28 @@ def quota_numbers(*, projects: Iterable = (), departments: Iterable = (), cluste
                                                                          default_pool=default))
         _sum_quotas(unit.pools, unit.total)
     wanted_clusters = {str(c) for c in clusters}
-    for project_id, department_id, cluster_id, pool, allocated, requested in rows:
+    for project_id, department_id, cluster_id, pool, allocated, requested, *cpu_memory in rows:
         pool = pool or found.default_pool(cluster_id)
+        use_of = (allocated, requested, cpu_memory[0:2], cpu_memory[2:4])
         for table, key in ((found.projects, project_id), (found.departments, department_id)):
             if key in table:
-                table[key].total.add_use(allocated, requested)
-                table[key].pool(pool).add_use(allocated, requested)
+                table[key].total.add_use(*use_of)
+                table[key].pool(pool).add_use(*use_of)
         if str(cluster_id) in wanted_clusters:
-            found.clusters.setdefault(str(cluster_id), {}).setdefault(pool, Numbers()).add_use(allocated, requested)
+            found.clusters.setdefault(str(cluster_id), {}).setdefault(pool, Numbers()).add_use(*use_of)
     return found
 
 
+BYTES_PER_MB = 10**6
+
+
 def quota_status(numbers: Numbers) -> dict:
-    """Run:ai's QuotaStatus (GPUs): allocated, and requested."""
-    return {"allocated": {"gpu": float(numbers.allocated)}, "requested": {"gpu": float(numbers.requested)}}
+    """Run:ai's QuotaStatus: allocated and requested GPUs, CPU in millicores and memory in MB, as both of its
+    documents give QuotaStatusResource's units."""
+    return {"allocated": {"gpu": float(numbers.allocated), "cpu": float(numbers.cpu_allocated),
+                          "memory": numbers.memory_allocated / BYTES_PER_MB},
+            "requested": {"gpu": float(numbers.requested), "cpu": float(numbers.cpu_requested),
+                          "memory": numbers.memory_requested / BYTES_PER_MB}}
 
 
 def node_pool_quota_statuses(unit: Unit, pool_ids: dict[str, str]) -> list[dict]:

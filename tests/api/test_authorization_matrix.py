@@ -20,7 +20,7 @@ from tests.api.world import IDP_BODY, make_world, path_values
 from tests.assets.bodies import KIND_OF, NO_CONTENT_ON_DELETE, body
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
-PREFIXES = ("/api/v1/", "/cfg/", "/streaming/")
+PREFIXES = ("/api/v1/", "/cfg/", "/streaming/", "/v1/k8s/")
 SKIPPED_METHODS = {"OPTIONS", "HEAD", "TRACE"}  # answered by the framework alike for every route
 
 
@@ -129,6 +129,12 @@ TABLE = {
     ("DELETE", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(204),
     ("PUT", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(200),
     ("PATCH", "/api/v1/node-pools/{nodepoolId}"): _platform_admins(200),
+    # Run:ai 2.18's node pools of a cluster: the same pools and rules, 2.18's codes
+    ("GET", "/v1/k8s/clusters/{clusterId}/node-pools"): READ_ALL,  # beta runs on the same cluster
+    ("POST", "/v1/k8s/clusters/{clusterId}/node-pools"): _platform_admins(201),
+    ("PUT", "/v1/k8s/clusters/{clusterId}/node-pools/{id}"): _platform_admins(202),
+    ("DELETE", "/v1/k8s/clusters/{clusterId}/node-pools/{id}"): _platform_admins(202),
+    ("PUT", "/v1/k8s/clusters/{clusterId}/node-pools/{id}/labels"): _platform_admins(202),
     # Nodes are read live from the cluster; alpha's cluster is not reachable here, so past authorization: 503
     ("GET", "/api/v1/clusters/{clusterUuid}/nodes"): (401, 503, 503, 503, 503, 503),
     ("GET", "/api/v1/nodes"): (401, 503, 503, 503, 503, 503),  # every cluster the caller sees: alpha's
@@ -338,6 +344,10 @@ BODIES = {
                                                "clusterId": str(w.org.cluster.pk)},
     **{(method, "/api/v1/node-pools/{nodepoolId}"): lambda w: {"labelKey": "run.ai/node-pool", "labelValue": "h200"}
        for method in ("PUT", "PATCH")},
+    ("POST", "/v1/k8s/clusters/{clusterId}/node-pools"): lambda w: {"name": "h100", "labelKey": "run.ai/node-pool",
+                                                                      "labelValue": "h100"},
+    **{("PUT", f"/v1/k8s/clusters/{{clusterId}}/node-pools/{{id}}{tail}"): lambda w: {
+        "labelKey": "run.ai/node-pool", "labelValue": "h200"} for tail in ("", "/labels")},
     ("POST", "/api/v1/me/password"): lambda w: {"currentPassword": "pw-for-tests-1", "newPassword": "another-pw-22"},
     ("POST", "/api/v1/workloads/trainings"): lambda w: _workload(w, "new-training"),
     ("POST", "/api/v1/workloads/workspaces"): lambda w: _workload(w, "new-workspace"),

@@ -97,6 +97,7 @@ DETAIL_IDS = {
     "/api/v1/org-unit/departments/": lambda w: w.org.department.pk,
     "/api/v1/org-unit/projects/": lambda w: w.org.a.pk,
     "/api/v1/service-profiles/": lambda w: w.profile.pk,
+    "/v1/k8s/clusters/": lambda w: w.node_pool.pk,  # …/node-pools/{id}
 }
 WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference",
                      "distributed": "distributed"}

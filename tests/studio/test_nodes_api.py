@@ -37,10 +37,12 @@ def pooled(start_kubesim):
     MembershipFactory(user=member, project=project, role="member")
     running = Workload.objects.create(kind="training", name="run", project=project, department=project.department,
                                       cluster=cluster, actual_phase="Running", gpu_request=3, node_pool="pool-a",
-                                      running_pods=1, spec={"compute": {"cpuCoreRequest": "2"}})
+                                      running_pods=1, spec={"compute": {"cpuCoreRequest": "2"}},
+                                      cpu_request=2000, memory_request=4 * 10**9)
     Pod.objects.create(workload=running, uid="u1", name="run-0", phase="Running", node_name="sim-node-0")
     Workload.objects.create(kind="training", name="wait", project=project, department=project.department,
-                            cluster=cluster, actual_phase="Pending", gpu_request=2, node_pool="pool-b")
+                            cluster=cluster, actual_phase="Pending", gpu_request=2, node_pool="pool-b",
+                            cpu_request=500, memory_request=10**9)
     return cluster, pools, project, member, root
 
 
@@ -77,22 +79,27 @@ def test_a_node_pool_answers_its_allocation(client_for, pooled, django_assert_ma
     assert answer.status_code == 200
     assert_matches_spec(answer, "get", "/api/v1/node-pools/{nodepoolId}")
     body = answer.json()
-    assert body["quotaStatus"] == {"allocated": {"gpu": 3.0}, "requested": {"gpu": 3.0}}
+    assert body["quotaStatus"] == {"allocated": {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0},
+                                   "requested": {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0}}
     assert body["totalResources"] == {"gpuQuota": 2.0}
     assert body["gpus"] == {"total": 8, "allocated": 3.0, "requested": 3.0, "free": 5.0}
     with django_assert_max_num_queries(8):
         listed = api.get("/api/v1/node-pools", {"clusterId": str(cluster.pk)})
     assert listed.status_code == 200  # (its default pool's empty labelKey is not latest's: checked one by one)
-    assert {p["name"]: p["quotaStatus"]["requested"]["gpu"] for p in listed.json()["nodepools"]} == {
-        "default": 0.0, "pool-a": 3.0, "pool-b": 2.0}
+    assert {p["name"]: p["quotaStatus"]["requested"] for p in listed.json()["nodepools"]} == {
+        "default": {"gpu": 0.0, "cpu": 0.0, "memory": 0.0}, "pool-a": {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0},
+        "pool-b": {"gpu": 2.0, "cpu": 500.0, "memory": 1000.0}}
     # the project's own answer says the same, pool by pool
     status = api.get(f"/api/v1/org-unit/projects/{project.pk}").json()["status"]
     assert status["nodePoolQuotaStatuses"] == [
-        {"nodePoolName": "pool-a", "nodePoolId": str(pools["pool-a"].pk), "allocated": {"gpu": 3.0},
-         "requested": {"gpu": 3.0}},
-        {"nodePoolName": "pool-b", "nodePoolId": str(pools["pool-b"].pk), "allocated": {"gpu": 0.0},
-         "requested": {"gpu": 2.0}}]
-    assert status["quotaStatus"] == {"allocated": {"gpu": 3.0}, "requested": {"gpu": 5.0}}
+        {"nodePoolName": "pool-a", "nodePoolId": str(pools["pool-a"].pk),
+         "allocated": {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0},
+         "requested": {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0}},
+        {"nodePoolName": "pool-b", "nodePoolId": str(pools["pool-b"].pk),
+         "allocated": {"gpu": 0.0, "cpu": 0.0, "memory": 0.0},
+         "requested": {"gpu": 2.0, "cpu": 500.0, "memory": 1000.0}}]
+    assert status["quotaStatus"] == {"allocated": {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0},
+                                     "requested": {"gpu": 5.0, "cpu": 2500.0, "memory": 5000.0}}
     bad = api.get("/api/v1/node-pools", {"clusterId": "not-a-uuid"})
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "clusterId"
 
@@ -172,4 +179,4 @@ def test_runapy_reads_nodes_their_telemetry_and_a_pools_metrics(live_server, poo
     assert [(m["type"], [v["value"] for v in m["values"]]) for m in metrics["measurements"]] == [
         ("TOTAL_GPU", ["8"]), ("UNALLOCATED_GPU", ["5"])]
     pool = org.node_pools.get_nodepool(str(pools["pool-a"].pk)).data
-    assert pool["quotaStatus"] == {"allocated": {"gpu": 3.0}, "requested": {"gpu": 3.0}}
+    assert pool["quotaStatus"]["requested"] == {"gpu": 3.0, "cpu": 2000.0, "memory": 4000.0}

@@ -145,18 +145,21 @@ def test_a_department_through_runais_bodies_answered_as_runais_department(client
 
 
 def test_gpu_use_comes_from_the_workloads(client_for, org, pools):
-    def workload(project, name, phase, gpus):
+    def workload(project, name, phase, gpus, cpu=0, memory=0):
         Workload.objects.create(project=project, department=project.department, cluster=project.cluster,
-                                name=name, kind="training",
+                                name=name, kind="training", cpu_request=cpu, memory_request=memory,
                                 actual_phase=phase, desired_phase="Running", gpu_request=gpus)
 
-    workload(org.a, "running", "Running", 2)
+    workload(org.a, "running", "Running", 2, cpu=1500, memory=2 * 10**9)
     workload(org.a, "pending", "Pending", 1)
-    workload(org.b, "done", "Completed", 4)
+    workload(org.a, "cpu-only", "Running", 0, cpu=250, memory=5 * 10**8)  # no GPUs: its CPU and memory count
+    workload(org.b, "done", "Completed", 4, cpu=8000)
     api = client_for(org.users.platform_admin)
     alpha = api.get(f"{PROJECTS}/{org.a.pk}").json()["status"]["quotaStatus"]
-    assert alpha == {"allocated": {"gpu": 2.0}, "requested": {"gpu": 3.0}}
-    assert api.get(f"{DEPARTMENTS}/{org.department.pk}").json()["status"]["quotaStatus"]["allocated"] == {"gpu": 2.0}
+    assert alpha == {"allocated": {"gpu": 2.0, "cpu": 1750.0, "memory": 2500.0},  # millicores, MB
+                     "requested": {"gpu": 3.0, "cpu": 1750.0, "memory": 2500.0}}
+    assert api.get(f"{DEPARTMENTS}/{org.department.pk}").json()["status"]["quotaStatus"]["allocated"] == {
+        "gpu": 2.0, "cpu": 1750.0, "memory": 2500.0}
     busy = api.get(PROJECTS, {"filterBy": "gpuAllocated>=1"}).json()["projects"]
     assert [p["name"] for p in busy] == ["alpha"]
     by_use = api.get(PROJECTS, {"sortBy": "gpuAllocated", "sortOrder": "desc"}).json()["projects"]
@@ -287,6 +290,7 @@ def test_telemetry_sums_quotas_and_allocation_of_what_the_caller_sees(client_for
                                             (org.b, "w", "workspace", 4, None)):
         Workload.objects.create(project=project, department=project.department, cluster=project.cluster, name=name,
                                 kind=kind, actual_phase="Running", gpu_request=gpus, running_pods=2,
+                                cpu_request=1000, memory_request=2 * 10**9,  # 2 pods of 0.5 cores and 1G
                                 node_pool=pool or "",  # placed where it asked ("": the cluster's default pool)
                                 spec={"compute": {"cpuCoreRequest": 0.5, "cpuMemoryRequest": "1G"},
                                       **({"nodePools": [pool]} if pool else {})})

@@ -1,10 +1,13 @@
 """Run:ai's `filterBy`/`sortBy` over workloads: `explode: false` comma lists and every field its spec lists."""
 
+import csv
+import io
 from datetime import timedelta
 from decimal import Decimal
 from urllib.parse import parse_qsl, urlencode
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from tests.factories import DepartmentFactory, ProjectFactory
@@ -125,3 +128,26 @@ def test_metric_types_as_one_comma_list_or_repeated(api):
 def test_filtered_sorted_list_reads_in_a_fixed_number_of_queries(api, django_assert_max_num_queries):
     with django_assert_max_num_queries(4):  # token, user, role (authentication), then one for the page
         names(api.get("/api/v1/workloads?filterBy=nodepool==default,allocatedGPU>=0&sortBy=priority,category"))
+
+
+def test_nodepool_is_the_pool_a_workload_was_placed_in(client_for, org):
+    """Run:ai's `nodepool` (filter, sort, the page's column): where the workload was placed, not the first pool it
+    may use; a row not placed (kept from before placement was stored) shows the first pool it asked for."""
+    for name, pools, placed in (("second", ["pool-a", "pool-b"], "pool-b"), ("first", ["pool-a", "pool-b"], "pool-a"),
+                                ("legacy", ["pool-b"], ""), ("nameless", None, "")):
+        Workload.objects.create(kind="training", name=name, requested_name=name, project=org.a,
+                                department=org.department, cluster=org.cluster, actual_phase="Running",
+                                spec={"nodePools": pools} if pools else {}, node_pool=placed)
+    api = client_for(org.users.platform_admin)
+    assert sorted(names(api.get("/api/v1/workloads", {"filterBy": "nodepool==pool-b"}))) == ["legacy", "second"]
+    assert names(api.get("/api/v1/workloads", {"filterBy": "nodepool==pool-a"})) == ["first"]
+    assert names(api.get("/api/v1/workloads", {"filterBy": "nodepool==default"})) == ["nameless"]
+    assert api.get("/api/v1/workloads/count", {"filterBy": "nodepool!=pool-a"}).json() == {"count": 3}
+    assert names(api.get("/api/v1/workloads", {"sortBy": "nodepool,name"})) == ["nameless", "first", "legacy",
+                                                                                 "second"]
+    page = Client()
+    page.force_login(org.users.platform_admin)
+    exported = page.get("/workloads/export.csv", {"columns": "name,nodepool", "sortBy": "nodepool,name"})
+    assert exported.status_code == 200
+    rows = list(csv.reader(io.StringIO(b"".join(exported.streaming_content).decode())))
+    assert rows[1:] == [["nameless", "default"], ["first", "pool-a"], ["legacy", "pool-b"], ["second", "pool-b"]]

@@ -37,7 +37,7 @@ from workloads.cluster import applied
 from workloads.cluster.push import pinned, placement_for, workload_ref
 from workloads.launch import launch
 from workloads.models import Workload, WorkloadEvent
-from workloads.services import check_quota, requested_pods, spec_for_project
+from workloads.services import check_quota, cpu_use, requested_pods, spec_for_project
 from workloads.specs import workload_gpus
 
 UPGRADABLE = (Workload.Kind.INFERENCE, Workload.Kind.WORKSPACE)
@@ -203,6 +203,8 @@ def workload_upgrade(*, workload: Workload, user, overrides=None) -> dict:
         provenance = prepared["provenance"]
         locked.spec, locked.request = spec, {**locked.request, "spec": spec}
         locked.gpu_request, locked.requested_pods = gpus, requested_pods(locked.kind, locked.request)
+        for name, value in cpu_use(locked.kind, locked.request).items():
+            setattr(locked, name, value)
         locked.profile_name, locked.profile_revision = provenance["profile_name"], provenance["profile_revision"]
         locked.launch_inputs, locked.outputs = provenance["launch_inputs"], provenance["outputs"]
         if locked.actual_phase not in (Workload.Phase.CREATING, Workload.Phase.PENDING, Workload.Phase.STOPPED):

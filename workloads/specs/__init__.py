@@ -10,7 +10,7 @@ schema marks them nullable.
 
 import threading
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from rest_framework.exceptions import ValidationError
 from rest_framework.settings import api_settings
@@ -31,6 +31,7 @@ __all__ = [
     "validate_spec",
     "validate_workload_request",
     "workload_cpu",
+    "workload_cpu_use",
     "workload_gpus",
 ]
 DISTRIBUTED = "distributed"
@@ -84,6 +85,18 @@ def workload_cpu(kind: str, request: dict) -> tuple[Decimal, Decimal]:
         cores += pods * (Decimal(str(core)) if core is not None else 0)
         memory += pods * (parse_quantity_strict(size) if size is not None else 0)
     return cores, memory
+
+
+# The most a stored CPU or memory sum holds: Kubernetes' own bound on one quantity.
+MAX_AMOUNT = 2**63 - 1
+
+
+def workload_cpu_use(kind: str, request: dict) -> tuple[int, int]:
+    """(CPU millicores, memory bytes) of workload_cpu as the workload row keeps them for the quota numbers: whole
+    millicores (Kubernetes' precision for CPU) and bytes, rounded up, at most 2^63-1."""
+    cores, memory = workload_cpu(kind, request)
+    return (min(MAX_AMOUNT, int((cores * 1000).to_integral_value(ROUND_CEILING))),
+            min(MAX_AMOUNT, int(memory.to_integral_value(ROUND_CEILING))))
 
 
 def pods_at_most(kind: str, spec: Mapping) -> int:

@@ -3,17 +3,16 @@ allocation of the projects (departments) the caller sees, now, summed and option
 
 Quotas are the per-pool `resources` (a project without per-pool quotas counts its GPU totals in its cluster's
 default pool, as studio.org.numbers does): GPU_QUOTA in GPUs, CPU_QUOTA in millicores, MEMORY_QUOTA in MB.
-Allocation is what the live workloads in an allocated phase hold: GPU_ALLOCATION their GPUs (allocated as
-studio.org.numbers defines it: the number every page shows), CPU_ALLOCATION and MEMORY_ALLOCATION their CPU and
-memory requests times their running pods. A workload counts in the pool it was placed in (`Workload.node_pool`, ""
+Allocation is what the live workloads in an allocated phase hold, allocated as studio.org.numbers defines it (the
+number every page and `status.quotaStatus` show): GPU_ALLOCATION their GPUs, CPU_ALLOCATION their CPU in millicores
+and MEMORY_ALLOCATION their memory in MB, each over all the pods it may run (as stored at submission). A workload counts in the pool it was placed in (`Workload.node_pool`, ""
 the cluster's default pool), where its pods run, on every cluster (KAI Scheduler's own count stays in the projects'
 `additionalStatusData`). The `*_NON_PREEMPTIBLE` types count the workloads of a class that is not preempted (build,
 inference)."""
 
 from collections import defaultdict
 
-from django.db.models import Q, Sum
-from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models import Sum
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -21,12 +20,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio.clusters.quantities import parse_quantity
 from studio.listing import CommaListField
 from studio.models import Cluster, Department, NodePool, Project
 from studio.org.units import MB_PER_UNIT, department_cluster_id
-from workloads.models import ALLOCATED_GPUS, Workload
-from workloads.runai_fields import ALLOCATED_PHASES, DEFAULT_NODE_POOL, priority_class_expression
+from workloads.models import ALLOCATED, Workload
+from workloads.runai_fields import DEFAULT_NODE_POOL, priority_class_expression
 
 TYPES = ("GPU_QUOTA", "CPU_QUOTA", "MEMORY_QUOTA", "GPU_ALLOCATION", "CPU_ALLOCATION", "MEMORY_ALLOCATION",
          "GPU_ALLOCATION_NON_PREEMPTIBLE", "CPU_ALLOCATION_NON_PREEMPTIBLE", "MEMORY_ALLOCATION_NON_PREEMPTIBLE")
@@ -53,13 +51,6 @@ class TelemetryQuery(serializers.Serializer):
         return list(dict.fromkeys(value))
 
 
-def _amount(value) -> float:
-    try:
-        return float(parse_quantity(str(value)))
-    except (ValueError, TypeError, ArithmeticError):
-        return 0.0
-
-
 def _quota_rows(units, kind: str, default_pool_ids: dict):
     """(cluster, pool id, department, amount) per unit and pool of its quotas."""
     for cluster, department, resources, gpu_total in units:
@@ -73,20 +64,18 @@ def _quota_rows(units, kind: str, default_pool_ids: dict):
             yield cluster, str((entry.get("nodePool") or {}).get("id", "")), department, float(quota["deserved"]) * factor
 
 
+# The stored field of each kind, and its factor to the telemetry's unit (GPUs, millicores, MB).
+ALLOCATION_FIELDS = {"gpu": ("gpu_request", 1.0), "cpu": ("cpu_request", 1.0), "memory": ("memory_request", 1e-6)}
+
+
 def _allocation_rows(workloads, kind: str, non_preemptible: bool, pool_ids: dict, defaults: dict):
-    """(cluster, pool id, department, amount), grouped in the database by cluster, department, placed pool and
-    (for CPU and memory, whose requests are quantities in the spec) by request: one query, few rows."""
+    """(cluster, pool id, department, amount), grouped in the database by cluster, department and placed pool:
+    one query, few rows."""
     if non_preemptible:  # the build and inference classes (runai_fields.preemptible_of)
         workloads = workloads.alias(cls=priority_class_expression()).filter(cls__in=["build", "inference"])
-    if kind == "gpu":
-        rows = workloads.values("cluster_id", "department_id", "node_pool").annotate(total=Sum("gpu_request"))
-        amounts = ((r, float(r["total"] or 0)) for r in rows)
-    else:
-        key, factor = ("cpuCoreRequest", 1000.0) if kind == "cpu" else ("cpuMemoryRequest", 1e-6)
-        rows = (workloads.filter(running_pods__gt=0)
-                .annotate(asked=KeyTextTransform(key, KeyTransform("compute", "spec")))
-                .values("cluster_id", "department_id", "node_pool", "asked").annotate(pods=Sum("running_pods")))
-        amounts = ((r, _amount(r["asked"] or 0) * factor * r["pods"]) for r in rows)
+    field, factor = ALLOCATION_FIELDS[kind]
+    rows = workloads.values("cluster_id", "department_id", "node_pool").annotate(total=Sum(field))
+    amounts = ((r, float(r["total"] or 0) * factor) for r in rows)
     for row, amount in amounts:
         cluster = str(row["cluster_id"])
         pool = row["node_pool"] or defaults.get(cluster, DEFAULT_NODE_POOL)
@@ -107,8 +96,7 @@ def _answer(request, *, groups: dict, projects_of, quota_units):
     if "QUOTA" in telemetry:
         rows = list(_quota_rows(quota_units(data), kind, {c: pool_ids.get((c, name), "") for c, name in defaults.items()}))
     else:
-        workloads = Workload.objects.live().filter(ALLOCATED_GPUS if kind == "gpu" else Q(
-            actual_phase__in=ALLOCATED_PHASES), project__in=projects_of(data))
+        workloads = Workload.objects.live().filter(ALLOCATED, project__in=projects_of(data))
         rows = list(_allocation_rows(workloads, kind, telemetry.endswith("NON_PREEMPTIBLE"), pool_ids, defaults))
     if data.get("nodepoolId") or data.get("nodepoolName"):
         wanted = {data["nodepoolId"]} if data.get("nodepoolId") else {
