@@ -112,18 +112,16 @@ class ReportFileView(APIView):
         return response
 
 
-class PriceListView(generics.ListAPIView):
-    permission_classes = [IsPlatformAdmin]
-    serializer_class = PriceSerializer
-    pagination_class = None
+class PriceListView(APIView):
+    """Every priced pool, in one answer (a pool has one row at most)."""
 
-    def get_queryset(self):
-        return NodePoolPrice.objects.select_related("node_pool").order_by("node_pool__cluster_id", "node_pool__name")
+    permission_classes = [IsPlatformAdmin]
 
     @extend_schema(tags=CHARGEBACK, operation_id="list_node_pool_prices",
                    responses={200: inline_serializer("NodePoolPrices", {"prices": PriceSerializer(many=True)})})
-    def get(self, request, *args, **kwargs):
-        return Response({"prices": self.get_serializer(self.get_queryset(), many=True).data})
+    def get(self, request):
+        prices = NodePoolPrice.objects.select_related("node_pool").order_by("node_pool__cluster_id", "node_pool__name")
+        return Response({"prices": PriceSerializer(prices, many=True).data})
 
 
 class PriceDetailView(APIView):
