@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "profiles",
     "workloads",
     "kit",
+    "usage",
     "portal",
 ]
 
@@ -294,6 +295,13 @@ METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
 RECLAIM_INTERVAL_SECONDS = env.float("RECLAIM_INTERVAL_SECONDS", default=30.0)
 GPU_IDLE_THRESHOLD_PERCENT = env.float("GPU_IDLE_THRESHOLD_PERCENT", default=5.0)
 METRICS_RETENTION_DAYS = env.int("METRICS_RETENTION_DAYS", default=7)
+# Usage history (usage/rollup.py): hourly rows per workload for a window, daily rows per project, user and pool for
+# years (0: kept for ever); a roll-up run every USAGE_ROLLUP_INTERVAL_SECONDS rolls at most USAGE_ROLLUP_MAX_HOURS.
+USAGE_HOURLY_RETENTION_DAYS = env.int("USAGE_HOURLY_RETENTION_DAYS", default=35)
+USAGE_DAILY_RETENTION_DAYS = env.int("USAGE_DAILY_RETENTION_DAYS", default=0)
+USAGE_ROLLUP_INTERVAL_SECONDS = env.float("USAGE_ROLLUP_INTERVAL_SECONDS", default=600.0)
+USAGE_ROLLUP_MAX_HOURS = env.int("USAGE_ROLLUP_MAX_HOURS", default=48)
+CHARGEBACK_CURRENCY = env.str("CHARGEBACK_CURRENCY", default="USD")  # the unit of the node pools' prices
 STREAMS_GOVERN_INTERVAL_SECONDS = env.float("STREAMS_GOVERN_INTERVAL_SECONDS", default=15.0)
 # Cluster tasks: retries of transient cluster errors (exponential backoff with jitter, capped).
 KUBE_RETRY_BACKOFF = env.int("KUBE_RETRY_BACKOFF", default=1)
@@ -336,6 +344,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
                           "options": {"expires": RECLAIM_INTERVAL_SECONDS * 2}},
     "metrics-purge": {"task": "workloads.tasks.metrics_purge", "schedule": 3600.0, "options": {"expires": 3600.0}},
     # Kit streams (kit.sessions): those idle past their profile's idle time end; project queues move on.
+    "usage-rollup": {"task": "usage.tasks.usage_rollup", "schedule": USAGE_ROLLUP_INTERVAL_SECONDS,
+                     "options": {"expires": USAGE_ROLLUP_INTERVAL_SECONDS}},
     "streams-govern": {"task": "kit.tasks.streams_govern", "schedule": STREAMS_GOVERN_INTERVAL_SECONDS,
                        "options": {"expires": STREAMS_GOVERN_INTERVAL_SECONDS * 2}},
 }

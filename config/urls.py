@@ -66,6 +66,7 @@ api_v1 = [
     path("", include("assets.api_urls")),
     path("", include("profiles.api_urls")),
     path("", include("kit.api_urls")),
+    path("", include("usage.api_urls")),
 ]
 
 # Run:ai 2.18's node pools of a cluster (deprecated in latest for /api/v1/node-pools), at Run:ai's own paths.

@@ -26,6 +26,7 @@ from studio.iam.models import AccessKey, AccessRule, Level
 from studio.iam.permissions import IsPlatformAdmin, IsPlatformAdminOrReadOnly, has_project_role
 from studio.iam.throttling import LOGIN_THROTTLES
 from studio.org.models import Department, Project
+from studio.org.overtime import attach_overtime
 from studio.org.permissions import ChangesProjectsOfManagedDepartments, require_manages
 from studio.org.units import DepartmentSerializer, ProjectSerializer
 from studio.selectors import attach_gpu_use, org_departments, org_projects, project_members
@@ -135,16 +136,19 @@ class OrgUnitViewSet(ServiceViewSet):
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         attach_gpu_use(page, self.gpu_use_field)  # one query for the page
+        attach_overtime(page, self.gpu_use_field)  # and one of the usage history
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def get_object(self):
         unit = super().get_object()
         attach_gpu_use([unit], self.gpu_use_field)
+        attach_overtime([unit], self.gpu_use_field)
         return unit
 
     def _answer(self, instance):
         unit = self.get_queryset().get(pk=instance.pk)
         attach_gpu_use([unit], self.gpu_use_field)
+        attach_overtime([unit], self.gpu_use_field)
         return unit
 
     def count(self, request):

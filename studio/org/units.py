@@ -117,7 +117,14 @@ def project_data(project: Project) -> dict:
                       "defaultNodePools": settings.get("defaultNodePools"), "nodeTypes": settings.get("nodeTypes")},
         "createdAt": _time(project.created_at), "updatedAt": _time(project.updated_at),
         "createdBy": project.created_by, "updatedBy": project.updated_by or project.created_by,
+        **_overtime(project),
     }
+
+
+def _overtime(unit) -> dict:
+    """Run:ai's overtimeData where the usage history attached it (studio.org.overtime)."""
+    data = getattr(unit, "overtime_data", None)
+    return {"overtimeData": data} if data is not None else {}
 
 
 def _aggregated(projects) -> list[dict]:
@@ -162,6 +169,7 @@ def department_data(department: Department) -> dict:
         "nodeTypes": settings.get("nodeTypes"),
         "createdAt": _time(department.created_at), "updatedAt": _time(department.updated_at),
         "createdBy": department.created_by, "updatedBy": department.updated_by or department.created_by,
+        **_overtime(department),
     }
 
 

@@ -270,6 +270,19 @@ TABLE = {
     ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): _refused_unless(project_admin=200, platform_admin=200),
     # Run:ai's workload assets (assets/access.py): alpha's asset of each kind (_asset_codes).
     **ASSET_TABLE,
+    # Run:ai's Reports (usage/api.py): platform admins; availability says to each caller whether it may use them
+    ("GET", "/api/v1/org-unit/reports"): _platform_admins(),
+    ("POST", "/api/v1/org-unit/reports"): _platform_admins(202),
+    ("GET", "/api/v1/org-unit/reports/count"): _platform_admins(),
+    ("GET", "/api/v1/org-unit/reports/availability"): READ_ALL,
+    ("GET", "/api/v1/org-unit/reports/{reportId}"): _platform_admins(),
+    ("DELETE", "/api/v1/org-unit/reports/{reportId}"): _platform_admins(204),
+    ("GET", "/api/v1/org-unit/reports/{reportId}/file"): _platform_admins(),
+    # chargeback prices per node pool (PaaS Studio's own): platform admins only
+    ("GET", "/api/v1/chargeback/prices"): _platform_admins(),
+    ("GET", "/api/v1/chargeback/prices/{nodepoolId}"): _platform_admins(),
+    ("PUT", "/api/v1/chargeback/prices/{nodepoolId}"): _platform_admins(),
+    ("DELETE", "/api/v1/chargeback/prices/{nodepoolId}"): _platform_admins(204),
 }
 
 # A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
@@ -381,6 +394,9 @@ BODIES = {
     ("PATCH", "/cfg/apps/{app_id}"): lambda w: {"name": "USD Viewer"},
     ("POST", "/api/v1/kit/client-urls"): lambda w: {"projectId": w.org.a.pk, "name": "viewer"},
     ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): lambda w: {"maxSessions": 3},
+    ("POST", "/api/v1/org-unit/reports"): lambda w: {"name": "january", "start": "2026-01-01T00:00:00Z",
+                                                     "end": "2026-02-01T00:00:00Z", "groupBy": "Project"},
+    ("PUT", "/api/v1/chargeback/prices/{nodepoolId}"): lambda w: {"gpuHour": 2.5},
     ("POST", "/streaming/stream"): lambda w: {"id": "usd-viewer", "profile": "alpha-stream", "projectId": w.org.a.pk},
     ("DELETE", "/streaming/stream"): lambda w: {"id": str(w.stream.pk)},
     **{("POST", ASSETS + path): (lambda w, path=path: body(path, "new-asset", project=w.org.a,

@@ -2,6 +2,7 @@
 concurrency), and the path parameters that reach each of them. Nothing here is shared with another project,
 so a caller outside alpha must get 404s for all of it."""
 
+from datetime import timedelta
 from types import SimpleNamespace
 
 from django.utils import timezone
@@ -23,6 +24,7 @@ from tests.factories import (
     UserFactory,
 )
 from tests.workloads.cluster_support import make_workload
+from usage.models import NodePoolPrice, Report
 from workloads.models import Pod, WorkloadEvent
 
 
@@ -59,7 +61,10 @@ def make_world(org) -> SimpleNamespace:
                                     client_id="paas-studio", client_secret="s3cret", scopes=["openid"])
     service_account, _ = service_account_create(actor=org.users.platform_admin, name="ci-one")
     assets = _assets(org)
-    return SimpleNamespace(
+    report = Report.objects.create(name="alpha-usage", start=now - timedelta(days=1), end=now, csv="date\n",
+                                   created_by_name="root", status=Report.Status.READY, status_updated_at=now)
+    NodePoolPrice.objects.create(node_pool=node_pool, gpu_hour=2)
+    return SimpleNamespace(report=report,
         assets=assets, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
@@ -133,5 +138,6 @@ def path_values(world, route: str) -> dict[str, str]:
         "serviceAccountId": world.service_account.pk,
         "clientUrlId": world.client_url.pk,
         "AssetId": asset_id(world, route),
+        "reportId": world.report.pk,
     }
     return {name: str(value) for name, value in values.items() if value is not None}

@@ -1,0 +1,51 @@
+"""Run:ai's overtimeData of projects and departments, from the hand-computed day of tests/usage/scenario.py (three
+days ago): in the 7-day and 30-day averages, not in the 24-hour one."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from studio.models import Department, Project
+from tests.conftest import bearer_client
+from tests.runai_spec import assert_matches_spec
+from tests.usage.scenario import make_scenario
+from usage.rollup import usage_rollup
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rolled(org, settings):
+    settings.USAGE_ROLLUP_MAX_HOURS = 24 * 5
+    make_scenario(org)
+    month_ago = timezone.now() - timedelta(days=40)
+    Project.objects.update(created_at=month_ago)
+    Department.objects.update(created_at=month_ago)
+    usage_rollup()
+
+
+def test_a_projects_averages(org, rolled):
+    response = bearer_client(org.users.member).get(f"/api/v1/org-unit/projects/{org.a.pk}")
+    assert_matches_spec(response, "get", "/api/v1/org-unit/projects/{projectId}")
+    data = response.json()["overtimeData"]
+    assert data["range24hData"]["averageGpuAllocation"] == 0
+    assert data["range7dData"]["averageGpuAllocation"] == round(7 / (7 * 24), 4)
+    assert data["range7dData"]["averageGpuUtilization"] == 75.0  # 3 of the 4 measured GPU-hours
+    assert data["range30dData"]["averageGpuAllocation"] == round(7 / (30 * 24), 4)
+
+
+def test_the_department_sums_its_projects_in_the_list(org, rolled):
+    response = bearer_client(org.users.platform_admin).get("/api/v1/org-unit/departments")
+    assert_matches_spec(response, "get", "/api/v1/org-unit/departments", versions=("latest",))  # 2.18: uuid ids
+    data = response.json()["departments"][0]["overtimeData"]
+    assert data["range7dData"]["averageGpuAllocation"] == round(9.5 / (7 * 24), 4)
+
+
+def test_a_young_project_averages_over_its_life(org, settings):
+    settings.USAGE_ROLLUP_MAX_HOURS = 24 * 5
+    make_scenario(org)
+    Project.objects.filter(pk=org.a.pk).update(created_at=timezone.now() - timedelta(days=4))
+    usage_rollup()
+    data = bearer_client(org.users.member).get(f"/api/v1/org-unit/projects/{org.a.pk}").json()["overtimeData"]
+    assert data["range7dData"]["averageGpuAllocation"] == data["range30dData"]["averageGpuAllocation"] > 7 / (7 * 24)
