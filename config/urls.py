@@ -65,6 +65,7 @@ api_v1 = [
     path("", include("assets.api_urls")),
     path("", include("profiles.api_urls")),
     path("", include("kit.api_urls")),
+    path("", include("notifications.api_urls")),
 ]
 
 urlpatterns = [
