@@ -32,6 +32,7 @@ from notifications.serializers import (
     state_data,
     subscription_data,
 )
+from studio.errors import ServiceUnavailable
 from studio.iam.models import is_platform_admin
 from studio.iam.permissions import IsPlatformAdmin
 from studio.listing import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, int_query_param
@@ -154,8 +155,10 @@ class SlackAppView(APIView):
         data = _valid(SlackAppSerializer, request.data)
         try:
             url = senders.slack_app_create(data["accessToken"], SLACK_MANIFEST)
-        except (senders.Refused, senders.Failed) as exc:
+        except senders.Refused as exc:
             raise ValidationError({"accessToken": [str(exc)]}) from None
+        except senders.Failed as exc:
+            raise ServiceUnavailable(str(exc)) from None
         return Response({"slackAppUrl": url})
 
 

@@ -11,6 +11,10 @@ from studio.addresses import address_problem
 from studio.outbound import OutboundRefused, check
 from studio.serializers import StrictSerializer
 
+TOKEN = r"^[\x21-\x7e]+$"  # what an HTTP header or an SMTP login can carry: printable ASCII
+TOKEN_RULE = {"invalid": "Printable ASCII characters without spaces."}
+PRINTABLE = r"^[\x20-\x7e]*$"
+PRINTABLE_RULE = {"invalid": "Printable ASCII characters (an SMTP login carries nothing else)."}
 SECRET_FIELDS = {"email": ("password",), "slack": ("apiToken", "webhookUrl"), "webhook": ("secret",)}
 DEFAULT_SUBJECT = "PaaS Studio notification - {{ .category }} {{ .reason }}"
 
@@ -18,8 +22,10 @@ DEFAULT_SUBJECT = "PaaS Studio notification - {{ .category }} {{ .reason }}"
 class EmailConfig(StrictSerializer):
     smtpHost = serializers.CharField(max_length=253)
     smtpPort = serializers.IntegerField(min_value=1, max_value=65535, default=587)
-    username = serializers.CharField(max_length=254, required=False, allow_blank=True)
-    password = serializers.CharField(max_length=1024, required=False, allow_blank=True)
+    username = serializers.RegexField(PRINTABLE, max_length=254, required=False, allow_blank=True,
+                                      error_messages=PRINTABLE_RULE)
+    password = serializers.RegexField(PRINTABLE, max_length=1024, required=False, allow_blank=True,
+                                      error_messages=PRINTABLE_RULE)
     authType = serializers.ChoiceField(["auth_login", "auth_plain", "auth_none", ""], default="auth_login")
     smtpTlsEnabled = serializers.BooleanField(required=False, allow_null=True)
     # `from`, a Python keyword: declared under its name in __init__
@@ -42,7 +48,8 @@ class EmailConfig(StrictSerializer):
 
 
 class SlackConfig(StrictSerializer):
-    apiToken = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    apiToken = serializers.RegexField(TOKEN, max_length=500, required=False, allow_blank=True,
+                                      error_messages=TOKEN_RULE)
     recipients = serializers.ListField(child=serializers.CharField(max_length=100), default=list, max_length=100)
     directNotifications = serializers.BooleanField(required=False, allow_null=True)
     webhookUrl = serializers.URLField(max_length=2000, required=False, allow_blank=True)

@@ -3,7 +3,7 @@ answers' data."""
 
 from rest_framework import serializers
 
-from notifications.channel_config import SECRET_FIELDS
+from notifications.channel_config import SECRET_FIELDS, TOKEN, TOKEN_RULE
 from notifications.models import Channel, Notification, State, Subscription
 from studio.serializers import NameField, StrictSerializer
 
@@ -30,7 +30,7 @@ class ChannelValidateSerializer(StrictSerializer):
 
 
 class SlackAppSerializer(StrictSerializer):
-    accessToken = serializers.CharField(max_length=1000)
+    accessToken = serializers.RegexField(TOKEN, max_length=1000, error_messages=TOKEN_RULE)
 
 
 class _SwitchSerializer(StrictSerializer):
