@@ -20,7 +20,7 @@ from tests.api.world import IDP_BODY, make_world, path_values
 from tests.assets.bodies import KIND_OF, NO_CONTENT_ON_DELETE, body
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
-PREFIXES = ("/api/v1/", "/cfg/", "/streaming/")
+PREFIXES = ("/api/v1/", "/cfg/", "/streaming/", "/v1/")  # /v1/k8s/audit: Run:ai 2.18's Audit
 SKIPPED_METHODS = {"OPTIONS", "HEAD", "TRACE"}  # answered by the framework alike for every route
 
 
@@ -160,6 +160,10 @@ TABLE = {
     ("POST", "/api/v1/me/password"): (401, 200, 200, 200, 200, 200),
     ("GET", "/api/v1/audit-events"): _platform_admins(),
     ("GET", "/api/v1/audit-events/{id}"): _platform_admins(),
+    # Run:ai's audit logs (studio/audit_logs.py): latest's AuditLogs and 2.18's Audit
+    ("GET", "/api/v1/audit/log"): _platform_admins(),
+    ("GET", "/api/v1/audit/log/file"): _platform_admins(),
+    ("GET", "/v1/k8s/audit"): _platform_admins(),
     # workloads (CONTRACT §3); a project in the body that the caller is not in is a 400 naming projectId
     ("POST", "/api/v1/workloads/trainings"): (401, 403, 200, 200, 400, 200),
     ("GET", "/api/v1/workloads/trainings/{workloadId}"): READ_ALPHA,
@@ -291,7 +295,10 @@ TABLE = {
 # A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
 METRICS_QUERY = "?metricType=CPU_USAGE_CORES&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
 ORG_METRICS_QUERY = "?metricType=GPU_ALLOCATION&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
+AUDIT_SPAN = "?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z"
 QUERIES = {
+    "/api/v1/audit/log": lambda w: AUDIT_SPAN,
+    "/api/v1/audit/log/file": lambda w: AUDIT_SPAN,
     "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
     "/api/v1/catalog/{id}": lambda w: f"?projectId={w.org.a.pk}",
     "/api/v1/workloads/inferences/{workloadId}/metrics": lambda w: METRICS_QUERY,
