@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "workloads",
     "kit",
     "usage",
+    "notifications",
     "portal",
 ]
 
@@ -349,6 +350,20 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "streams-govern": {"task": "kit.tasks.streams_govern", "schedule": STREAMS_GOVERN_INTERVAL_SECONDS,
                        "options": {"expires": STREAMS_GOVERN_INTERVAL_SECONDS * 2}},
 }
+
+# Notifications (docs/notifications.md): Slack's Web API (a test points it at a loopback receiver), the time
+# one request or SMTP session may take, when a pending workload is "pending too long" unless its subscription
+# says, and the retries of a delivery that may pass later (exponential backoff with jitter, in seconds).
+NOTIFICATIONS_SLACK_API_URL = env.str("NOTIFICATIONS_SLACK_API_URL", default="https://slack.com/api")
+NOTIFICATIONS_TIMEOUT_SECONDS = env.float("NOTIFICATIONS_TIMEOUT_SECONDS", default=10.0)
+NOTIFICATIONS_PENDING_MINUTES = env.int("NOTIFICATIONS_PENDING_MINUTES", default=30)
+NOTIFICATIONS_SCAN_INTERVAL_SECONDS = env.float("NOTIFICATIONS_SCAN_INTERVAL_SECONDS", default=60.0)
+NOTIFICATIONS_RETRY_BACKOFF = env.int("NOTIFICATIONS_RETRY_BACKOFF", default=5)
+NOTIFICATIONS_RETRY_BACKOFF_MAX = env.int("NOTIFICATIONS_RETRY_BACKOFF_MAX", default=600)
+NOTIFICATIONS_MAX_RETRIES = env.int("NOTIFICATIONS_MAX_RETRIES", default=8)
+CELERY_BEAT_SCHEDULE["notifications-pending-scan"] = {
+    "task": "notifications.tasks.pending_scan", "schedule": NOTIFICATIONS_SCAN_INTERVAL_SECONDS,
+    "options": {"expires": NOTIFICATIONS_SCAN_INTERVAL_SECONDS * 2}}
 
 # The simulated cluster that `make run` starts and registers as the demo cluster.
 KUBESIM_URL = env.str("KUBESIM_URL", default="")

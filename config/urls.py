@@ -8,7 +8,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from studio import api, errors, metrics, ops, views
+from studio import api, audit_logs, errors, metrics, ops, views
 from studio.clusters import api as cluster_api
 from studio.clusters import k8s_node_pools
 from studio.iam import api as iam_api
@@ -56,6 +56,8 @@ api_v1 = [
     path("idps", idp_api.IdpListView.as_view(), name="idp-list"),
     path("idps/<str:idp>", idp_api.IdpDetailView.as_view(), name="idp-detail"),
     path("idps/<str:idp>/mappers", idp_api.IdpMappersView.as_view(), name="idp-mappers"),
+    path("audit/log", audit_logs.AuditLogView.as_view(), name="audit-log"),
+    path("audit/log/file", audit_logs.AuditLogFileView.as_view(), name="audit-log-file"),
     path("service-accounts", service_account_api.ServiceAccountListView.as_view(), name="service-account-list"),
     path("service-accounts/<str:serviceAccountId>", service_account_api.ServiceAccountDetailView.as_view(),
          name="service-account-detail"),
@@ -67,6 +69,7 @@ api_v1 = [
     path("", include("profiles.api_urls")),
     path("", include("kit.api_urls")),
     path("", include("usage.api_urls")),
+    path("", include("notifications.api_urls")),
 ]
 
 # Run:ai 2.18's node pools of a cluster (deprecated in latest for /api/v1/node-pools), at Run:ai's own paths.
@@ -125,6 +128,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("v1/k8s/", include(k8s_v1)),
+    path("v1/k8s/audit", audit_logs.Audit218View.as_view(), name="audit-218"),  # Run:ai 2.18's Audit tag
     path("api/v2/token", token_v2.TokenV2View.as_view(), name="token-v2"),
     path("api/v2/", include("policies.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

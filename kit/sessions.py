@@ -26,6 +26,7 @@ from kit.models import (
     StreamLimit,
     StreamSession,
 )
+from kit.signals import announce_ended
 from kit.streams import SETTINGS, stream_spec
 from studio.iam.permissions import has_project_role, projects_with_level
 from studio.models import Level, Project, is_platform_admin
@@ -220,9 +221,10 @@ def session_request(*, user, app_id: str, profile_id: str, version: str | None =
                                             last_activity_at=now, **fields)
 
 
-def _ended(session: StreamSession, message: str, now: datetime) -> None:
+def _ended(session: StreamSession, message: str, now: datetime, *, idle: bool = False) -> None:
     session.state, session.message, session.ended_at = State.ENDED, message, now
     session.save(update_fields=["state", "message", "ended_at"])
+    announce_ended(StreamSession, session_id=str(session.pk), idle=idle, message=message)
 
 
 def session_end(*, user, session: StreamSession) -> StreamSession:
@@ -275,7 +277,7 @@ def sessions_govern(now: datetime | None = None) -> dict:
             if session.state != State.LAUNCHED or session.workload is None or session.workload.deleted_at:
                 continue  # ended meanwhile
             workload_delete_by_system(workload=session.workload, reason=IDLE_REASON, message=verdict)
-            _ended(session, verdict, now)
+            _ended(session, verdict, now, idle=True)
         ended.append(str(session.pk))
     admitted = 0
     for project_id in StreamSession.objects.filter(state=State.QUEUED).values_list("project_id", flat=True).distinct():

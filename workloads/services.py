@@ -26,6 +26,7 @@ from studio.selectors import node_pool_errors, quota_pools
 from workloads import forecast, forecast_reads, placement
 from workloads.compute_quota import compute_quota_errors
 from workloads.models import Workload, WorkloadEvent
+from workloads.signals import announce
 from workloads.specs import gpu_request_of, validate_spec, workload_cpu_use, workload_gpus
 from workloads.specs.distributed import replica_total
 from workloads.specs.references import exposed_url_errors, secret_references
@@ -422,8 +423,12 @@ def workload_suspend(*, workload: Workload, user) -> Workload:
 def workload_suspend_by_system(*, workload: Workload, reason: str, message: str) -> Workload:
     """A suspend the platform decides (idle GPU reclaim, a time limit: workloads/cluster/reclaim.py), with its reason
     as the event's; resumed like any other."""
-    return _transition(workload, desired=Workload.Desired.STOPPED, phase=Workload.Phase.STOPPING,
-                       reason=reason, message=message, task="workloads.tasks.workload_suspend")
+    with transaction.atomic():
+        workload = _transition(workload, desired=Workload.Desired.STOPPED, phase=Workload.Phase.STOPPING,
+                               reason=reason, message=message, task="workloads.tasks.workload_suspend")
+        announce(Workload, [{"workload_id": str(workload.pk), "phase": Workload.Phase.STOPPING, "reason": reason,
+                             "message": message, "at": workload.phase_updated_at or timezone.now()}])
+    return workload
 
 
 def workload_resume(*, workload: Workload, user) -> Workload:

@@ -20,7 +20,7 @@ from tests.api.world import IDP_BODY, make_world, path_values
 from tests.assets.bodies import KIND_OF, NO_CONTENT_ON_DELETE, body
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
-PREFIXES = ("/api/v1/", "/cfg/", "/streaming/", "/v1/k8s/")
+PREFIXES = ("/api/v1/", "/cfg/", "/streaming/", "/v1/")  # /v1/k8s/audit: Run:ai 2.18's Audit
 SKIPPED_METHODS = {"OPTIONS", "HEAD", "TRACE"}  # answered by the framework alike for every route
 
 
@@ -166,6 +166,10 @@ TABLE = {
     ("POST", "/api/v1/me/password"): (401, 200, 200, 200, 200, 200),
     ("GET", "/api/v1/audit-events"): _platform_admins(),
     ("GET", "/api/v1/audit-events/{id}"): _platform_admins(),
+    # Run:ai's audit logs (studio/audit_logs.py): latest's AuditLogs and 2.18's Audit
+    ("GET", "/api/v1/audit/log"): _platform_admins(),
+    ("GET", "/api/v1/audit/log/file"): _platform_admins(),
+    ("GET", "/v1/k8s/audit"): _platform_admins(),
     # workloads (CONTRACT §3); a project in the body that the caller is not in is a 400 naming projectId
     ("POST", "/api/v1/workloads/trainings"): (401, 403, 200, 200, 400, 200),
     ("GET", "/api/v1/workloads/trainings/{workloadId}"): READ_ALPHA,
@@ -283,12 +287,37 @@ TABLE = {
     ("GET", "/api/v1/chargeback/prices/{nodepoolId}"): _platform_admins(),
     ("PUT", "/api/v1/chargeback/prices/{nodepoolId}"): _platform_admins(),
     ("DELETE", "/api/v1/chargeback/prices/{nodepoolId}"): _platform_admins(204),
+    # Run:ai latest's Notification tags (notifications/api.py): the types, the state and the channels' names for
+    # every signed-in user; channels' configuration and the state's switches for platform admins; each user's own
+    # subscriptions and in-portal notifications (bob's: nobody else's, platform admins included).
+    ("GET", "/api/v1/notification-types"): READ_ALL,
+    ("GET", "/api/v1/notification-state"): READ_ALL,
+    ("PATCH", "/api/v1/notification-state"): _platform_admins(),
+    ("GET", "/api/v1/notification-channels"): READ_ALL,
+    ("POST", "/api/v1/notification-channels"): _platform_admins(),
+    # Slack's API cannot be reached here (tests/settings.py): past authorization, a 503
+    ("POST", "/api/v1/notification-channels/slack/create-app"): _platform_admins(503),
+    ("GET", "/api/v1/notification-channels/{name}"): _platform_admins(),
+    ("PUT", "/api/v1/notification-channels/{name}"): _platform_admins(),
+    ("PATCH", "/api/v1/notification-channels/{name}"): _platform_admins(),
+    ("DELETE", "/api/v1/notification-channels/{name}"): _platform_admins(204),
+    ("POST", "/api/v1/validate-notification-channel"): _platform_admins(),  # 200 false: no SMTP server on port 9
+    ("GET", "/api/v1/subscriptions"): READ_ALL,
+    ("POST", "/api/v1/subscriptions"): (401, 200, 200, 200, 200, 200),
+    ("PUT", "/api/v1/subscriptions/{id}"): OWN_KEY,
+    ("DELETE", "/api/v1/subscriptions/{id}"): (401, 404, 204, 404, 404, 404),
+    ("GET", "/api/v1/notifications"): READ_ALL,
+    ("GET", "/api/v1/notifications/count"): READ_ALL,
+    ("PATCH", "/api/v1/notifications/{id}"): OWN_KEY,
 }
 
 # A type the cluster's metrics API serves (no Prometheus here, so a GPU type would be a 207).
 METRICS_QUERY = "?metricType=CPU_USAGE_CORES&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
 ORG_METRICS_QUERY = "?metricType=GPU_ALLOCATION&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
+AUDIT_SPAN = "?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z"
 QUERIES = {
+    "/api/v1/audit/log": lambda w: AUDIT_SPAN,
+    "/api/v1/audit/log/file": lambda w: AUDIT_SPAN,
     "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
     "/api/v1/catalog/{id}": lambda w: f"?projectId={w.org.a.pk}",
     "/api/v1/workloads/inferences/{workloadId}/metrics": lambda w: METRICS_QUERY,
@@ -326,7 +355,26 @@ def _service_profile(w) -> dict:
             "environmentTemplateVersion": w.profile.template_version.version, "serviceType": "jobs"}
 
 
+def _email_channel(w) -> dict:
+    return {"type": "email", "config": {"smtpHost": "127.0.0.1", "smtpPort": 9, "from": "studio@example.com",
+                                        "authType": "auth_none"}}
+
+
+def _subscription(w) -> dict:
+    return {"events": [{"category": "Workload status change", "types": ["Failed"]}], "channels": [w.channel.name]}
+
+
 BODIES = {
+    ("PATCH", "/api/v1/notification-state"): lambda w: {"email": {"enabled": True}},
+    ("POST", "/api/v1/notification-channels"): lambda w: {"type": "webhook", "name": "new-hook", "config": {
+        "url": "http://127.0.0.1:9/hook", "secret": "0123456789abcdef"}},
+    ("POST", "/api/v1/notification-channels/slack/create-app"): lambda w: {"accessToken": "xoxe-config-token"},
+    ("PUT", "/api/v1/notification-channels/{name}"): _email_channel,
+    ("PATCH", "/api/v1/notification-channels/{name}"): lambda w: {"config": {"smtpPort": 2525}},
+    ("POST", "/api/v1/validate-notification-channel"): _email_channel,
+    ("POST", "/api/v1/subscriptions"): _subscription,
+    ("PUT", "/api/v1/subscriptions/{id}"): _subscription,
+    ("PATCH", "/api/v1/notifications/{id}"): lambda w: {"read": True},
     ("POST", "/api/v1/token"): lambda w: {"grantType": "password", "username": "bob", "password": "pw-for-tests-1"},
     ("POST", "/api/v1/clusters"): lambda w: {"name": "second", "apiServerUrl": "https://kube.example.com:6443"},
     ("PUT", "/api/v1/clusters/{clusterId}"): lambda w: {"name": "main", "apiServerUrl": "http://127.0.0.1:1"},

@@ -91,6 +91,28 @@ def _node_pools(org, n, start):
                                 cluster=org.cluster, actual_phase="Running", gpu_request=1, node_pool=pool.name)
 
 
+def _subscriptions(org, n, start):
+    from notifications.models import Subscription
+
+    Subscription.objects.bulk_create([Subscription(user=org.users.member, project=org.a, channels=["email"], events=[
+        {"category": "Quota", "types": ["QuotaReached"]}]) for _ in range(n)])
+
+
+def _channels(org, n, start):
+    from notifications.models import Channel
+
+    Channel.objects.bulk_create([Channel(name=f"hook{start + i}", type="webhook", config={"url": "http://h"})
+                                 for i in range(n)])
+
+
+def _notifications(org, n, start):
+    from notifications.models import Notification
+
+    Notification.objects.bulk_create([Notification(user=org.users.member, key=f"k{start + i}", category="Quota",
+                                                   type="QuotaReached", title="t", project=org.a)
+                                      for i in range(n)])
+
+
 LISTS = {
     "workloads": ("/api/v1/workloads?limit=500", _workloads),
     "pods": ("/api/v1/workloads/{owner}/pods?limit=500", _pods),
@@ -105,6 +127,9 @@ LISTS = {
     "projects": ("/api/v1/org-unit/projects?limit=500", _projects),
     "departments": ("/api/v1/org-unit/departments?limit=500", _projects),
     "node pools": ("/api/v1/node-pools?limit=500", _node_pools),
+    "subscriptions": ("/api/v1/subscriptions", _subscriptions),
+    "notification channels": ("/api/v1/notification-channels", _channels),
+    "notifications": ("/api/v1/notifications?limit=500&unread=true", _notifications),
 }
 
 

@@ -10,6 +10,8 @@ from django.utils import timezone
 from assets.services import asset_create
 from kit.client_urls import client_url_create
 from kit.sessions import session_request
+from notifications.models import Notification
+from notifications.services import channel_create, subscription_create
 from studio.iam.sso_services import service_account_create
 from studio.models import AccessKey, AccessRule, AuditEvent, IdentityProvider, Level, NodePool, Role
 from tests.assets.bodies import KIND_OF, body
@@ -64,7 +66,15 @@ def make_world(org) -> SimpleNamespace:
     report = Report.objects.create(name="alpha-usage", start=now - timedelta(days=1), end=now, csv="date\n",
                                    created_by_name="root", status=Report.Status.READY, status_updated_at=now)
     NodePoolPrice.objects.create(node_pool=node_pool, gpu_hour=2)
-    return SimpleNamespace(report=report,
+    # Notifications: an e-mail channel (nothing listens on port 9), bob's subscription and a notification of his.
+    channel = channel_create(actor=org.users.platform_admin, name="alpha-email", kind="email", config={
+        "smtpHost": "127.0.0.1", "smtpPort": 9, "from": "studio@example.com", "authType": "auth_none"})
+    subscription = subscription_create(user=org.users.member, channels=[channel.name], events=[
+        {"category": "Workload status change", "types": ["Failed"]}])
+    notification = Notification.objects.create(user=org.users.member, key="world", category="Quota",
+                                               type="QuotaReached", title="train-one: QuotaReached")
+    return SimpleNamespace(
+        report=report, channel=channel, subscription=subscription, notification=notification,
         assets=assets, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
@@ -103,6 +113,8 @@ DETAIL_IDS = {
     "/api/v1/org-unit/projects/": lambda w: w.org.a.pk,
     "/api/v1/service-profiles/": lambda w: w.profile.pk,
     "/v1/k8s/clusters/": lambda w: w.node_pool.pk,  # …/node-pools/{id}
+    "/api/v1/subscriptions/": lambda w: w.subscription.pk,
+    "/api/v1/notifications/": lambda w: w.notification.pk,
 }
 WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference",
                      "distributed": "distributed"}
@@ -139,5 +151,6 @@ def path_values(world, route: str) -> dict[str, str]:
         "clientUrlId": world.client_url.pk,
         "AssetId": asset_id(world, route),
         "reportId": world.report.pk,
+        "name": world.channel.name,
     }
     return {name: str(value) for name, value in values.items() if value is not None}

@@ -23,6 +23,7 @@ from workloads.cluster import applied
 from workloads.manifests import distributed as manifest_distributed
 from workloads.manifests import parts
 from workloads.models import Workload, WorkloadEvent
+from workloads.signals import announce
 from workloads.specs.distributed import master_spec_of
 from workloads.specs.references import project_host
 
@@ -89,6 +90,8 @@ def workload_fail(workload_id, message: str) -> None:
     )
     if failed:
         record_event(workload_id, "Failed", message, phase=Workload.Phase.FAILED, type=WorkloadEvent.Type.WARNING)
+        announce(Workload, [{"workload_id": str(workload_id), "phase": Workload.Phase.FAILED, "reason": None,
+                             "message": message, "at": now}])
 
 
 def _load(workload_id) -> Workload | None:

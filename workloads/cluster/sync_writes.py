@@ -18,6 +18,7 @@ from studio.models import Cluster
 from workloads.cluster import phases
 from workloads.cluster.bulk_rows import insert_rows, pk_in, update_rows
 from workloads.models import Pod, Workload, WorkloadEvent
+from workloads.signals import announce
 
 CHUNK = 2000  # rows per statement (ids bound as one array on PostgreSQL)
 POD_COMPARED = ["name", "phase", "role", "node_name", "message", "created_at"]
@@ -86,7 +87,20 @@ class Changes:
             insert_rows(WorkloadEvent, [e for e in self.transitions if e["workload_id"] in kept])
             self._save_pods()
             self._save_warnings()
+            announce(Workload, self._announced(kept))
         return len(kept)
+
+    def _announced(self, kept: set) -> list[dict]:
+        """The written phase and waiting-reason changes, as workloads.signals.phase_changed tells them."""
+        changes = []
+        for pk in kept:
+            delta = self.deltas[pk]
+            phase = delta.get("actual_phase") if "phase_updated_at" in delta else None
+            reason = (delta.get("pending_reason") or {}).get("type") if "pending_reason" in delta else None
+            if phase or reason:
+                changes.append({"workload_id": str(pk), "phase": phase, "reason": reason,
+                                "message": delta.get("phase_message", ""), "at": self.now})
+        return changes
 
     def answers_written(self) -> dict:
         """pk -> (pending_reason, queue_position) of each row whose answer this save wrote."""

@@ -1,0 +1,149 @@
+"""Sending one notification through one channel: e-mail through Django's SMTP backend configured from the channel,
+Slack (its incoming webhook, or its Web API's chat.postMessage at NOTIFICATIONS_SLACK_API_URL), and our webhook
+(a JSON body signed with HMAC-SHA256). Every HTTP request goes through studio.outbound.fetch, which applies the
+network rules at each use; the SMTP host is checked before each connection.
+
+`Refused` is for what retrying cannot fix (an address the rules refuse, Slack's `invalid_auth`); `Failed` for what
+may pass later (a server down, a 5xx, a 429). Their messages are ours: never a URL (a Slack webhook's path is its
+secret) nor a server's answer."""
+
+import hashlib
+import hmac
+import json
+import smtplib
+import time
+from email.utils import formataddr
+
+import requests
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+
+from notifications.catalogue import render_subject
+from notifications.channel_config import DEFAULT_SUBJECT, smtp_host_check
+from studio.outbound import OutboundRefused, fetch
+
+SIGNATURE_HEADER = "X-Studio-Signature"
+TIMESTAMP_HEADER = "X-Studio-Timestamp"
+
+
+class Refused(Exception):
+    pass
+
+
+class Failed(Exception):
+    pass
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """`sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<body>`: a receiver recomputes it with the shared secret
+    and refuses an old timestamp (a replay)."""
+    digest = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def text_of(payload: dict) -> str:
+    lines = [payload["title"], payload["message"]]
+    workload = payload.get("workload")
+    if workload:
+        lines.append(f"Workload {workload['name']} ({workload['type']}) of project {workload['projectName']} on "
+                     f"cluster {workload['clusterName']}: {workload['phase']}.")
+    lines.append(f"At {payload['createdAt']}.")
+    return "\n".join(line for line in lines if line)
+
+
+def _post(url: str, body: bytes, *, field: str, headers: dict) -> requests.Response:
+    try:
+        response = fetch("POST", url, field=field, timeout=settings.NOTIFICATIONS_TIMEOUT_SECONDS, data=body,
+                         headers={"Content-Type": "application/json", **headers})
+    except OutboundRefused as exc:
+        raise Refused(f"{field}: {exc.reason}") from None
+    except requests.RequestException as exc:
+        raise Failed(f"{field}: could not be reached ({type(exc).__name__}).") from None
+    if response.status_code == 429 or response.status_code >= 500:
+        raise Failed(f"{field}: answered HTTP {response.status_code}.")
+    if response.status_code >= 400:
+        raise Refused(f"{field}: answered HTTP {response.status_code}.")
+    return response
+
+
+def send_webhook(config: dict, secrets: dict, payload: dict) -> None:
+    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    timestamp = str(int(time.time()))
+    _post(config["url"], body, field="config.url", headers={
+        TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secrets["secret"], timestamp, body)})
+
+
+def send_slack(config: dict, secrets: dict, payload: dict) -> None:
+    text = text_of(payload)
+    if secrets.get("webhookUrl"):
+        _post(secrets["webhookUrl"], json.dumps({"text": text}).encode(), field="config.webhookUrl", headers={})
+        return
+    url = settings.NOTIFICATIONS_SLACK_API_URL.rstrip("/") + "/chat.postMessage"
+    for recipient in config.get("recipients") or []:
+        response = _post(url, json.dumps({"channel": recipient, "text": text}).encode(),
+                         field="NOTIFICATIONS_SLACK_API_URL", headers={"Authorization": f"Bearer {secrets['apiToken']}"})
+        answer = _json(response)
+        if not answer.get("ok"):
+            error = str(answer.get("error") or "unknown")[:64]
+            raise (Failed if error in ("ratelimited", "service_unavailable", "fatal_error") else Refused)(
+                f"Slack refused the message to {recipient}: {error}.")
+
+
+def slack_app_create(access_token: str, manifest: dict) -> str:
+    """Slack's apps.manifest.create with a configuration access token: the new app's settings URL."""
+    url = settings.NOTIFICATIONS_SLACK_API_URL.rstrip("/") + "/apps.manifest.create"
+    response = _post(url, json.dumps({"manifest": manifest}).encode(), field="NOTIFICATIONS_SLACK_API_URL",
+                     headers={"Authorization": f"Bearer {access_token}"})
+    answer = _json(response)
+    if not answer.get("ok") or not answer.get("app_id"):
+        raise Refused(f"Slack did not create the app: {str(answer.get('error') or 'unknown')[:64]}.")
+    return f"https://api.slack.com/apps/{answer['app_id']}"
+
+
+def _json(response: requests.Response) -> dict:
+    try:
+        answer = response.json()
+    except ValueError:
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def smtp_connection(config: dict, secrets: dict):
+    host, port = config["smtpHost"], config.get("smtpPort") or 587
+    try:
+        smtp_host_check("config.smtpHost", host, port)
+    except OutboundRefused as exc:
+        raise Refused(f"{exc.field}: {exc.reason}") from None
+    login = config.get("authType") not in ("auth_none", "")
+    return get_connection("django.core.mail.backends.smtp.EmailBackend", host=host, port=port,
+                          username=config.get("username", "") if login else "",
+                          password=secrets.get("password", "") if login else "",
+                          use_tls=bool(config.get("smtpTlsEnabled")), timeout=settings.NOTIFICATIONS_TIMEOUT_SECONDS,
+                          fail_silently=False)
+
+
+def send_email(config: dict, secrets: dict, payload: dict, *, to: list[str]) -> None:
+    if not to:
+        raise Refused("No recipient: the channel names none and the subscriber has no e-mail address.")
+    subject = render_subject(config.get("subject") or DEFAULT_SUBJECT, category=payload["category"],
+                             reason=payload["type"], name=(payload.get("workload") or {}).get("name", ""))
+    message = EmailMessage(subject=subject, body=text_of(payload),
+                           from_email=formataddr((config.get("fromDisplayName") or "", config["from"])), to=to,
+                           connection=smtp_connection(config, secrets))
+    try:
+        message.send()
+    except smtplib.SMTPAuthenticationError:
+        raise Refused("The SMTP server refused the channel's username and password.") from None
+    except (smtplib.SMTPException, OSError) as exc:
+        raise Failed(f"The SMTP server could not take the message ({type(exc).__name__}).") from None
+
+
+def smtp_reachable(config: dict, secrets: dict) -> bool:
+    """Whether the SMTP server answers and takes the channel's login (validate-notification-channel)."""
+    try:
+        connection = smtp_connection(config, secrets)
+        connection.open()
+        connection.close()
+    except (Refused, smtplib.SMTPException, OSError):
+        return False
+    return True
