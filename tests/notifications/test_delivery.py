@@ -192,7 +192,7 @@ def test_an_idle_kit_stream_is_told(org):
     subscribe(org.users.member, [], category="Kit stream", types=("IdleStopped",))
     session = StreamSession.objects.get(pk=world.stream.pk)
     tasks.stream_ended.apply(args=[str(session.pk), True, "Idle for 10 minutes."]).get()
-    note = Notification.objects.get()
+    note = Notification.objects.get(type="IdleStopped")  # make_world has a notification of its own
     assert (note.type, note.message, note.details["stream"]["projectName"]) == ("IdleStopped",
                                                                                  "Idle for 10 minutes.", "alpha")
 
