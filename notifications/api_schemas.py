@@ -6,7 +6,9 @@ _TYPE = {**_S, "enum": ["email", "slack", "webhook"]}
 
 
 def _object(required: dict, optional: dict | None = None) -> dict:
-    return {"type": "object", "required": list(required), "properties": {**required, **(optional or {})}}
+    """An object schema; OpenAPI 3.0 allows no empty `required` list, so none is given then."""
+    shape = {"type": "object", "properties": {**required, **(optional or {})}}
+    return {**shape, "required": list(required)} if required else shape
 
 
 NOTIFICATION_TYPES = {"type": "array", "items": _object({"category": _S, "type": _S, "description": _S})}
