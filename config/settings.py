@@ -235,7 +235,8 @@ SPECTACULAR_SETTINGS = {
         "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}
     },
     # A distributed training's replicas take the Kubeflow operator's restart policies (ExitCode too): their own name.
-    "ENUM_NAME_OVERRIDES": {"ReplicaRestartPolicyEnum": ["Always", "OnFailure", "Never", "ExitCode"]},
+    "ENUM_NAME_OVERRIDES": {"ReplicaRestartPolicyEnum": ["Always", "OnFailure", "Never", "ExitCode"],
+                            "NotificationChannelTypeEnum": "notifications.models.Channel.Type"},
     "DISABLE_ERRORS_AND_WARNINGS": True,
     "PREPROCESSING_HOOKS": ["studio.schema.without_client_url_copies"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "studio.schema.add_error_responses"],
