@@ -168,7 +168,8 @@ class NodePoolMetricsView(APIView):
         history = [t for t in types if ALIASES.get(t, t) == "GPU_ALLOCATION"]
         measured = {}
         if history:
-            found, _ = org_unit_measurements(Workload.objects.filter(cluster=cluster), types=history,
+            found, _ = org_unit_measurements(("cluster_id", cluster.pk), Workload.objects.filter(cluster=cluster),
+                                             types=history,
                                              start=data["start"], end=data["end"], samples=data["numberOfSamples"],
                                              nodepool=nodepoolName)
             measured = {m["type"]: m for m in found}

@@ -5,10 +5,18 @@ A project's (a department's) allocation over time is the sum, per collection rou
 workloads included for the time they ran: GPU_ALLOCATION from GPU_ALLOCATION, CPU_ALLOCATION_MILLICORES from
 CPU_REQUEST_CORES, CPU_MEMORY_ALLOCATION_MB from CPU_MEMORY_REQUEST_BYTES, of the running pods. Rounds in which
 none of its workloads ran hold no point. Quotas are not kept over time and GPU memory utilisation needs the GPUs'
-memory size: those types answer no values and the answer is a 207, as a workload's types without a source are."""
+memory size: those types answer no values and the answer is a 207, as a workload's types without a source are.
 
+A range longer than a day, or one that starts before the samples kept (METRICS_RETENTION_DAYS), is answered from
+the usage history instead (workloads.telemetry.org_history): a point per hour, or per day before the hourly
+window, so that a 30-day range reads rows per hour and not per workload and round."""
+
+from datetime import timedelta
+
+from django.conf import settings
 from django.db.models import Sum
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
@@ -19,6 +27,7 @@ from workloads.metric_types import ALIASES
 from workloads.models import MetricSample, Workload
 from workloads.runai_fields import placed_pool_expression
 from workloads.telemetry.metrics import MeasurementsSerializer, MetricsQuerySerializer, reduce_samples
+from workloads.telemetry.org_history import org_history
 
 ORG_UNIT_TYPES = ("GPU_QUOTA", "CPU_QUOTA_MILLICORES", "CPU_MEMORY_QUOTA_MB", "GPU_ALLOCATION",
                   "CPU_ALLOCATION_MILLICORES", "CPU_MEMORY_ALLOCATION_MB", "GPU_MEMORY_UTILIZATION")
@@ -37,17 +46,35 @@ PARAMETERS = [
 ]
 
 
-def org_unit_measurements(workloads, *, types, start, end, samples, nodepool=None) -> tuple[list[dict], bool]:
-    """({"type", "labels", "values"} per type, partial) over the samples of `workloads`; one query."""
+HISTORY_FROM = timedelta(days=1)  # ranges longer than this read the usage history
+
+
+def _from_history(start, end) -> bool:
+    kept_from = timezone.now() - timedelta(days=settings.METRICS_RETENTION_DAYS)
+    return org_history() is not None and (end - start > HISTORY_FROM or start < kept_from)
+
+
+def _sample_points(workloads, wanted, start, end, nodepool) -> dict[str, list]:
     if nodepool:
         workloads = workloads.alias(pool=placed_pool_expression()).filter(pool=nodepool)
-    wanted = {FROM_SAMPLES[ALIASES.get(t, t)][0] for t in types if ALIASES.get(t, t) in FROM_SAMPLES}
     rows = (MetricSample.objects.filter(workload__in=workloads.values("pk"), pod_name="", type__in=wanted,
                                         timestamp__gte=start, timestamp__lte=end)
             .values("type", "timestamp").annotate(total=Sum("value")).order_by("timestamp")) if wanted else []
     points: dict[str, list] = {}
     for row in rows:
         points.setdefault(row["type"], []).append((row["timestamp"], row["total"]))
+    return points
+
+
+def org_unit_measurements(unit: tuple[str, object], workloads, *, types, start, end, samples,
+                          nodepool=None) -> tuple[list[dict], bool]:
+    """({"type", "labels", "values"} per type, partial) for the unit (("project_id" | "department_id" | "cluster_id", id)):
+    over the samples of `workloads`, or the usage history for long ranges; one query."""
+    wanted = {FROM_SAMPLES[ALIASES.get(t, t)][0] for t in types if ALIASES.get(t, t) in FROM_SAMPLES}
+    if wanted and _from_history(start, end):
+        points = org_history()(unit[0], unit[1], start, end, wanted, nodepool)
+    else:
+        points = _sample_points(workloads, wanted, start, end, nodepool)
     out, partial = [], False
     for requested in types:  # answered in the caller's spelling (ALLOCATED_GPU or GPU_ALLOCATION)
         if ALIASES.get(requested, requested) not in FROM_SAMPLES:
@@ -60,11 +87,11 @@ def org_unit_measurements(workloads, *, types, start, end, samples, nodepool=Non
     return out, partial
 
 
-def _answer(request, workloads):
+def _answer(request, unit, workloads):
     query = MetricsQuerySerializer(data=request.query_params, allowed_types=ORG_UNIT_TYPES)
     query.is_valid(raise_exception=True)
     data = query.validated_data
-    body, partial = org_unit_measurements(workloads, types=data["metricType"], start=data["start"],
+    body, partial = org_unit_measurements(unit, workloads, types=data["metricType"], start=data["start"],
                                           end=data["end"], samples=data["numberOfSamples"],
                                           nodepool=request.query_params.get("nodepoolName") or None)
     return Response({"measurements": body}, status=207 if partial else 200)
@@ -77,7 +104,7 @@ class ProjectMetricsView(APIView):
                    responses={200: MeasurementsSerializer, 207: MeasurementsSerializer})
     def get(self, request, projectId: int):
         project = get_object_or_404(Project.objects.visible_to(request.user), pk=projectId)
-        return _answer(request, Workload.objects.filter(project=project))
+        return _answer(request, ("project_id", project.pk), Workload.objects.filter(project=project))
 
 
 class DepartmentMetricsView(APIView):
@@ -85,4 +112,4 @@ class DepartmentMetricsView(APIView):
                    responses={200: MeasurementsSerializer, 207: MeasurementsSerializer})
     def get(self, request, departmentId: int):
         department = get_object_or_404(Department.objects.visible_to(request.user), pk=departmentId)
-        return _answer(request, Workload.objects.filter(department=department))
+        return _answer(request, ("department_id", department.pk), Workload.objects.filter(department=department))
