@@ -5,7 +5,7 @@ import datetime
 import sys
 from pathlib import Path
 
-from bench import api_read, catalog, env, pipeline, scaling, sync, watch
+from bench import api_read, catalog, env, pipeline, scaling, sync, usage_history, watch
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -66,6 +66,10 @@ def main() -> int:
     scale_table = _scaling_table(scaled)
     print(scale_table, flush=True)
     rows.extend(_ratio_rows(scaled))
+    history = usage_history.run()
+    usage_table = _usage_table(history)
+    print(usage_table, flush=True)
+    rows.extend(_usage_rows(history))
     rows.extend(_watch_rows(watch.run()))
     table = "\n".join(["| Benchmark | Measured | Target | |", "|---|---|---|---|", *rows])
     print(table)
@@ -78,7 +82,8 @@ def main() -> int:
         f"Machine: {env.machine()}; load average when the run began: {load_before}, when it ended: "
         f"{_load()}. The load generator, server, workers and cluster share these cores, so "
         "ratios measured in the same run are the figures to compare, not absolute numbers.\n\n"
-        f"{table}\n\n### Scaling (in process)\n\n{scale_table}\n\n{NOTES}\n"
+        f"{table}\n\n### Scaling (in process)\n\n{scale_table}\n\n### Usage history (in process, a year of history)\n\n"
+        f"{usage_table}\n\n{NOTES}\n"
     )
     return 0  # a report, not a gate: a missed target is named in the table and explained in the notes
 
@@ -96,6 +101,40 @@ def _ratio_rows(scaled: dict) -> list[str]:
                          "workloads)", f"{cells} ms = {_span(ratios)}",
                          f"<= {target}", max(ratios) <= target))
     return rows
+
+
+USAGE_TARGETS = {usage_history.PATHS[1]: 3.0, usage_history.PATHS[2]: 3.0, usage_history.PATHS[3]: 1.5}
+
+
+def _usage_rows(history: dict) -> list[str]:
+    """A department's 30-day usage and a year-long report request ÷ the bare view, CPU and wall, at every size: the
+    worst size counts, and the largest size's wall within 1.5x the smallest's (flat)."""
+    rows, floor, sizes = [], usage_history.PATHS[0], list(history)
+    for path, target in USAGE_TARGETS.items():
+        cpu = [history[s][path][0] / history[s][floor][0] for s in sizes]
+        wall = [history[s][path][1] / history[s][floor][1] for s in sizes]
+        flat = history[sizes[-1]][path][1] <= 1.5 * history[sizes[0]][path][1]
+        rows.append(_row(f"Usage, a year of history: {path} ÷ the bare view, CPU / wall "
+                         f"({' / '.join(f'{s:,}' for s in sizes)} workloads)",
+                         f"{_span(cpu)} / {_span(wall)}; wall {history[sizes[0]][path][1]:.1f} → "
+                         f"{history[sizes[-1]][path][1]:.1f} ms",
+                         f"<= {target}, flat", max(cpu) <= target and max(wall) <= target and flat))
+    made = [history[s]["year-long report, made by the worker"][1] for s in sizes]
+    rows.append(_row("Usage: the year-long report (grouped by project), made by the worker "
+                     f"({' / '.join(f'{s:,}' for s in sizes)} workloads)",
+                     " / ".join(f"{m / 1000:.1f} s" for m in made)
+                     + f" ({history[sizes[-1]]['report lines']:,} lines)", "flat", made[-1] <= 1.5 * made[0]))
+    return rows
+
+
+def _usage_table(history: dict) -> str:
+    sizes = list(history)
+    lines = [f"| Path (ms per request: CPU / wall) | {' | '.join(f'{s:,} workloads' for s in sizes)} |",
+             "|---" * (len(sizes) + 1) + "|"]
+    for path in (*usage_history.PATHS, "year-long report, made by the worker"):
+        lines.append(f"| {path} | " + " | ".join(f"{history[s][path][0]:.1f} / {history[s][path][1]:.1f}"
+                                                for s in sizes) + " |")
+    return "\n".join(lines)
 
 
 def _watch_rows(watched: dict) -> list[str]:

@@ -1,9 +1,11 @@
 """The usage history and what is made of it.
 
 `UsageHour` holds one row per workload and hour in which it held resources, for a bounded window
-(USAGE_HOURLY_RETENTION_DAYS); `UsageDay` one row per day, cluster, node pool, project and user, kept for years.
-The day's rows carry no workload, so their number follows the organisation (its projects, users and pools), not
-the number of workloads it ran. Both copy the names they are reported by: a report still reads after a project,
+(USAGE_HOURLY_RETENTION_DAYS); `UsageUnitHour` the same hours summed per cluster, node pool, project and user, for
+the same window; `UsageDay` one row per day and the same keys, kept for years. The unit rows carry no workload, so
+their number follows the organisation (its projects, users and pools), not the number of workloads it ran: every
+read over a range (reports, averages, metrics over time) reads them, and stays flat as the workloads grow
+(bench/usage_history.py). Both copy the names they are reported by: a report still reads after a project,
 a user or a workload is gone.
 
 GPU utilisation is known only where the cluster's Prometheus serves DCGM: `gpu_measured_hours` are the GPU-hours
@@ -59,6 +61,19 @@ class UsageHour(OrgKeys, Amounts):
 
     def __str__(self):
         return f"{self.workload_name} {self.hour:%Y-%m-%d %H}h: {self.gpu_hours:g} GPU-hours"
+
+
+class UsageUnitHour(OrgKeys, Amounts):
+    hour = models.DateTimeField()  # the hour's start, UTC
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hour", "cluster_id", "node_pool", "project_id", "user_name"],
+                                               name="one_usage_row_per_hour_unit_user")]
+        indexes = [models.Index(fields=["project_id", "hour"]), models.Index(fields=["department_id", "hour"]),
+                   models.Index(fields=["cluster_id", "hour"])]
+
+    def __str__(self):
+        return f"{self.project_name}/{self.user_name} {self.hour:%Y-%m-%d %H}h: {self.gpu_hours:g} GPU-hours"
 
 
 class UsageDay(OrgKeys, Amounts):

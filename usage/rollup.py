@@ -1,4 +1,5 @@
-"""The roll-up: workloads' phase changes and telemetry samples → UsageHour rows → UsageDay rows.
+"""The roll-up: workloads' phase changes and telemetry samples → UsageHour rows (and their sums per unit and user,
+UsageUnitHour) → UsageDay rows.
 
 An hour is rolled from scratch (its rows deleted and written again in one transaction), so rolling it twice
 gives the same rows. `usage_rollup` rolls every closed hour since the last one it finished, plus the last
@@ -20,7 +21,7 @@ from django.utils import timezone
 from studio.clusters.quantities import parse_quantity
 from studio.models import NodePool
 from usage.intervals import HOUR, floor_hour, held_intervals, hour_amounts, hours_within
-from usage.models import AMOUNTS, RollupState, UsageDay, UsageHour
+from usage.models import AMOUNTS, RollupState, UsageDay, UsageHour, UsageUnitHour
 from workloads.models import MetricSample, Workload, WorkloadEvent
 from workloads.runai_fields import ALLOCATED_PHASES, DEFAULT_NODE_POOL
 
@@ -90,20 +91,40 @@ def hour_rows(hour: datetime, *, now: datetime) -> list[UsageHour]:
     return rows
 
 
+UNIT_KEYS = ("cluster_id", "node_pool", "project_id", "department_id", "user_name")
+
+
+def unit_rows(hour: datetime, rows: list[UsageHour]) -> list[UsageUnitHour]:
+    """The hour's workload rows summed per cluster, pool, project (its department) and user."""
+    units: dict[tuple, UsageUnitHour] = {}
+    for row in rows:
+        key = tuple(getattr(row, k) for k in UNIT_KEYS)
+        unit = units.get(key)
+        if unit is None:
+            unit = units[key] = UsageUnitHour(hour=hour, project_name=row.project_name,
+                                              department_name=row.department_name,
+                                              **dict(zip(UNIT_KEYS, key, strict=True)))
+        for amount in AMOUNTS:
+            setattr(unit, amount, getattr(unit, amount) + getattr(row, amount))
+    return list(units.values())
+
+
 def usage_hour_roll(*, hour: datetime, now: datetime | None = None) -> int:
-    """Write one hour's rows in place of the ones it had; the number written."""
+    """Write one hour's rows (and their unit sums) in place of the ones it had; the number of workload rows."""
     rows = hour_rows(hour, now=now or timezone.now())
     with transaction.atomic():
         UsageHour.objects.filter(hour=hour).delete()
         UsageHour.objects.bulk_create(rows, batch_size=1000)
+        UsageUnitHour.objects.filter(hour=hour).delete()
+        UsageUnitHour.objects.bulk_create(unit_rows(hour, rows), batch_size=1000)
     return len(rows)
 
 
 def usage_day_roll(*, day: date) -> int:
-    """A day's rows from its hours, in place of the ones it had; the number written."""
+    """A day's rows from its hours' unit sums, in place of the ones it had; the number written."""
     start = datetime.combine(day, datetime.min.time(), tzinfo=UTC)
-    keys = ("cluster_id", "node_pool", "project_id", "department_id", "user_name")
-    grouped = (UsageHour.objects.filter(hour__gte=start, hour__lt=start + timedelta(days=1)).values(*keys)
+    keys = UNIT_KEYS
+    grouped = (UsageUnitHour.objects.filter(hour__gte=start, hour__lt=start + timedelta(days=1)).values(*keys)
                .annotate(project=Max("project_name"), department=Max("department_name"),
                          **{f"sum_{a}": Sum(a) for a in AMOUNTS}).order_by())
     rows = [UsageDay(day=day, project_name=g["project"], department_name=g["department"],
@@ -138,6 +159,7 @@ def usage_rollup(*, now: datetime | None = None, max_hours: int | None = None) -
         for day in sorted({h.date() for h in hours}):
             usage_day_roll(day=day)
         UsageHour.objects.filter(hour__lt=closed - window).delete()
+        UsageUnitHour.objects.filter(hour__lt=closed - window).delete()
         if settings.USAGE_DAILY_RETENTION_DAYS:
             UsageDay.objects.filter(day__lt=(now - timedelta(days=settings.USAGE_DAILY_RETENTION_DAYS)).date()).delete()
     return len(hours)

@@ -9,7 +9,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from usage.intervals import HOUR, floor_hour
-from usage.models import AMOUNTS, UsageDay, UsageHour
+from usage.models import AMOUNTS, UsageDay, UsageUnitHour
 
 KEYS = ("cluster_id", "node_pool", "project_id", "department_id", "user_name")
 
@@ -74,5 +74,5 @@ def usage_rows(*, start: datetime, end: datetime, filters: dict | None = None,
     if days:
         out += _rows(UsageDay.objects.filter(where).filter(_any(days)), F("day"))
     if hours:
-        out += _rows(UsageHour.objects.filter(where).filter(_any(hours)), TruncDate("hour", tzinfo=UTC))
+        out += _rows(UsageUnitHour.objects.filter(where).filter(_any(hours)), TruncDate("hour", tzinfo=UTC))
     return out

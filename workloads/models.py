@@ -18,6 +18,7 @@ from workloads.runai_fields import ALLOCATED_PHASES, WAITING_PHASES
 # scan on PostgreSQL), however many workloads the project ran before.
 HOLDING_GPUS = Q(deleted_at__isnull=True, desired_phase="Running", gpu_request__gt=0) & ~Q(
     actual_phase__in=["Completed", "Failed"])
+LIVE_UNFINISHED = Q(deleted_at__isnull=True) & ~Q(actual_phase__in=["Completed", "Failed"])
 # The organisation's GPU numbers (studio.org.numbers, registered in workloads.apps), defined once: allocated is what
 # holds GPUs on nodes now (a live workload in an allocated phase); requested is what runs plus what waits: meant to
 # run and not finished (HOLDING_GPUS, what the quota counts). A workload being stopped is allocated until its pods
@@ -155,6 +156,10 @@ class Workload(models.Model):
             models.Index(fields=["project", "-created_at", "-id"], name="workload_project_newest"),
             models.Index(fields=["project", "node_pool", "gpu_request"], condition=HOLDING_GPUS,
                          name="workload_gpus_held_by_pool"),
+            # A department's numbers (studio.org.numbers) read only its live, unfinished workloads: with 100,000
+            # finished ones in the department the read took 113 ms by a scan, 0.07 ms by this index
+            # (bench/usage_history.py, "department with its overtimeData").
+            models.Index(fields=["department"], condition=LIVE_UNFINISHED, name="workload_unfinished_by_dept"),
         ]
 
     def __str__(self):

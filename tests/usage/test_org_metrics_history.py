@@ -46,18 +46,27 @@ def test_a_projects_week_is_a_point_per_hour_it_held_gpus(org, rolled):
     assert [v for _, v in series["CPU_ALLOCATION_MILLICORES"]] == ["4000", "4000", "4000", "2000"]
 
 
-def test_a_departments_month_sums_its_projects_and_one_pool_is_its_own(org, rolled):
+def test_a_departments_week_sums_its_projects_and_one_pool_is_its_own(org, rolled):
     now = timezone.now()
     admin = bearer_client(org.users.platform_admin)
     path = DEPARTMENT.format(departmentId=org.department.pk)
     d = day_d().isoformat()[:11]
     # train 2 GPUs 01:00–04:30; space 1 GPU 02:00–03:30 and 05:00–06:00
-    assert _series(admin.get(path, _query(now - timedelta(days=30), now)), DEPARTMENT)["GPU_ALLOCATION"] == [
+    assert _series(admin.get(path, _query(now - timedelta(days=7), now)), DEPARTMENT)["GPU_ALLOCATION"] == [
         (f"{d}01", "2"), (f"{d}02", "3"), (f"{d}03", "2.5"), (f"{d}04", "1"), (f"{d}05", "1")]
-    a100 = admin.get(path, {**_query(now - timedelta(days=30), now), "nodepoolName": "a100"})
+    a100 = admin.get(path, {**_query(now - timedelta(days=7), now), "nodepoolName": "a100"})
     assert _series(a100, DEPARTMENT)["GPU_ALLOCATION"] == [(f"{d}02", "1"), (f"{d}03", "0.5"), (f"{d}05", "1")]
-    averaged = admin.get(path, {**_query(now - timedelta(days=30), now), "numberOfSamples": 1}).json()
+    averaged = admin.get(path, {**_query(now - timedelta(days=7), now), "numberOfSamples": 1}).json()
     assert averaged["measurements"][0]["values"][0]["value"] == "1.9"  # (2 + 3 + 2.5 + 1 + 1) / 5
+
+
+def test_a_departments_month_is_a_point_per_day(org, rolled):
+    now = timezone.now()
+    path = DEPARTMENT.format(departmentId=org.department.pk)
+    answer = bearer_client(org.users.platform_admin).get(path, {**_query(now - timedelta(days=30), now),
+                                                                "nodepoolName": "a100"})
+    # space in a100: 2.5 GPU-hours on day D
+    assert _series(answer, DEPARTMENT)["GPU_ALLOCATION"] == [(day_d().isoformat()[:11] + "00", "0.104167")]
 
 
 def test_a_range_older_than_the_hourly_window_is_a_point_per_day(org, rolled, settings):

@@ -49,3 +49,23 @@ def test_a_young_project_averages_over_its_life(org, settings):
     usage_rollup()
     data = bearer_client(org.users.member).get(f"/api/v1/org-unit/projects/{org.a.pk}").json()["overtimeData"]
     assert data["range7dData"]["averageGpuAllocation"] == data["range30dData"]["averageGpuAllocation"] > 7 / (7 * 24)
+
+
+def test_the_last_hours_count_once_in_every_range(org):
+    """Hours of the partial days are read from the hourly rows, whole days from the daily rows: a workload that ran
+    the last 30 hours (across midnight, whatever the time) counts its 30 GPU-hours once in 7 and 30 days."""
+    from tests.workloads.cluster_support import make_workload
+    from usage.intervals import floor_hour
+    from workloads.models import Workload
+
+    now = timezone.now()
+    running = make_workload(org.a, "recent", compute={"gpuDevicesRequest": 1})
+    Workload.objects.filter(pk=running.pk).update(created_at=floor_hour(now) - timedelta(hours=30),
+                                                  started_at=floor_hour(now) - timedelta(hours=30),
+                                                  actual_phase="Running")
+    Project.objects.update(created_at=now - timedelta(days=40))
+    usage_rollup(max_hours=100)
+    data = bearer_client(org.users.member).get(f"/api/v1/org-unit/projects/{org.a.pk}").json()["overtimeData"]
+    assert data["range24hData"]["averageGpuAllocation"] == 1.0
+    assert data["range7dData"]["averageGpuAllocation"] == round(30 / (7 * 24), 4)
+    assert data["range30dData"]["averageGpuAllocation"] == round(30 / (30 * 24), 4)
