@@ -10,6 +10,7 @@ secret) nor a server's answer."""
 import hashlib
 import hmac
 import json
+import logging
 import smtplib
 import time
 from email.utils import formataddr
@@ -22,6 +23,7 @@ from notifications.catalogue import render_subject
 from notifications.channel_config import DEFAULT_SUBJECT, smtp_host_check
 from studio.outbound import OutboundRefused, fetch
 
+log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Studio-Signature"
 TIMESTAMP_HEADER = "X-Studio-Timestamp"
 
@@ -73,20 +75,50 @@ def send_webhook(config: dict, secrets: dict, payload: dict) -> None:
         TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secrets["secret"], timestamp, body)})
 
 
-def send_slack(config: dict, secrets: dict, payload: dict) -> None:
+def send_slack(config: dict, secrets: dict, payload: dict, *, direct_to: str = "") -> None:
+    """To the channel's recipients; and through the Web API, with `directNotifications` on, to the subscriber too
+    (`direct_to`: their e-mail, found in the workspace by users.lookupByEmail). An incoming webhook posts to its
+    one channel only."""
     text = text_of(payload)
     if secrets.get("webhookUrl"):
         _post(secrets["webhookUrl"], json.dumps({"text": text}).encode(), field="config.webhookUrl", headers={})
         return
-    url = settings.NOTIFICATIONS_SLACK_API_URL.rstrip("/") + "/chat.postMessage"
+    auth = {"Authorization": f"Bearer {secrets['apiToken']}"}
     for recipient in config.get("recipients") or []:
-        response = _post(url, json.dumps({"channel": recipient, "text": text}).encode(),
-                         field="NOTIFICATIONS_SLACK_API_URL", headers={"Authorization": f"Bearer {secrets['apiToken']}"})
-        answer = _json(response)
-        if not answer.get("ok"):
-            error = str(answer.get("error") or "unknown")[:64]
-            raise (Failed if error in ("ratelimited", "service_unavailable", "fatal_error") else Refused)(
-                f"Slack refused the message to {recipient}: {error}.")
+        _slack_post(auth, recipient, text, recipient)
+    if direct_to and config.get("directNotifications") is not False:
+        _slack_direct(auth, direct_to, text)
+
+
+def _slack_api(method: str) -> str:
+    return settings.NOTIFICATIONS_SLACK_API_URL.rstrip("/") + "/" + method
+
+
+def _slack_post(auth: dict, channel: str, text: str, named: str) -> None:
+    response = _post(_slack_api("chat.postMessage"), json.dumps({"channel": channel, "text": text}).encode(),
+                     field="NOTIFICATIONS_SLACK_API_URL", headers=auth)
+    answer = _json(response)
+    if not answer.get("ok"):
+        error = str(answer.get("error") or "unknown")[:64]
+        raise (Failed if error in ("ratelimited", "service_unavailable", "fatal_error") else Refused)(
+            f"Slack refused the message to {named}: {error}.")
+
+
+def _slack_direct(auth: dict, email: str, text: str) -> None:
+    """A direct message to the workspace member with this e-mail. The channel's messages are sent by then, so a
+    direct message that fails is logged and never fails the delivery (retrying it would post them twice); a
+    subscriber who is not in the workspace gets none."""
+    try:
+        found = _json(_post(_slack_api("users.lookupByEmail"), json.dumps({"email": email}).encode(),
+                            field="NOTIFICATIONS_SLACK_API_URL", headers=auth))
+        user = (found.get("user") or {}).get("id") if found.get("ok") else None
+        if not user:
+            log.info("no Slack direct message: the subscriber is not found in the workspace (%s)",
+                     str(found.get("error") or "no user")[:64])
+            return
+        _slack_post(auth, str(user), text, "the subscriber")
+    except (Failed, Refused) as exc:
+        log.warning("no Slack direct message: %s", exc)
 
 
 def slack_app_create(access_token: str, manifest: dict) -> str:

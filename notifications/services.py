@@ -246,7 +246,7 @@ def delivery_send(delivery_id: int, *, last_try: bool) -> None:
             to = list(dict.fromkeys([*([notification.user.email] if direct else []), *config.get("recipients", [])]))
             senders.send_email(config, secrets, body, to=to)
         elif channel.type == Channel.Type.SLACK:
-            senders.send_slack(config, secrets, body)
+            senders.send_slack(config, secrets, body, direct_to=notification.user.email or "")
         else:
             senders.send_webhook(config, secrets, body)
     except senders.Refused as exc:

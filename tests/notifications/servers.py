@@ -52,6 +52,7 @@ class HttpReceiver:
     def __init__(self):
         self.requests: list[dict] = []
         self.statuses: deque = deque()  # answered first, one per request
+        self.answers: dict[str, dict] = {}  # a path's JSON answer (when it answers 200)
         self.received = threading.Event()
         receiver = self
 
@@ -60,7 +61,8 @@ class HttpReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 receiver.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 status = receiver.statuses.popleft() if receiver.statuses else 200
-                answer = json.dumps({"ok": True, "app_id": "A0TEST"} if status == 200 else {"ok": False}).encode()
+                ok = receiver.answers.get(self.path.split("?")[0], {"ok": True, "app_id": "A0TEST"})
+                answer = json.dumps(ok if status == 200 else {"ok": False}).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))

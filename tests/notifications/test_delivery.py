@@ -139,6 +139,36 @@ def test_slack_through_its_web_api_and_through_an_incoming_webhook(org, failing,
         assert SECRET_VALUE.encode() not in request["body"] and SLACK_TOKEN.encode() not in request["body"]
 
 
+def test_slack_direct_notifications_reach_the_subscriber_found_by_email(org, failing, receiver, settings):
+    settings.NOTIFICATIONS_SLACK_API_URL = receiver.url + "/api"
+    receiver.answers["/api/users.lookupByEmail"] = {"ok": True, "user": {"id": "U0BOB"}}
+    channel(org.users.platform_admin, "slack", "slack", {"apiToken": SLACK_TOKEN, "recipients": ["#gpu-ops"],
+                                                         "directNotifications": True})
+    channel(org.users.platform_admin, "slack", "slack-quiet", {"apiToken": SLACK_TOKEN, "recipients": ["#quiet"],
+                                                               "directNotifications": False})
+    subscribe(org.users.member, ["slack", "slack-quiet"])
+    send(fail(failing))
+    assert sorted(d.state for d in Delivery.objects.all()) == ["sent", "sent"]
+    lookups = [json.loads(r["body"]) for r in receiver.requests if r["path"] == "/api/users.lookupByEmail"]
+    assert lookups == [{"email": org.users.member.email}]  # the quiet channel asks for no one
+    posted = [json.loads(r["body"]) for r in receiver.requests if r["path"] == "/api/chat.postMessage"]
+    assert sorted(p["channel"] for p in posted) == ["#gpu-ops", "#quiet", "U0BOB"]
+    assert all("train-fail" in p["text"] for p in posted)
+
+
+def test_a_subscriber_missing_from_the_slack_workspace_still_gets_the_channel_message(org, failing, receiver,
+                                                                                     settings):
+    settings.NOTIFICATIONS_SLACK_API_URL = receiver.url + "/api"
+    receiver.answers["/api/users.lookupByEmail"] = {"ok": False, "error": "users_not_found"}
+    channel(org.users.platform_admin, "slack", "slack", {"apiToken": SLACK_TOKEN, "recipients": ["#gpu-ops"],
+                                                         "directNotifications": True})
+    subscribe(org.users.member, ["slack"])
+    send(fail(failing))
+    assert Delivery.objects.get().state == "sent"
+    assert [json.loads(r["body"])["channel"] for r in receiver.requests if r["path"] == "/api/chat.postMessage"] == [
+        "#gpu-ops"]
+
+
 def test_only_subscribers_who_may_see_the_workload_and_whose_scope_holds_it_are_told(org, failing):
     subscribe(org.users.member, [])  # alpha's member: told
     subscribe(org.users.viewer, [], scope={"projectId": org.a.pk})  # scoped to alpha: told
