@@ -8,6 +8,7 @@ from studio.iam.models import AccessRule
 from studio.ids import IdFilter
 from studio.listing import StudioFilterSet, split_list_param
 from studio.org.models import Department, Project
+from studio.org.overtime import AVERAGE_FIELDS, overtime_expression
 from studio.selectors import gpu_allocated_expression
 
 
@@ -26,22 +27,28 @@ def _project_phase():
                 default=Value("Unknown"), output_field=CharField())
 
 
+def _averages(model, field: str) -> dict:
+    """Run:ai's avgGpuAllocation24h … avgGpuMemoryUtilization30d, from the usage history (studio.org.overtime)."""
+    return {name: (lambda name=name: overtime_expression(model, field, name)) for name in AVERAGE_FIELDS}
+
+
 class DepartmentFilterSet(StudioFilterSet):
-    """Run:ai's DepartmentsFilterBy/SortBy: name, clusterId, gpuAllocated, createdAt (the quota and 24h/7d/30d
-    averages are not kept: naming them is a 400)."""
+    """Run:ai's DepartmentsFilterBy/SortBy: name, clusterId, gpuAllocated, createdAt and the 24h/7d/30d averages
+    (the department's quota is per pool: naming totalGpuQuota is a 400)."""
 
     class Meta:
         model = Department
         fields = []
         api_fields = {"name": "name", "clusterId": "cluster_id", "createdAt": "created_at",
                       "description": "description"}
-        api_expressions = {"gpuAllocated": lambda: gpu_allocated_expression("department_id")}
+        api_expressions = {"gpuAllocated": lambda: gpu_allocated_expression("department_id"),
+                           **_averages(Department, "department_id")}
         search_fields = ["name", "description"]
 
 
 class ProjectFilterSet(StudioFilterSet):
     """Run:ai's ProjectsFilterBy/SortBy: name, clusterId, departmentId, parentId, parentName, phase,
-    totalGpuQuota, gpuAllocated, createdAt (the 24h/7d/30d averages are not kept: naming them is a 400)."""
+    totalGpuQuota, gpuAllocated, createdAt and the 24h/7d/30d averages."""
 
     class Meta:
         model = Project
@@ -51,7 +58,8 @@ class ProjectFilterSet(StudioFilterSet):
             "namespace": "namespace", "createdAt": "created_at", "parentId": "department_id",
             "parentName": "department__name", "totalGpuQuota": "gpu_deserved",
         }
-        api_expressions = {"phase": _project_phase, "gpuAllocated": gpu_allocated_expression}
+        api_expressions = {"phase": _project_phase, "gpuAllocated": gpu_allocated_expression,
+                           **_averages(Project, "project_id")}
         search_fields = ["name"]
 
 

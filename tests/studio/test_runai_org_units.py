@@ -194,7 +194,9 @@ def test_bad_input_is_a_400_naming_each_field(client_for, org, pools):
     bad = api.post(DEPARTMENTS, {"name": "d1", "resources": {"gpu": {"deserved": 1}}}, format="json")
     assert [e["field"] for e in bad.json()["errors"]] == ["resources"]
     for url in (PROJECTS, DEPARTMENTS, f"{PROJECTS}/count", f"{DEPARTMENTS}/count"):
-        bad = api.get(url, {"filterBy": "avgGpuUtilization24h>=5"})
+        bad = api.get(url, {"filterBy": "avgGpuUtilisation24h>=5"})  # misspelt: not a field
+        assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "filterBy"
+        bad = api.get(url, {"filterBy": "avgGpuUtilization24h>=many"})
         assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "filterBy"
 
 

@@ -69,3 +69,22 @@ def test_the_last_hours_count_once_in_every_range(org):
     assert data["range24hData"]["averageGpuAllocation"] == 1.0
     assert data["range7dData"]["averageGpuAllocation"] == round(30 / (7 * 24), 4)
     assert data["range30dData"]["averageGpuAllocation"] == round(30 / (30 * 24), 4)
+
+
+def test_lists_filter_and_sort_by_the_averages(org, rolled):
+    """Day D: alpha's train 7 GPU-hours, beta's space 2.5 — in the 7-day averages, not the 24-hour ones."""
+    admin = bearer_client(org.users.platform_admin)
+    names = lambda response: [p["name"] for p in response.json()["projects"]]  # noqa: E731
+    by_week = admin.get("/api/v1/org-unit/projects", {"sortBy": "avgGpuAllocation7d", "sortOrder": "desc"})
+    assert by_week.status_code == 200, by_week.json()
+    assert names(by_week) == ["alpha", "beta"]
+    assert names(admin.get("/api/v1/org-unit/projects", {"sortBy": "avgGpuAllocation7d"})) == ["beta", "alpha"]
+    busy = admin.get("/api/v1/org-unit/projects", {"filterBy": f"avgGpuAllocation7d>={round(3 / 168, 4)}"})
+    assert names(busy) == ["alpha"]
+    assert admin.get("/api/v1/org-unit/projects/count", {"filterBy": "avgGpuAllocation24h>=0.0001"}).json() == {
+        "count": 0}
+    measured = admin.get("/api/v1/org-unit/departments", {"filterBy": "avgGpuUtilization30d>=70"}).json()
+    assert [d["name"] for d in measured["departments"]] == [org.department.name]  # 3 of 4 measured: 75 %
+    member = bearer_client(org.users.member)  # the averages never widen what a member sees
+    assert [p["name"] for p in member.get("/api/v1/org-unit/projects",
+                                          {"sortBy": "avgGpuAllocation30d"}).json()["projects"]] == ["alpha"]
