@@ -104,6 +104,14 @@ def allocated_gpu_of(phase: str, gpu_request) -> float:
     return float(gpu_request) if phase in ALLOCATED_PHASES else 0.0
 
 
+def running_end(completed_at, actual_phase: str, phase_updated_at):
+    """When a workload's running time stops counting: when it finished, or while it is suspended (Stopped), when it
+    stopped; None while it runs or waits (it counts to now)."""
+    if completed_at is not None:
+        return completed_at
+    return phase_updated_at if actual_phase == "Stopped" else None
+
+
 def seconds_between(start, end, now=None) -> int | None:
     """Whole seconds from `start` to `end`, or to `now` (the current time unless given) while `end` is None."""
     if start is None:
@@ -160,8 +168,11 @@ def allocated_gpu_expression():
 
 
 def running_time_expression():
+    """`running_end` as an expression: to completion, to the stop while Stopped, else to now."""
     now = Value(timezone.now(), output_field=DateTimeField())
-    return ExpressionWrapper(Coalesce(F("completed_at"), now) - F("started_at"), output_field=DurationField())
+    stopped = Case(When(actual_phase="Stopped", then=F("phase_updated_at")), default=None,
+                   output_field=DateTimeField())
+    return ExpressionWrapper(Coalesce(F("completed_at"), stopped, now) - F("started_at"), output_field=DurationField())
 
 
 def pending_time_expression():

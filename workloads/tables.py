@@ -34,7 +34,8 @@ def gpus_text(value) -> str:
 
 
 def _running_seconds(workload):
-    return derived.seconds_between(workload.started_at, workload.completed_at)
+    return derived.seconds_between(workload.started_at, derived.running_end(
+        workload.completed_at, workload.actual_phase, workload.phase_updated_at))
 
 
 def _phase_html(workload):

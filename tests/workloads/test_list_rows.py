@@ -149,6 +149,28 @@ def test_a_kept_row_counts_the_clock(client_for, org, workloads, monkeypatch):
     assert before["full"]["totalRunningTimeSeconds"] == after["full"]["totalRunningTimeSeconds"] == finished
 
 
+def test_a_suspended_workloads_running_time_stops_at_its_stop(client_for, org, workloads, monkeypatch):
+    """Ran an hour, stopped (suspended) since: its running time stays an hour, in the list (kept rows or not), the
+    detail, the portal's table and the sort."""
+    Workload.objects.filter(name="plain").update(actual_phase="Stopped", started_at=NOW - timedelta(hours=3),
+                                                 phase_updated_at=NOW - timedelta(hours=2))
+    Workload.objects.filter(name="waiting").update(actual_phase="Running", started_at=NOW - timedelta(hours=2))
+    client = client_for(org.users.member)
+    plain = Workload.objects.get(name="plain")
+    for later in (timedelta(0), timedelta(hours=5)):
+        monkeypatch.setattr(timezone, "now", lambda later=later: NOW + later)
+        assert _row(client, "plain")["totalRunningTimeSeconds"] == 3600
+        assert client.get(f"/api/v1/workloads/{plain.pk}").json()["totalRunningTimeSeconds"] == 3600
+    ordered = client.get("/api/v1/workloads?sortBy=totalRunningTimeSeconds&filterBy=totalRunningTimeSeconds>=1")
+    assert [r["name"] for r in ordered.json()["workloads"]] == ["full", "plain", "waiting"]  # 1 min, 1 h, 7 h
+    from django.test import Client
+
+    portal = Client()
+    portal.force_login(org.users.member)
+    page = portal.get("/workloads", {"search": "plain"}).content.decode()
+    assert "1h 00m" in page and "6h 00m" not in page
+
+
 def test_a_page_is_one_query_and_a_page_read_again_renders_no_row(client_for, org, workloads, monkeypatch):
     rendered = []
     represent = WorkloadSerializer.represent  # what to_representation and the list render with

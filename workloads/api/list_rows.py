@@ -210,7 +210,8 @@ class _Rendered:
     def __init__(self, head, tail, row):
         self.head, self.tail = head, tail
         self.created_at, self.started_at = instant(row["created_at"]), instant(row["started_at"])
-        self.completed_at = instant(row["completed_at"])
+        self.completed_at = derived.running_end(instant(row["completed_at"]), row["actual_phase"],
+                                                instant(row["phase_updated_at"]))  # where the running time ends
 
     def encoded(self, now) -> bytes:
         return b"%s,\"totalPendingTimeSeconds\":%s,\"totalRunningTimeSeconds\":%s,%s" % (
@@ -248,8 +249,8 @@ class RenderedRows:
                     started = instant(row["started_at"])
                     rendered["totalPendingTimeSeconds"] = derived.seconds_between(
                         instant(row["created_at"]), started, now)
-                    rendered["totalRunningTimeSeconds"] = derived.seconds_between(
-                        started, instant(row["completed_at"]), now)
+                    rendered["totalRunningTimeSeconds"] = derived.seconds_between(started, derived.running_end(
+                        instant(row["completed_at"]), row["actual_phase"], instant(row["phase_updated_at"])), now)
                     entry, whole = rendered, False
             out.append(entry.encoded(now) if type(entry) is _Rendered else entry)
         if whole:

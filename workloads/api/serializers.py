@@ -253,7 +253,9 @@ class WorkloadSerializer(serializers.Serializer):
             "priority": derived.priority_of(priority_class), "preemptible": derived.preemptible_of(priority_class),
             "totalPendingTimeSeconds": derived.seconds_between(w.created_at, w.started_at, now := timezone.now())
             if clock else -1,
-            "totalRunningTimeSeconds": derived.seconds_between(w.started_at, w.completed_at, now) if clock else -1,
+            "totalRunningTimeSeconds": derived.seconds_between(
+                w.started_at, derived.running_end(w.completed_at, w.actual_phase, w.phase_updated_at), now)
+            if clock else -1,
             "idleGpus": None, "idleAllocatedGpus": None, "guaranteedRuntimeEndsAt": None,
             "actionsSupport": {"delete": True, "suspend": w.kind in ("training", "workspace", "distributed")},
             "profile": self.get_profile(w), "pendingReason": w.waiting_reason, "queuePosition": w.waiting_position,
