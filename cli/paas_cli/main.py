@@ -290,7 +290,7 @@ def kind_group(kind: str) -> click.Group:
                        sortOrder="desc").get("workloads", [])
         output.emit(rows, fmt, lambda rs: output.columns(
             [[r.get("name"), r.get("projectName"), r.get("phase"), gpus_of(r),
-              f"{r.get('runningPods', 0)}/{r.get('requestedPods', '?')}", r.get("submittedBy"), age(r)]
+              pods_of(r), r.get("submittedBy"), age(r)]
              for r in rs], ["NAME", "PROJECT", "PHASE", "GPUS", "PODS", "SUBMITTED BY", "AGE"]))
 
     @group.command("describe")
@@ -388,6 +388,13 @@ def wait_for_pod(api: Api, row: dict, wanted: str | None, timeout: int) -> dict:
         time.sleep(1)
 
 
+def pods_of(row: dict) -> str:
+    wanted = row.get("requestedPods")
+    if isinstance(wanted, dict):
+        wanted = wanted.get("number", wanted.get("min"))
+    return f"{row.get('runningPods') or 0}/{'?' if wanted is None else wanted}"
+
+
 def gpus_of(row: dict):
     value = row.get("requestedGpus", row.get("allocatedGPU"))
     return "-" if value in (None, 0, 0.0) else f"{float(value):g}"
@@ -423,7 +430,7 @@ def print_preview(kind: str, project: str, preview: dict) -> None:
         allowed = {True: "allowed", False: "refused", None: "not checked"}[verdict.get("allowed")]
         rows.append([f"{item.get('kind')}/{item.get('name')}", item.get("namespace") or "", allowed,
                      verdict.get("reason") or ""])
-    output.columns(rows, ["  OBJECT", "NAMESPACE", "CLUSTER", "REASON"])
+    output.columns(rows, ["OBJECT", "NAMESPACE", "CLUSTER", "REASON"], indent="  ")
 
 
 def print_description(w: dict) -> None:
@@ -435,7 +442,7 @@ def print_description(w: dict) -> None:
                   ("Command", " ".join(x for x in (spec.get("command"), spec.get("args")) if x) or "-")])
     click.echo("Pods:")
     output.columns([[p.get("name"), p.get("phase"), p.get("nodeName") or "", p.get("createdAt")]
-                    for p in w.get("pods", [])], ["  NAME", "PHASE", "NODE", "CREATED"])
+                    for p in w.get("pods", [])], ["NAME", "PHASE", "NODE", "CREATED"], indent="  ")
 
 
 for _kind in KINDS:

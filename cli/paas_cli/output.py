@@ -22,12 +22,12 @@ def emit(data, fmt: str, table=None) -> None:
         click.echo(yaml.safe_dump(data, sort_keys=False, default_flow_style=False).rstrip("\n"))
 
 
-def columns(rows: list[list], headers: list[str]) -> None:
+def columns(rows: list[list], headers: list[str], indent: str = "") -> None:
     """A plain table: left-aligned columns two spaces apart, as kubectl prints them."""
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
-        click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        click.echo(indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 
 
 def pairs(items: list[tuple[str, object]]) -> None:

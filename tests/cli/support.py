@@ -42,11 +42,13 @@ class Cli:
                    COLUMNS="120", **self.env, **(extra or {}))
         return env
 
-    def __call__(self, *args: str, env: dict | None = None, shown: str | None = None, timeout: float = 60) -> Result:
+    def __call__(self, *args: str, env: dict | None = None, shown: str | None = None, record: bool = True,
+                 timeout: float = 60) -> Result:
         completed = subprocess.run([sys.executable, "-m", "paas_cli", *args], env=self.environment(env),
                                    capture_output=True, text=True, timeout=timeout)
         result = Result(list(args), completed.returncode, completed.stdout, completed.stderr)
-        self.record(shown or "studio " + " ".join(args), result)
+        if record:
+            self.record(shown or "studio " + " ".join(args), result)
         return result
 
     def record(self, command: str, result: Result) -> None:
