@@ -142,7 +142,10 @@ def document_view(deprecated: bool) -> type[APIView]:
         def get(self, request, documentName):
             if not DOCUMENT_NAME.match(documentName) or documentName not in DOCUMENTS:
                 raise NotFound(f"No CLI document {documentName!r}: one of {', '.join(DOCUMENTS)}.")
-            source = (settings.BASE_DIR / "docs" / DOCUMENTS[documentName]).read_text()
+            try:
+                source = (settings.BASE_DIR / "docs" / DOCUMENTS[documentName]).read_text()
+            except FileNotFoundError as exc:  # an installation without docs/
+                raise NotFound(f"The CLI document {documentName!r} is not installed on this server.") from exc
             body = nh3.clean(markdown.markdown(source, extensions=["fenced_code", "tables"]))
             page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>PaaS Studio CLI</title>'
                     f"</head><body>{body}</body></html>")

@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from studio.models import AccessKey
+from tests import docs_output
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -102,3 +103,4 @@ def test_a_viewers_submit_is_refused_with_exit_4(logged_in, org):
     assert viewer("workspace", "submit", "lab", "-i", "python:3.11").err.startswith("studio: " + body["message"])
     assert viewer("workspace", "submit", "lab", "-i", "python:3.11", "--dry-run").code == 4
     assert viewer("workspace", "list", "-o", "json").json() == []  # a viewer reads
+    (docs_output.folder() / "cli-transcript-viewer.txt").write_text("\n".join(viewer.transcript[2:]) + "\n")

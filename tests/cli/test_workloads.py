@@ -3,8 +3,6 @@
 server, a real Celery worker and the simulated cluster (kubesim). Its transcript is the one in docs/cli.md
 (STUDIO_REFRESH_DOCS=1 writes docs/cli-transcript.txt)."""
 
-import signal
-
 import pytest
 
 from studio.models import AccessKey
@@ -61,12 +59,11 @@ def test_a_member_submits_follows_and_manages_a_workspace(live_server, worker, s
     assert logs.code == 0 and len(logs.out.splitlines()) == 2, logs
     assert cli("workspace", "logs", "lab", "--since", "3600", "--pod", "nosuch", "--wait-timeout", "0",
                record=False).code == 3
-    follower = cli.popen("workspace", "logs", "lab", "-f")
-    followed = [follower.stdout.readline() for _ in range(2)]
-    follower.send_signal(signal.SIGINT)
-    assert follower.wait(timeout=30) == 0
-    assert all(line.endswith("\n") for line in followed) and "kubesim" in followed[0], followed
-    cli.transcript += ["$ studio workspace logs lab -f", *[line.rstrip("\n") for line in followed], "^C"]
+    # -f streams until the server's stream ends (kubesim's API server answers a follow with the log so far;
+    # a real cluster's keeps it open while the container runs, up to the server's five minutes) or Ctrl-C.
+    followed = cli("workspace", "logs", "lab", "-f", "--tail", "3")
+    assert followed.code == 0 and len(followed.out.splitlines()) == 3, followed
+    assert followed.out.splitlines()[-1].startswith("kubesim: main working, step ")
 
     assert cli("workspace", "suspend", "lab").code == 0
     wait_for(lambda: phase() == "Stopped", step=sync, timeout=60, what="the workspace stopped")
