@@ -22,6 +22,7 @@ KINDS = {"workspace": "workspaces", "training": "trainings", "distributed": "dis
          "inference": "inferences"}
 SUSPENDABLE = ("workspace", "training", "distributed")
 STATE = {"output": "table"}
+INTERRUPTED = 130  # Ctrl-C, as a shell reports it (it ends `logs -f` with 0)
 
 
 class Root(click.Group):
@@ -37,6 +38,9 @@ class Root(click.Group):
             else:
                 click.echo(f"studio: {error.message}", err=True)
             ctx.exit(error.code)
+        except KeyboardInterrupt:
+            click.echo("", err=True)
+            ctx.exit(INTERRUPTED)
 
 
 def _set_output(ctx, param, value):
@@ -138,7 +142,8 @@ def login(url, client_id, client_secret, sso, fmt):
 
 
 @cli.command()
-def logout():
+@output_option
+def logout(fmt):
     """Revoke the saved token and forget it."""
     config = Config.load()
     token = config.values.get("token")
@@ -150,7 +155,7 @@ def logout():
     config.values.pop("token", None)
     config.values.pop("expiresAt", None)
     config.save()
-    click.echo("Logged out.")
+    output.emit({"loggedOut": True, "config": str(config.path)}, fmt, lambda r: click.echo("Logged out."))
 
 
 @cli.group("config")
