@@ -17,7 +17,7 @@ from paas_cli.client import NOT_AVAILABLE, NOT_FOUND, USAGE, Api, CliError
 from paas_cli.config import Config, ConfigError
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-# Command word -> (the workloads list's `type`, the API's collection under /api/v1/workloads/).
+# The command word (also the workloads list's `type`) -> its collection under /api/v1/workloads/.
 KINDS = {"workspace": "workspaces", "training": "trainings", "distributed": "distributed",
          "inference": "inferences"}
 SUSPENDABLE = ("workspace", "training", "distributed")
