@@ -4,7 +4,7 @@ WORKDIR /app
 COPY pyproject.toml ./
 RUN pip install --upgrade pip && mkdir -p studio && pip install -e . && rm -rf studio
 COPY . .
-RUN pip install -e . && DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.py collectstatic --noinput \
+RUN pip install -e . && pip install ./cli && DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.py collectstatic --noinput \
     && groupadd --system --gid 10001 studio \
     && useradd --system --uid 10001 --gid 10001 --home-dir /app --shell /usr/sbin/nologin studio \
     && mkdir -p /app/var && chown -R studio /app/var

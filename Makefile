@@ -1,7 +1,7 @@
 # The two commands: `make run` and `make test`. Both set up the virtualenv first.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml cli/pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 # Random keys of this checkout (SECRET_KEY, FIELD_ENCRYPTION_KEY), made once and kept with mode 0600; the
 # targets that start the product read them (a key set in the environment wins). Tests make their own.
@@ -12,10 +12,11 @@ export CLUSTER_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,
 
 .PHONY: install run test e2e-real dex bench faults lint system-deps services migrate demo vendor
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml cli/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e ./cli  # the researchers' CLI, `studio` (docs/cli.md): its own package
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)

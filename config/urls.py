@@ -9,6 +9,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from studio import api, audit_logs, errors, metrics, ops, views
+from studio.cli_api import cli_urls
 from studio.clusters import api as cluster_api
 from studio.clusters import k8s_node_pools
 from studio.iam import api as iam_api
@@ -63,6 +64,7 @@ api_v1 = [
          name="service-account-detail"),
     path("service-accounts/<str:serviceAccountId>/secret", service_account_api.ServiceAccountSecretView.as_view(),
          name="service-account-secret"),
+    *cli_urls(),  # Run:ai's Researcher Command Line Interface: the `studio` CLI's installers and wheel
     *router.urls,
     path("", include("workloads.api.urls")),
     path("", include("assets.api_urls")),

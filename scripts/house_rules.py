@@ -7,7 +7,9 @@ which no tool can follow. This check reads every product module (migrations asid
 - a string that names a module of an app to the right of the module's own app (APP_ORDER);
 - an f-string that builds a task name (`f"….tasks.{name}"`);
 - `apps.get_model(...)`: the app registry read by name (a lower app announces with a signal or a registry the
-  higher app fills at start-up instead).
+  higher app fills at start-up instead);
+- in the command line (`cli/`, its own package, outside import-linter's reach): an import of the product — an app,
+  `config`, `kubesim`, Django or DRF. It talks to the server over HTTP only.
 
 `make lint` runs it; tests/studio/test_house_rules.py shows that it refuses each case."""
 
@@ -45,8 +47,25 @@ def problems_in(source: str, app: str, path: str = "<source>") -> list[str]:
     return found
 
 
+CLI_FORBIDDEN = {*APP_ORDER, "config", "kubesim", "django", "rest_framework", "tests", "scripts"}
+
+
+def cli_problems_in(source: str, path: str = "<source>") -> list[str]:
+    """What in one module of the command line imports the product rather than speaking HTTP to it."""
+    found = []
+    for node in ast.walk(ast.parse(source, path)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        found += [f"{path}:{node.lineno}: the CLI imports {name!r}: it reaches the product over HTTP only"
+                  for name in names if name.split(".")[0] in CLI_FORBIDDEN]
+    return found
+
+
 def check(root: Path) -> list[str]:
     found = []
+    for file in sorted((root / "cli").rglob("*.py")) if (root / "cli").is_dir() else ():
+        if "build" not in file.relative_to(root).parts:
+            found += cli_problems_in(file.read_text(), str(file.relative_to(root)))
     for app in APP_ORDER:
         for file in sorted((root / app).rglob("*.py")) if (root / app).is_dir() else ():
             if "migrations" in file.parts:
@@ -57,5 +76,5 @@ def check(root: Path) -> list[str]:
 
 if __name__ == "__main__":
     problems = check(Path(__file__).resolve().parent.parent)
-    print("\n".join(problems) or "house rules: no app names one to its right")
+    print("\n".join(problems) or "house rules: no app names one to its right; the CLI imports none of the product")
     sys.exit(1 if problems else 0)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.house_rules import APP_ORDER, check, problems_in
+from scripts.house_rules import APP_ORDER, check, cli_problems_in, problems_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +32,16 @@ def test_each_way_of_naming_a_higher_app_is_refused(source):
 ])
 def test_a_lower_or_own_name_is_allowed(source):
     assert problems_in(source, "workloads") == []
+
+
+@pytest.mark.parametrize("source", ["from workloads.models import Workload", "import django.conf",
+                                    "from studio import api", "import kubesim.node"])
+def test_the_cli_importing_the_product_is_refused(source):
+    assert len(cli_problems_in(source)) == 1
+
+
+def test_the_cli_may_import_itself_and_its_libraries():
+    assert cli_problems_in("import click\nimport requests\nfrom paas_cli import output\nfrom . import submit") == []
 
 
 def test_every_task_named_in_the_product_is_a_registered_task():

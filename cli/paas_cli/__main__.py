@@ -1,0 +1,3 @@
+from paas_cli.main import main
+
+main()
