@@ -47,11 +47,10 @@ def trend(request, scope: str, pk=None, name: str = ""):
         target, title = Scope(project_ids=_visible_projects(user)), "All clusters"
     elif scope == "pool":
         cluster = get_object_or_404(Cluster.objects.visible_to(user), pk=pk)
+        # a pool the cluster reports but PaaS Studio has no row of has a history all the same (by name)
         pool = NodePool.objects.filter(cluster=cluster, name=name).first()
-        if pool is None:
-            raise Http404
         target = Scope(project_ids=_visible_projects(user, cluster=cluster), cluster_ids=frozenset([cluster.pk]),
-                       node_pool=name, pool_is_default=pool.is_default)
+                       node_pool=name, pool_is_default=bool(pool and pool.is_default))
         title = f"Node pool {name}"
     elif scope == "project":
         project = get_object_or_404(Project.objects.visible_to(user), pk=pk)

@@ -115,7 +115,9 @@ def test_each_scope_and_who_sees_it(history, django_assert_max_num_queries):
     assert b"your projects" in client_of(member).get(overview).content
     assert client_of(member).get(reverse("usage-trend-project", args=[history.b.pk])).status_code == 404
     assert client_of(other).get(reverse("usage-trend-project", args=[history.a.pk])).status_code == 404
-    assert client_of(member).get(reverse("usage-trend-pool", args=[history.cluster.pk, "nope"])).status_code == 404
+    nope = client_of(member).get(reverse("usage-trend-pool", args=[history.cluster.pk, "nope"]))
+    assert nope.status_code == 200 and b'data-testid="trend-empty"' in nope.content
+    assert client_of(other).get(reverse("usage-trend-pool", args=[history.cluster.pk, "default"])).status_code == 200
     assert client_of(member).get(reverse("usage-trend-department", args=[999999])).status_code == 404
     anonymous = Client().get(overview)
     assert anonymous.status_code == 302
