@@ -127,3 +127,21 @@ def test_channels_are_for_platform_admins_and_keep_their_secrets(org):
     assert member.post(reverse("notification-channel-delete", args=["ops-hook"])).status_code == 403
     assert admin.post(reverse("notification-channel-delete", args=["ops-hook"])).status_code == 302
     assert not Channel.objects.exists()
+
+
+def test_the_notifications_page_reads_a_fixed_number_of_queries(org, django_assert_max_num_queries):
+    from notifications import services
+
+    Channel.objects.create(name="ops-hook", type="webhook", config={"url": "https://hooks.example.com/x"})
+    client = client_of(org.users.member)
+    counts = []
+    for _round in range(2):
+        for i in range(5):
+            NotificationFactory(user=org.users.member)
+            services.subscription_create(user=org.users.member, channels=["ops-hook"],
+                                         events=[{"category": "Quota", "types": ["QuotaReached"]}],
+                                         scope={"projectId": org.a.pk} if i % 2 else None)
+        with django_assert_max_num_queries(16) as captured:
+            assert client.get(reverse("notifications")).status_code == 200
+        counts.append(len(captured))
+    assert counts[0] == counts[1]

@@ -230,3 +230,19 @@ def test_prices_of_another_project_do_not_leak(org):
     usage_history(ghost, hours=5)
     html = client_of(org.users.member).get(reverse("usage")).content.decode()
     assert 'data-project="ghost"' not in html and "No usage recorded" in html
+
+
+def test_the_usage_page_reads_a_fixed_number_of_queries(org, django_assert_max_num_queries):
+    NodePool.objects.get_or_create(cluster=org.cluster, name="default", defaults={"is_default": True})
+    client = client_of(org.users.platform_admin)  # sees every project: the list grows
+    counts = []
+    for n in range(2):
+        for _ in range(3):
+            project = ProjectFactory(department=org.department, cluster=org.cluster)
+            usage_history(project, hours=30)
+        usage_history(org.a, hours=30, user_name=f"user{n}@example.com")
+        with django_assert_max_num_queries(12) as captured:
+            response = client.get(reverse("usage"), {"range": "7d"})
+        assert response.content.decode().count("<tr data-project=") == 1 + 3 * (n + 1)
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
