@@ -113,6 +113,7 @@ def test_request_a_report_then_download_it(open_session, used, width):
     assert page.evaluate(AXE_RUN) == []
     no_overflow(page, width)
     page.evaluate("document.querySelectorAll('#toasts .toast').forEach((t) => t.remove())")  # not over the form
+    page.evaluate("window.scrollTo(0, 0)")  # the side menu is sticky: a scrolled full-page shot shifts it
     session.screenshot(f"reports-{width}")
     page.goto("/usage")
     expect(page.locator("tr[data-project='alpha'] [data-value='idle_hours']")).to_contain_text("idle")
