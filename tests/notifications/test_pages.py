@@ -145,3 +145,24 @@ def test_the_notifications_page_reads_a_fixed_number_of_queries(org, django_asse
             assert client.get(reverse("notifications")).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1]
+
+
+def test_no_bell_on_the_password_page_a_temporary_password_keeps_the_user_on(org):
+    """With a temporary password every other page (the bell's too) answers with the password page: a bell there
+    would send the browser round in circles."""
+    admin = client_of(org.users.platform_admin)
+    admin.post(reverse("portal-user", args=[org.users.member.pk]), {"action": "reset-password"})
+    org.users.member.refresh_from_db()  # its new password: the session is made for it
+    bob = client_of(org.users.member)
+    session = bob.session
+    from studio.iam.passwords import SESSION_KEY
+
+    session[SESSION_KEY] = True
+    session.save()
+    page = bob.get(reverse("account-password"))
+    assert page.status_code == 200 and b'data-testid="temporary-password"' in page.content
+    assert reverse("notification-bell").encode() not in page.content
+    bell = bob.get(reverse("notification-bell"), HTTP_HX_REQUEST="true")
+    assert bell["HX-Redirect"] == reverse("account-password")
+    assert reverse("notification-bell").encode() in client_of(org.users.other).get(
+        reverse("account-password")).content
