@@ -48,7 +48,7 @@ class Words:
 
 def describe(event: AuditEvent) -> Words:
     kind = noun(event.object_type)
-    changes = event.changes or {}
+    changes = event.changes if isinstance(event.changes, dict) else {}
     actor = event.actor_name or "system"
     details = ""
     if event.action == AuditEvent.Action.CREATE:
