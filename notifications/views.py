@@ -15,7 +15,7 @@ from rest_framework.exceptions import ValidationError
 
 from notifications import selectors, services
 from notifications.catalogue import TYPES
-from notifications.models import Channel
+from notifications.models import Channel, State
 from studio.errors import Conflict
 from studio.models import Department, Project, is_platform_admin
 
@@ -130,6 +130,11 @@ def notifications_page(request):
                 else:
                     messages.success(request, "Subscription added.")
                     return HttpResponseRedirect(reverse("notifications"))
+        elif form == "state" and admin:
+            services.state_update(actor=user, email={"enabled": request.POST.get("email_enabled") == "on"},
+                                  slack={"enabled": request.POST.get("slack_enabled") == "on"})
+            messages.success(request, "Channel types saved.")
+            return HttpResponseRedirect(reverse("notifications"))
         elif form == "channel" and admin:
             channel_errors = _channel_create(request)
             if not channel_errors:
@@ -145,7 +150,16 @@ def notifications_page(request):
         "types": TYPES, "scopes": _scope_choices(user), "sub_errors": sub_errors, "channel_errors": channel_errors,
         "posted": request.POST if request.method == "POST" else None,
         "channel_types": Channel.Type.choices,
+        **_switches(admin),
     }, status=400 if sub_errors or channel_errors else 200)
+
+
+def _switches(admin: bool) -> dict:
+    """Run:ai's Notification State: whether e-mail and Slack channels send (platform admins set it)."""
+    if not admin:
+        return {}
+    state = State.current()
+    return {"email_on": services.type_enabled(state, "email"), "slack_on": services.type_enabled(state, "slack")}
 
 
 def _channel_create(request) -> dict:

@@ -166,3 +166,20 @@ def test_no_bell_on_the_password_page_a_temporary_password_keeps_the_user_on(org
     assert bell["HX-Redirect"] == reverse("account-password")
     assert reverse("notification-bell").encode() in client_of(org.users.other).get(
         reverse("account-password")).content
+
+
+def test_platform_admins_switch_channel_types(org):
+    from notifications.models import State
+
+    admin = client_of(org.users.platform_admin)
+    assert 'name="email_enabled" checked' in admin.get(reverse("notifications")).content.decode()  # never set: on
+    assert admin.post(reverse("notifications"), {"form": "state", "slack_enabled": "on"}).status_code == 302
+    state = State.current()
+    assert state.email_enabled is False and state.slack_enabled is True
+    html = admin.get(reverse("notifications")).content.decode()
+    assert 'name="email_enabled">' in html and 'name="slack_enabled" checked' in html
+    member = client_of(org.users.member)
+    assert 'data-testid="state-form"' not in member.get(reverse("notifications")).content.decode()
+    assert member.post(reverse("notifications"), {"form": "state"}).status_code == 403
+    state.refresh_from_db()
+    assert state.slack_enabled is True
