@@ -149,6 +149,8 @@ urlpatterns = [
     path("", include("profiles.urls")),
     path("", include("kit.urls")),
     path("", include("policies.urls")),
+    path("", include("usage.urls")),
+    path("", include("notifications.urls")),
     # An unknown path under the APIs is a JSON 404 even with DEBUG on (make run), where Django would answer
     # its HTML debug page instead of handler404.
     re_path(r"^(?:api|cfg|streaming|kit-client|v1/k8s)/", csrf_exempt(errors.json_not_found)),

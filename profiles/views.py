@@ -37,6 +37,7 @@ from profiles.tables import ProfileTable, TemplateTable, profile_rows, template_
 from profiles.validation import version_problems
 from profiles.version_editor import VersionEditor
 from profiles.wizard import STEP_NAMES, STEPS
+from studio.audit_words import history_of
 from studio.context import navigation
 from studio.errors import flatten_errors
 from studio.iam.permissions import has_project_role
@@ -103,7 +104,9 @@ def _detail_context(request, profile, clone_form=None) -> dict:
 @login_required
 def profile_detail(request, pk):
     _admin_only(request)
-    return render(request, "profiles/profile_detail.html", _detail_context(request, _profile(request, pk)))
+    profile = _profile(request, pk)
+    return render(request, "profiles/profile_detail.html",
+                  {**_detail_context(request, profile), "history": history_of(profile)})
 
 
 def _version_choices(user, current: TemplateVersion | None):

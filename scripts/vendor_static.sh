@@ -15,7 +15,7 @@ AXE_CORE=4.11.0
 ICONS="home layout-grid stack-2 template box player-play device-desktop apps adjustments server building folders
 users key history shield logout moon sun menu-2 dots-vertical plus trash pencil copy share refresh player-pause
 player-stop check alert-triangle x info-circle search chevron-right external-link plug-connected file-text
-chart-line list-details rocket lock lock-open eye user-plus settings arrow-left filter"
+chart-line list-details rocket lock lock-open eye user-plus settings arrow-left filter bell chart-bar"
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$ROOT/static/vendor"

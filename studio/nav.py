@@ -33,6 +33,8 @@ EVERYONE = [
         Link("Workloads", "workload-list", "player-play", also=("workload-detail",)),
         Link("GPU overview", "gpu-overview", "server", also=("gpu-node-pool", "gpu-node")),
         Link("Quota", "quota-overview", "chart-line", also=("project-quota",)),
+        Link("Usage", "usage", "chart-bar"),
+        Link("Notifications", "notifications", "bell"),
     ]),
     ("Kit App Streaming", [
         Link("Streams", "kit-sessions", "device-desktop", also=("kit-session-new",)),
@@ -55,6 +57,7 @@ PLATFORM_ADMIN = [
         Link("Users", "portal-users", "users", also=("portal-user",)),
         Link("Policies", "policy-list", "shield", also=("policy-detail", "policy-edit")),
         Link("Audit trail", "audit-trail", "history"),
+        Link("Reports", "usage-reports", "file-text"),
     ]),
 ]
 

@@ -367,8 +367,13 @@ def user_password_reset(user, *, actor) -> str:
     with transaction.atomic():
         user.save(update_fields=["password"])
         passwords.mark_temporary(user)
-        audit_record(actor=actor, action=AuditEvent.Action.UPDATE, instance=user, before=before)
+        audit_record(actor=actor, action=AuditEvent.Action.UPDATE, instance=user, before=before, extra=PASSWORD_CHANGED)
     return password
+
+
+# The password's hash is masked in the trail alike before and after, so a change would record no field: this marks
+# it as changed (masked all the same).
+PASSWORD_CHANGED = {"password": "changed"}
 
 
 KEYS_FROM_CLIENTS = ("Access keys are made by a user who logged in (password or single sign-on), not with a client's "
@@ -422,7 +427,7 @@ def me_password_change(*, user, current_password: str, new_password: str) -> Non
     with transaction.atomic():
         user.save(update_fields=["password"])
         passwords.clear_temporary(user)
-        audit_record(actor=user, action=AuditEvent.Action.UPDATE, instance=user, before=before)
+        audit_record(actor=user, action=AuditEvent.Action.UPDATE, instance=user, before=before, extra=PASSWORD_CHANGED)
 
 
 # --- clusters and node pools ----------------------------------------------------------------------------------

@@ -210,3 +210,55 @@ def seed_node_pools(cluster):
     for name in ("default", "my-node-pool-a", "my-node-pool-b"):
         label = {} if name == "default" else {"label_key": "run.ai/node-pool", "label_value": name}
         NodePool.objects.get_or_create(cluster=cluster, name=name, defaults={"is_default": name == "default", **label})
+
+
+def usage_history(project, *, hours: int = 24 * 7, gpus: float = 2.0, busy: float = 0.5, now=None,
+                  node_pool: str = "default", user_name: str = "bob@example.com"):
+    """Rolled-up usage of `project`, as the roll-up writes it: an hourly row for each of the last `hours` closed
+    hours (`gpus` held the whole hour, every GPU-hour measured, `busy` of it used; nothing every sixth hour, so a
+    trend has shape) and the daily rows summed from them. Returns the hourly rows."""
+    import uuid
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from usage.models import UsageDay, UsageHour
+
+    now = now or timezone.now()
+    end = now.replace(minute=0, second=0, microsecond=0)
+    workload = uuid.uuid4()
+    rows = []
+    for n in range(1, hours + 1):
+        if n % 6 == 0:
+            continue
+        held = gpus * (1.0 if n % 2 else 0.5)
+        rows.append(UsageHour(
+            hour=end - timedelta(hours=n), workload_id=workload, workload_name="trainer", cluster_id=project.cluster_id,
+            node_pool=node_pool, project_id=project.pk, project_name=project.name,
+            department_id=project.department_id, department_name=project.department.name, user_name=user_name,
+            gpu_hours=held, gpu_measured_hours=held, gpu_used_hours=held * busy, cpu_core_hours=4.0,
+            memory_gib_hours=8.0))
+    UsageHour.objects.bulk_create(rows)
+    days: dict = {}
+    for row in rows:
+        day = days.setdefault(row.hour.date(), dict.fromkeys(
+            ("gpu_hours", "gpu_measured_hours", "gpu_used_hours", "cpu_core_hours", "memory_gib_hours"), 0.0))
+        for key in day:
+            day[key] += getattr(row, key)
+    UsageDay.objects.bulk_create([UsageDay(
+        day=day, cluster_id=project.cluster_id, node_pool=node_pool, project_id=project.pk, project_name=project.name,
+        department_id=project.department_id, department_name=project.department.name, user_name=user_name,
+        **amounts) for day, amounts in days.items()])
+    return rows
+
+
+class NotificationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "notifications.Notification"
+
+    user = factory.SubFactory(UserFactory)
+    key = factory.Sequence(lambda n: f"event-{n}")
+    category = "Workload status change"
+    type = "Failed"
+    title = factory.Sequence(lambda n: f"Workload train-{n} failed")
+    message = "Its pod exited with code 1."

@@ -6,6 +6,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from rest_framework.exceptions import ValidationError
 
+from studio.audit_words import history_of
 from studio.models import Cluster, Project
 from workloads.pool_tables import NodeTable, PoolTable, QueueTable
 from workloads.telemetry import gpu_pool, quota_use
@@ -87,4 +88,5 @@ def quota_overview(request):
 def project_quota(request, project_id):
     project = get_object_or_404(Project.objects.visible_to(request.user).select_related("department", "cluster"),
                                 pk=project_id)
-    return render(request, "workloads/project_quota.html", {"project": project, "pools": quota_use.project_use(project)})
+    return render(request, "workloads/project_quota.html", {"project": project, "pools": quota_use.project_use(project),
+                                                            "history": history_of(project)})

@@ -14,6 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException, ValidationError
 
+from studio.audit_words import history_of
 from studio.context import navigation
 from studio.errors import flatten_errors
 from studio.iam.permissions import has_project_role
@@ -155,7 +156,7 @@ def workload_detail(request, workload_id):
     }
     if request.htmx and request.GET.get("part") == "live":
         return render(request, "workloads/_live.html", context)
-    return render(request, "workloads/detail.html", context)
+    return render(request, "workloads/detail.html", {**context, "history": history_of(workload)})
 
 
 @login_required

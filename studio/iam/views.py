@@ -15,6 +15,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as InvalidQuery
 
 from studio import services
+from studio.audit_words import history_of
 from studio.forms import AccessKeyForm, PasswordChangeForm, UserCreateForm, UserProjectRoleForm
 from studio.iam import passwords
 from studio.iam.models import AccessKey, AccessRule, Level, is_platform_admin
@@ -113,6 +114,7 @@ def user_detail(request, pk):
         "person": person, "rules": rules, "form": form, "password": password,
         "is_admin": is_platform_admin(person),
         "own_admin_rule": rules.filter(scope_type=AccessRule.Scope.TENANT, role__level=Level.ADMIN).exists(),
+        "history": history_of(person),
     })
 
 

@@ -6,6 +6,7 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.html import format_html
 
+from studio.audit_words import describe, noun
 from studio.filtersets import (
     AuditEventFilterSet,
     ClusterFilterSet,
@@ -214,12 +215,15 @@ class AuditTable(Table):
                                           e.at.strftime("%Y-%m-%d %H:%M:%S"))),
         Column("actor", "Who", lambda e: e.actor_name, sort="actor", html=lambda e: e.actor_name or "—"),
         Column("action", "Action", lambda e: e.action, sort="action", html=lambda e: format_html(
-            '<span class="badge {}">{}</span>', ACTION_BADGE.get(e.action, "bg-azure-lt"), e.action)),
-        Column("type", "Object type", lambda e: e.object_type, sort="objectType"),
+            '<span class="badge {}" data-action="{}" title="{}">{}</span>', ACTION_BADGE.get(e.action, "bg-azure-lt"),
+            e.action, describe(e).sentence, describe(e).verb)),
+        Column("type", "Object type", lambda e: e.object_type, sort="objectType",
+               html=lambda e: format_html('{} <code class="text-secondary small">{}</code>', noun(e.object_type),
+                                          e.object_type)),
         Column("object", "Object", lambda e: e.object_repr, html=lambda e: format_html(
             '<span class="text-secondary">{}</span>', e.object_repr)),
         Column("changes", "Changes", _changes_text, html=lambda e: get_template("studio/_audit_changes.html")
-               .render({"e": e})),
+               .render({"e": e, "words": describe(e)})),
     )
 
     def row_label(self, row) -> str:
