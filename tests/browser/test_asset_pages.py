@@ -8,6 +8,7 @@ from kubernetes import client
 from playwright.sync_api import expect
 
 from tests.assets.bodies import body
+from tests.browser.test_layout import AXE, AXE_RUN, UNNAMED
 from tests.conftest import bearer_client
 from tests.factories import UserFactory
 from workloads.models import Workload
@@ -32,7 +33,11 @@ def _assets(project):
 
 
 def _no_overflow(page, width):
+    """No sideways scroll, every control named, axe-core without serious or critical violations."""
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.evaluate(UNNAMED) == [], f"{page.url}: unnamed controls"
+    page.add_script_tag(url=AXE)
+    assert page.evaluate(AXE_RUN) == [], f"{page.url} at {width}px: axe-core violations"
 
 
 def test_new_workload_from_assets_and_the_asset_pages(open_session, sim_org):
@@ -46,6 +51,19 @@ def test_new_workload_from_assets_and_the_asset_pages(open_session, sim_org):
     expect(card.get_by_test_id("scope")).to_have_text(f"Project {sim_org.project.name}")
     expect(card.get_by_test_id("usage")).to_have_text("Not in use")
     expect(card.get_by_role("button", name="Delete")).to_have_count(1)  # an L1 researcher manages its project's
+    _no_overflow(page, 1440)
+    page.goto("/assets/environments?view=table")
+    expect(page.locator('[data-table="assets-environments"]')).to_contain_text("nvcr.io/nvidia/pytorch")
+    _no_overflow(page, 1440)
+    page.goto("/assets/environments/new/environment")
+    page.get_by_label("Name", exact=True).fill("Bad Name")
+    page.get_by_label("Run as uid").fill("abc")
+    page.get_by_role("button", name="Create").click()
+    expect(page.locator("#form-errors")).to_contain_text("fields to fix")
+    for field, text in (("name", "lowercase"), ("scope", "required"), ("spec.image", "required"),
+                        ("spec.runAsUid", "Must be an integer.")):
+        expect(page.locator(f'[id="id_{field}-error"]')).to_contain_text(text)
+    _no_overflow(page, 1440)
     page.goto("/assets/compute-resources")
     expect(page.locator("article.asset-card", has_text="half-gpu").get_by_role("button", name="Delete")).to_have_count(0)
     session.screenshot("assets-1440")
@@ -56,10 +74,13 @@ def test_new_workload_from_assets_and_the_asset_pages(open_session, sim_org):
     for field, text in (("environment", "Choose an environment."), ("compute", "Choose a compute resource."),
                         ("name", "This field is required.")):
         expect(page.locator(f"#{field}-err")).to_have_text(text)
+    _no_overflow(page, 1440)
 
     page.get_by_label("Workload name").fill("train-1")
-    page.get_by_label("Type").select_option("training")
     page.locator("label.choice-card", has_text="pytorch").click()
+    page.get_by_label("Type").select_option("training")  # the cards are read again for a training, choices kept
+    expect(page.locator("#asset-choices")).to_contain_text("may use for a training")
+    expect(page.locator("label.choice-card", has_text="pytorch").locator("input")).to_be_checked()
     page.locator("label.choice-card", has_text="two-gpus").click()
     page.locator("label.choice-card", has_text="datasets").click()
     page.locator("label.choice-card", has_text="registry").click()
