@@ -31,6 +31,18 @@ KIND_LABELS = {"environment": "Environment", "compute": "Compute resource", "pvc
                "secret-volume": "Secret", "accessKey": "Access key", "password": "User and password",
                "dockerRegistry": "Docker registry", "genericSecret": "Generic secret", "ngcApiKey": "NGC API key"}
 FAMILY_OF = {kind: family for family, (_, kinds) in FAMILIES.items() for kind in kinds}
+# Shorter labels of nested fields: "Probes readiness handler http get port" reads "Readiness probe HTTP port".
+_LABEL_PREFIXES = (("Probes readiness handler http get ", "Readiness probe HTTP "),
+                   ("Probes readiness ", "Readiness probe "), ("Claim info access modes ", "Access mode "),
+                   ("Claim info ", "Claim "))
+
+
+def field_label(dotted: str) -> str:
+    label = label_of(dotted)
+    for long, short in _LABEL_PREFIXES:
+        if label.startswith(long):
+            return short + label[len(long):]
+    return label
 
 
 def _flat(fields: dict, prefix: str = ""):
@@ -122,7 +134,7 @@ class AssetForm(forms.Form):
             self.fields["description"].initial = asset.description
 
     def _field(self, dotted: str, rule, references: dict):
-        label = label_of(dotted)
+        label = field_label(dotted)
         if rule.secret:
             return forms.CharField(label=label, required=False, help_text="Write-only: never shown again.",
                                    widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}))

@@ -184,3 +184,16 @@ def test_the_catalog_shows_compute_resources_as_skus(page_for, make_asset, org):
     assert 'data-sku="a100-half"' in text and "1 × 0.5 GPU" in text and "1 CPU" in text and "1Gi memory" in text
     assert "beta-only" not in text
     assert "/workloads/new?compute=" in text
+
+
+def test_a_member_keeps_a_private_credential_that_others_do_not_see(page_for, org):
+    client = page_for(org.users.member)
+    made = client.post("/assets/credentials/new/password", {
+        "name": "my-git", "scope": f"project:{org.a.pk}:private", "spec.user": "bob", "spec.password": "s3cr3t-pw"})
+    assert made.status_code == 302
+    asset = Asset.objects.get(name="my-git")
+    assert asset.private and asset.created_by == org.users.member
+    assert "my-git" in client.get("/assets/credentials").content.decode()
+    admin = page_for(org.users.admin)
+    assert "my-git" not in admin.get("/assets/credentials").content.decode()
+    assert admin.get(f"/assets/items/{asset.pk}").status_code == 404

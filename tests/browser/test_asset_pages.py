@@ -64,6 +64,7 @@ def test_new_workload_from_assets_and_the_asset_pages(open_session, sim_org):
                         ("spec.runAsUid", "Must be an integer.")):
         expect(page.locator(f'[id="id_{field}-error"]')).to_contain_text(text)
     _no_overflow(page, 1440)
+    session.screenshot("asset-form-errors-1440")
     page.goto("/assets/compute-resources")
     expect(page.locator("article.asset-card", has_text="half-gpu").get_by_role("button", name="Delete")).to_have_count(0)
     session.screenshot("assets-1440")
@@ -103,6 +104,11 @@ def test_new_workload_from_assets_and_the_asset_pages(open_session, sim_org):
     page.goto("/assets/environments")
     expect(page.locator("article.asset-card", has_text="pytorch").get_by_test_id("usage")).to_contain_text(
         "training train-1")
+
+    page.goto("/assets/data-sources")
+    page.locator("article.asset-card", has_text="datasets").get_by_role("button", name="Delete").click()
+    session.confirm("Confirm", says="Delete the nfs datasets?")
+    expect(page.get_by_text("in use by training train-1")).to_be_visible()  # refused, with what uses it
 
     narrow = open_session(sim_org.user.username, width=390)
     small = narrow.page
