@@ -1,6 +1,8 @@
 """Compute resources as the catalog shows them to end users: SKUs (Rafay's compute profiles) with their GPU,
 CPU and memory, among those a project may use (its own, its department's, its cluster's and the tenant's)."""
 
+from django.db.models import prefetch_related_objects
+
 from assets.models import Kind
 from assets.selectors import ListQuery, asset_list
 from assets.tables import scope_text
@@ -21,8 +23,10 @@ def compute_skus(*, user, project) -> list[dict]:
     """One entry per compute resource the project may use: id, name, description, scope, gpu, cpu, memory."""
     if project is None:
         return []
+    rows = asset_list(user=user, kinds=(Kind.COMPUTE,), query=ListQuery(project=project))
+    prefetch_related_objects(rows, "department", "cluster")  # each names its scope: two queries in all
     skus = []
-    for asset in asset_list(user=user, kinds=(Kind.COMPUTE,), query=ListQuery(project=project)):
+    for asset in rows:
         spec = asset.spec or {}
         cpu = spec.get("cpuCoreRequest", spec.get("cpuCoreLimit"))
         skus.append({"id": str(asset.pk), "name": asset.name, "description": asset.description,

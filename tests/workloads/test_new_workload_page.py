@@ -5,6 +5,8 @@ service, with the assets' uses recorded and released when the workload is delete
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from assets.models import AssetUse
 from tests.assets.bodies import body
@@ -127,3 +129,28 @@ def test_a_viewer_or_a_stranger_may_not_submit_in_alpha(client, world, org):
                                           "action": "submit"}).content.decode()
     assert "Choose a project where you may submit workloads." in text and "pytorch" not in text
     assert not Workload.objects.exists()
+
+
+def test_the_page_reads_in_the_same_queries_for_few_and_many_assets(member, world, org, client_for,
+                                                                      django_assert_num_queries):
+    def department_compute(name):
+        sent = {"meta": {"name": name, "scope": "department", "departmentId": str(org.department.pk)},
+                "spec": {"gpuDevicesRequest": 1}}
+        assert client_for(org.users.platform_admin).post("/api/v1/asset/compute", sent,
+                                                         format="json").status_code == 202
+
+    department_compute("dept-0")
+    member.get("/workloads/new")
+    with CaptureQueriesContext(connection) as few:
+        assert member.get("/workloads/new").status_code == 200
+    few = len(few)  # read now: each later request clears the connection's log
+    for i in range(1, 20):
+        department_compute(f"dept-{i}")
+    with django_assert_num_queries(few):
+        assert 'data-asset="dept-19"' in member.get("/workloads/new").content.decode()
+    with CaptureQueriesContext(connection) as catalog:
+        assert 'data-sku="dept-19"' in member.get("/catalog").content.decode()
+    catalog = len(catalog)
+    department_compute("dept-20")
+    with django_assert_num_queries(catalog):
+        member.get("/catalog")

@@ -20,6 +20,7 @@ project's namespace, named by `credential_secret_name`."""
 import re
 
 from django.db import transaction
+from django.db.models import prefetch_related_objects
 
 from assets.models import Asset, AssetUse, Kind
 from assets.selectors import ListQuery, asset_list
@@ -43,6 +44,7 @@ def usable_assets(*, user, project: Project, kind: str) -> dict[str, list[Asset]
     """What a workload of `kind` in `project` may use, by family: the assets the user sees of the project's scope
     and those above it that support the kind (Run:ai's list with projectId and the kind's flag)."""
     rows = asset_list(user=user, kinds=tuple(Kind), query=ListQuery(project=project, supports=kind))
+    prefetch_related_objects(rows, "department", "cluster")  # each card names its scope: two queries in all
     return {"environments": [a for a in rows if a.kind == Kind.ENVIRONMENT],
             "computes": [a for a in rows if a.kind == Kind.COMPUTE],
             "datasources": [a for a in rows if a.kind in DATASOURCE_KINDS],
