@@ -22,7 +22,7 @@ from assets.specs import REFERENCES
 from assets.tables import AssetTable, scope_text, summary_text, usage_text
 from studio.errors import flatten_errors
 from studio.ids import is_uuid
-from studio.models import AccessRule, Cluster, Department, Level, Project, is_platform_admin
+from studio.models import Cluster, Department, Project
 from studio.tables import bulk_run, bulk_target
 
 
@@ -37,24 +37,10 @@ def _rows(request, kinds):
             .select_related("project", "department", "cluster").prefetch_related("uses"))
 
 
-def manages_any(user, kinds) -> bool:
-    """Whether the user may create an asset of one of `kinds` somewhere (the New button, bulk delete)."""
-    if is_platform_admin(user):
-        return True
-    rules = access._rules(user)
-    if any(rule["role__level"] == Level.ADMIN for rule in rules):
-        return True
-    if any(kind in access.KINDS_OF_ROLE.get(rule["role__name"], ()) for rule in rules for kind in kinds):
-        return True
-    # a member may keep private assets in its projects
-    return any(rule["scope_type"] == AccessRule.Scope.PROJECT and rule["role__level"] in (Level.MEMBER, Level.ADMIN)
-               for rule in rules)
-
-
 def _table(request, family: str):
     label, kinds = _family(family)
     table = AssetTable(request, _rows(request, kinds), family=family, label=label, many_kinds=len(kinds) > 1)
-    if not manages_any(request.user, kinds):
+    if not access.manages_any(request.user, kinds):
         table.bulk_actions = ()
     return table, label, kinds
 
@@ -73,7 +59,7 @@ def asset_list(request, family):
         "scopes": [(value, f"scope=={value}" in chosen) for value in Scope.values],
         "chosen_kinds": [c.removeprefix("kind==") for c in chosen if c.startswith("kind==")],
         "kinds": [(kind, KIND_LABELS[kind]) for kind in kinds],
-        "may_create": manages_any(request.user, kinds),
+        "may_create": access.manages_any(request.user, kinds),
         "empty_icon": "box", "empty_title": f"No {label.lower()} yet",
         "empty_text": f"{label} are reusable parts of a workload, shared with a scope.",
     })
