@@ -82,6 +82,17 @@ def scope_choices(user, kind: str, *, units) -> list[tuple[str, str]]:
     return choices
 
 
+# The fields a kind's form shows first; the rest wait under "More settings" (open when one holds a value or an error).
+ESSENTIAL = {
+    "environment": ("spec.image", "spec.imagePullPolicy", "spec.command", "spec.args", "spec.workingDir",
+                    "spec.environmentVariables", "spec.connections"),
+    "compute": ("spec.gpuDevicesRequest", "spec.gpuRequestType", "spec.gpuPortionRequest", "spec.gpuMemoryRequest",
+                "spec.migProfile", "spec.cpuCoreRequest", "spec.cpuMemoryRequest"),
+    "pvc": ("spec.path", "spec.existingPvc", "spec.claimName", "spec.claimInfo.size", "spec.claimInfo.storageClass",
+            "spec.claimInfo.accessModes.readWriteOnce", "spec.readOnly"),
+}
+
+
 class WriteOnlyTextarea(forms.Textarea):
     """A textarea of secrets: what was typed is never rendered back (an error shows the form again empty)."""
 
@@ -132,6 +143,20 @@ class AssetForm(forms.Form):
         if asset is not None:
             self.fields["name"].initial = asset.name
             self.fields["description"].initial = asset.description
+
+    def _essential(self, key: str) -> bool:
+        chosen = ESSENTIAL.get(self.kind)
+        return chosen is None or not key.startswith("spec.") or key in chosen
+
+    def first_fields(self) -> list:
+        return [self[key] for key in self.fields if self._essential(key)]
+
+    def more_fields(self) -> list:
+        return [self[key] for key in self.fields if not self._essential(key)]
+
+    def more_open(self) -> bool:
+        """Whether "More settings" starts open: one of its fields holds a value or an error."""
+        return any(field.errors or (field.value() not in (None, "")) for field in self.more_fields())
 
     def _field(self, dotted: str, rule, references: dict):
         label = field_label(dotted)

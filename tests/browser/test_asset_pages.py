@@ -57,6 +57,7 @@ def test_new_workload_from_assets_and_the_asset_pages(open_session, sim_org):
     _no_overflow(page, 1440)
     page.goto("/assets/environments/new/environment")
     page.get_by_label("Name", exact=True).fill("Bad Name")
+    page.get_by_text("More settings").click()  # beyond the image, command and tools
     page.get_by_label("Run as uid").fill("abc")
     page.get_by_role("button", name="Create").click()
     expect(page.locator("#form-errors")).to_contain_text("fields to fix")
