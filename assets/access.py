@@ -63,3 +63,19 @@ def manages(user, asset: Asset) -> bool:
         if asset.kind in kinds and _covers(rule, asset):
             return True
     return False
+
+
+def manages_any(user, kinds) -> bool:
+    """Whether the user may create an asset of one of `kinds` at some scope (the pages offer New and bulk delete
+    on this): an admin-level role, an asset administrator of one of the kinds, an L1 researcher for its kinds, or
+    a member of a project (a private asset there)."""
+    if is_platform_admin(user):
+        return True
+    if not getattr(user, "is_authenticated", False):
+        return False
+    for rule in _rules(user):
+        if rule["role__level"] == Level.ADMIN or set(kinds) & set(KINDS_OF_ROLE.get(rule["role__name"], ())):
+            return True
+        if rule["scope_type"] == AccessRule.Scope.PROJECT and rule["role__level"] == Level.MEMBER:
+            return True
+    return False

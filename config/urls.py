@@ -151,6 +151,7 @@ urlpatterns = [
     path("", include("policies.urls")),
     path("", include("usage.urls")),
     path("", include("notifications.urls")),
+    path("", include("assets.urls")),
     # An unknown path under the APIs is a JSON 404 even with DEBUG on (make run), where Django would answer
     # its HTML debug page instead of handler404.
     re_path(r"^(?:api|cfg|streaming|kit-client|v1/k8s)/", csrf_exempt(errors.json_not_found)),

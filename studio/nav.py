@@ -43,6 +43,15 @@ EVERYONE = [
     ]),
 ]
 
+# Run:ai's workload assets (assets/views.py) and the New workload flow that picks them (workloads/asset_views.py).
+EVERYONE.append(("Assets", [
+    Link("New workload", "workload-new", "rocket"),
+    Link("Environments", "asset-list", "box", args=("environments",)),
+    Link("Compute resources", "asset-list", "adjustments", args=("compute-resources",)),
+    Link("Data sources", "asset-list", "folders", args=("data-sources",)),
+    Link("Credentials", "asset-list", "key", args=("credentials",)),
+]))
+
 PLATFORM_ADMIN = [
     ("PaaS Studio", [
         Link("System profiles", "system-profiles", "box"),

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
+from assets.services import asset_use_release
 from perf import keyed_rows
 from policies.services import policy_enforce
 from profiles.models import LaunchSecret
@@ -486,6 +487,7 @@ def workload_update(*, workload: Workload, spec_changes: dict, user) -> Workload
 
 def workload_delete(*, workload: Workload, user) -> Workload:
     _require_role(user, workload)
+    asset_use_release(consumer=workload.kind, consumer_id=str(workload.pk))  # its assets may be deleted now
     return _transition(workload, desired=Workload.Desired.DELETED, phase=Workload.Phase.DELETING,
                        reason="Delete", message=f"Deleted by {user.get_username()}.", task="workloads.tasks.workload_remove",
                        actor=user)
@@ -493,6 +495,7 @@ def workload_delete(*, workload: Workload, user) -> Workload:
 
 def workload_delete_by_system(*, workload: Workload, reason: str, message: str) -> Workload:
     """A delete the platform decides (a Kit stream left idle: kit.sessions), with its reason as the event's."""
+    asset_use_release(consumer=workload.kind, consumer_id=str(workload.pk))
     return _transition(workload, desired=Workload.Desired.DELETED, phase=Workload.Phase.DELETING,
                        reason=reason, message=message, task="workloads.tasks.workload_remove")
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from workloads import launch_views, pool_views, upgrade_views, views
+from workloads import asset_views, launch_views, pool_views, upgrade_views, views
 
 urlpatterns = [
     path("quota", pool_views.quota_overview, name="quota-overview"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("gpus/<uuid:cluster_id>/queue.csv", pool_views.gpu_queue_export, name="gpu-queue-export"),
     path("gpus/<uuid:cluster_id>/nodes/<str:name>", pool_views.gpu_node, name="gpu-node"),
     path("workloads", views.workload_list, name="workload-list"),
+    path("workloads/new", asset_views.workload_new, name="workload-new"),
     path("workloads/export.csv", views.workload_export, name="workload-export"),
     path("workloads/bulk", views.workload_bulk, name="workload-bulk"),
     path("workloads/<uuid:workload_id>", views.workload_detail, name="workload-detail"),
