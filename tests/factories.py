@@ -216,13 +216,14 @@ def usage_history(project, *, hours: int = 24 * 7, gpus: float = 2.0, busy: floa
                   node_pool: str = "default", user_name: str = "bob@example.com"):
     """Rolled-up usage of `project`, as the roll-up writes it: an hourly row for each of the last `hours` closed
     hours (`gpus` held the whole hour, every GPU-hour measured, `busy` of it used; nothing every sixth hour, so a
-    trend has shape) and the daily rows summed from them. Returns the hourly rows."""
+    trend has shape), their sums per unit and the daily rows summed from them. Returns the hourly rows."""
     import uuid
     from datetime import timedelta
 
     from django.utils import timezone
 
-    from usage.models import UsageDay, UsageHour
+    from usage.models import UsageDay, UsageHour, UsageUnitHour
+    from usage.rollup import unit_rows
 
     now = now or timezone.now()
     end = now.replace(minute=0, second=0, microsecond=0)
@@ -239,6 +240,7 @@ def usage_history(project, *, hours: int = 24 * 7, gpus: float = 2.0, busy: floa
             gpu_hours=held, gpu_measured_hours=held, gpu_used_hours=held * busy, cpu_core_hours=4.0,
             memory_gib_hours=8.0))
     UsageHour.objects.bulk_create(rows)
+    UsageUnitHour.objects.bulk_create([unit for row in rows for unit in unit_rows(row.hour, [row])])
     days: dict = {}
     for row in rows:
         day = days.setdefault(row.hour.date(), dict.fromkeys(

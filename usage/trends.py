@@ -13,7 +13,7 @@ from django.db.models import Avg, Q, Sum
 from django.utils import timezone
 
 from usage.intervals import HOUR, floor_hour, held_intervals, hours_within
-from usage.models import UsageDay, UsageHour
+from usage.models import UsageDay, UsageUnitHour
 from workloads.models import MetricSample, Workload, WorkloadEvent
 from workloads.runai_fields import ALLOCATED_PHASES
 
@@ -112,7 +112,7 @@ def gpu_trend(*, scope: Scope, range_key: str, now: datetime | None = None) -> T
     span = RANGES[range_key]
     end = floor_hour(now)
     hours = [end - HOUR * n for n in range(int(span / HOUR), 0, -1)]
-    sums = _sums(UsageHour.objects.filter(scope.q(), hour__gte=hours[0], hour__lt=end), "hour")
+    sums = _sums(UsageUnitHour.objects.filter(scope.q(), hour__gte=hours[0], hour__lt=end), "hour")
     sums = {k.astimezone(UTC): v for k, v in sums.items()}
     allocated, used, idle = _series(hours, sums, 1.0)
     return Trend(range_key, 1.0, [h.isoformat().replace("+00:00", "Z") for h in hours], allocated, used, idle)

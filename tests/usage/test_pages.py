@@ -15,7 +15,7 @@ from tests.factories import ProjectFactory, usage_history
 from tests.usage.scenario import make_scenario
 from tests.workloads.cluster_support import make_workload
 from usage import tasks
-from usage.models import NodePoolPrice, Report, UsageDay, UsageHour
+from usage.models import NodePoolPrice, Report, UsageDay, UsageHour, UsageUnitHour
 from workloads.models import MetricSample, Workload
 
 pytestmark = pytest.mark.django_db
@@ -73,8 +73,8 @@ def test_the_trend_of_a_project_over_each_range(history):
 def test_nothing_measured_draws_no_used_or_idle_series_and_nothing_held_no_chart(org):
     NodePool.objects.get_or_create(cluster=org.cluster, name="default", defaults={"is_default": True})
     usage_history(org.a, hours=24)
-    UsageHour.objects.update(gpu_measured_hours=0, gpu_used_hours=0)
-    UsageDay.objects.update(gpu_measured_hours=0, gpu_used_hours=0)
+    for rows in (UsageHour, UsageUnitHour, UsageDay):
+        rows.objects.update(gpu_measured_hours=0, gpu_used_hours=0)
     client = client_of(org.users.platform_admin)
     data = chart(client.get(reverse("usage-trend-project", args=[org.a.pk]), {"range": "24h"}))
     assert [s["key"] for s in data["series"]] == ["allocated"]
