@@ -294,4 +294,15 @@ def asset_use_release(*, consumer: str, consumer_id: str) -> int:
     return AssetUse.objects.filter(consumer=consumer, consumer_id=str(consumer_id)).delete()[0]
 
 
-__all__ = ["Kind", "asset_create", "asset_delete", "asset_update", "asset_use_record", "asset_use_release"]
+__all__ = ["Kind", "asset_create", "asset_delete", "asset_update", "asset_use_record", "asset_use_release",
+           "registry_login_set"]
+
+
+def registry_login_set(*, asset: Asset, spec: dict, password: str | None) -> Asset:
+    """A registry's new URL and user (checked by the caller, assets/registry_api.py), and its new password when
+    one is given (None keeps the one it has)."""
+    asset.spec = spec
+    if password is not None:
+        asset.secret = json.dumps({"password": password})
+    _save(asset, update_fields=["spec", "secret", "updated_at"])
+    return asset

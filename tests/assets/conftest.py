@@ -17,3 +17,31 @@ def make_asset(client_for, org):
         return response.json()
 
     return make
+
+
+# --- real container registries: the CNCF distribution registry (tests/assets/registry_support.py) -------------
+
+REGISTRY_USER = ("puller", "registry-password-for-tests")
+PUSHED = {"team/trainer": ("1.0", "1.1", "latest"), "team/notebook": ("2024.06",), "tools/cli": ("v3",)}
+
+
+@pytest.fixture(scope="session")
+def registries():
+    """Two registries on loopback, each holding PUSHED: `open` answers anyone, `locked` asks for REGISTRY_USER's
+    login (htpasswd); started once for the session, stopped at its end."""
+    from types import SimpleNamespace
+
+    from tests.assets.registry_support import Registry, registry_binary
+
+    binary = registry_binary()
+    started = SimpleNamespace(open=Registry(binary), locked=Registry(binary, users=dict([REGISTRY_USER])))
+    try:
+        for registry in (started.open, started.locked):
+            registry.start()
+            for repository, tags in PUSHED.items():
+                for tag in tags:
+                    registry.push(repository, tag)
+        yield started
+    finally:
+        started.open.stop()
+        started.locked.stop()
