@@ -27,21 +27,27 @@ PUSHED = {"team/trainer": ("1.0", "1.1", "latest"), "team/notebook": ("2024.06",
 
 @pytest.fixture(scope="session")
 def registries():
-    """Two registries on loopback, each holding PUSHED: `open` answers anyone, `locked` asks for REGISTRY_USER's
-    login (htpasswd); started once for the session, stopped at its end."""
+    """Registries on loopback holding PUSHED: `open` answers anyone, `locked` asks for REGISTRY_USER's login
+    (htpasswd), `tokens` for a token of its token server (`token_server`, Docker's Bearer flow), which gives one for
+    REGISTRY_USER's login (it serves `open`'s storage); started once for the session, stopped at its end."""
     from types import SimpleNamespace
 
-    from tests.assets.registry_support import Registry, registry_binary
+    from tests.assets.registry_support import Registry, TokenServer, registry_binary
 
     binary = registry_binary()
-    started = SimpleNamespace(open=Registry(binary), locked=Registry(binary, users=dict([REGISTRY_USER])))
+    token_server = TokenServer(dict([REGISTRY_USER]))
+    open_ = Registry(binary)
+    started = SimpleNamespace(open=open_, locked=Registry(binary, users=dict([REGISTRY_USER])),
+                              tokens=Registry(binary, token=token_server, data=open_.data), token_server=token_server)
     try:
         for registry in (started.open, started.locked):
             registry.start()
             for repository, tags in PUSHED.items():
                 for tag in tags:
                     registry.push(repository, tag)
+        started.tokens.start()
         yield started
     finally:
-        started.open.stop()
-        started.locked.stop()
+        for registry in (started.open, started.locked, started.tokens):
+            registry.stop()
+        token_server.stop()

@@ -140,3 +140,23 @@ def test_scopes_roles_and_the_password_kept_secret(client_for, org, caplog):
 
     assert admin.delete(item).status_code == 204
     assert admin.get(item).status_code == 404
+
+
+def test_a_registry_with_a_token_service_is_read_with_a_bearer_token(client_for, org, registries):
+    api = client_for(org.users.admin)
+    user, password = REGISTRY_USER
+    registry = made(api, registry_body("tokens", registries.tokens.url, project=org.a, user=user, password=password))
+    item = f"{URL}/{registry['meta']['id']}"
+    assert api.get(f"{item}/repositories").json() == {"repositories": sorted(PUSHED)}
+    assert api.get(f"{item}/repositories/tags?repository=team/notebook").json() == {
+        "name": "team/notebook", "tags": ["2024.06"]}
+    asked = [r["query"] for r in registries.token_server.requests if r["user"] == user]
+    assert {"service": ["paas-studio-test-registry"], "scope": ["registry:catalog:*"]} in asked
+    assert {"service": ["paas-studio-test-registry"], "scope": ["repository:team/notebook:pull"]} in asked
+
+    wrong = made(api, registry_body("tokens-wrong", registries.tokens.url, project=org.a, user=user,
+                                    password="guess"))
+    refused = api.get(f"{URL}/{wrong['meta']['id']}/repositories")
+    assert refused.status_code == 400
+    assert errors(refused) == {"spec.password": f"The registry at {registries.tokens.url} refused the login of "
+                                                f"user {user} (wrong user or password)."}
