@@ -30,7 +30,7 @@ def decoded(secret, key: str) -> str:
 
 
 def registry_credential_reaches_the_pods(org) -> None:
-    admin = bearer_client(UserFactory(username=f"root-{org.project.name}", platform_admin=True))
+    admin = bearer_client(UserFactory(username=f"credentials-admin-{org.project.name}", platform_admin=True))
     made = admin.post("/api/v1/asset/credentials/docker-registry", {
         "meta": {"name": "puller", "scope": "project", "projectId": org.project.pk},
         "spec": {"url": f"https://{REGISTRY}/", "user": "puller", "password": PASSWORD}}, format="json")
