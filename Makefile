@@ -10,7 +10,7 @@ WITH_KEYS := set -a && . $(abspath $(DEV_KEYS)) && set +a &&
 # The simulated clusters of run, bench and faults listen on loopback, which production does not allow.
 export CLUSTER_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7
 
-.PHONY: install run test e2e-real dex bench faults lint system-deps services migrate demo vendor
+.PHONY: install run test e2e-real dex registry bench faults lint system-deps services migrate demo vendor
 
 $(STAMP): pyproject.toml cli/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,7 +42,7 @@ demo: migrate
 run: demo
 	$(WITH_KEYS) $(PY) scripts/run_dev.py
 
-test: install system-deps
+test: install system-deps registry
 	$(PY) -m pytest -m "not real and not dex" $(PYTEST_ARGS)
 
 # The product against a real cluster — Kubernetes, KAI Scheduler, KWOK and the Kubeflow training operator, built
@@ -56,6 +56,11 @@ e2e-real: install system-deps dex
 # Dex, pinned in scripts/dex/go.mod, built once into ~/.cache/paas-studio/dex (a few minutes cold, niced).
 dex:
 	./scripts/dex/build.sh
+
+# The CNCF distribution registry, pinned in scripts/registry/go.mod, built once into ~/.cache/paas-studio/registry:
+# the container registry that tests/assets' registry tests start (a few minutes cold, niced).
+registry:
+	./scripts/registry/build.sh
 
 bench: install services $(DEV_KEYS)
 	$(WITH_KEYS) $(PY) -m bench

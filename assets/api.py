@@ -222,3 +222,8 @@ def history_view():
 
 FAMILIES = [("datasource", DATASOURCE_KINDS, "Datasources", "datasource", "list_datasource_assets"),
             ("credentials", CREDENTIAL_KINDS, "Credentials", "credentials", "list_credentials_assets")]
+
+
+# For the other asset views of this app (assets/registry_api.py): the same query parsing and the same 404.
+list_query = _list_query
+visible = _visible

@@ -31,6 +31,7 @@ class Kind(models.TextChoices):
     DOCKER_REGISTRY = "dockerRegistry"
     GENERIC_SECRET = "genericSecret"
     NGC_API_KEY = "ngcApiKey"
+    REGISTRY = "registry"  # a container registry to list repositories and tags of (assets/registries.py)
 
 
 class Scope(models.TextChoices):

@@ -10,8 +10,9 @@ from django.db.models import Q
 from rest_framework.fields import DateTimeField
 
 from assets.models import Asset, AssetUse, Scope
+from assets.secret_manifests import MATERIALISED, pull_secret_name
 from assets.specs import CREDENTIAL_KINDS, public_spec
-from studio.models import AccessRule, Department, Project
+from studio.models import AccessRule, Cluster, Department, Project
 
 _TIME = DateTimeField()
 ENCRYPTION_KEY_ID = 1  # one Fernet key encrypts every credential (studio.crypto)
@@ -175,3 +176,43 @@ def _reaches_project(asset: Asset, project: Project) -> bool:
     return (asset.scope == Scope.TENANT or (asset.scope == Scope.CLUSTER and asset.cluster_id == project.cluster_id)
             or (asset.scope == Scope.DEPARTMENT and asset.department_id == project.department_id)
             or (asset.scope == Scope.PROJECT and asset.project_id == project.pk))
+
+
+# --- credentials made into Kubernetes Secrets (assets/secrets_sync.py) -------------------------------------------
+
+def _serves(asset: Asset, project: Project) -> bool:
+    return _reaches_project(asset, project)
+
+
+def clusters_served(asset: Asset) -> list[str]:
+    """The ids of the clusters whose project namespaces hold the credential's Secret: every cluster for a tenant
+    credential; its cluster's; a department's projects' clusters."""
+    if asset.scope == Scope.TENANT:
+        return [str(pk) for pk in Cluster.objects.values_list("pk", flat=True)]
+    if asset.scope == Scope.DEPARTMENT:
+        found = set(Project.objects.filter(department_id=asset.department_id).values_list("cluster_id", flat=True))
+        found |= {asset.cluster_id} if asset.cluster_id else set()
+        return sorted(str(pk) for pk in found if pk)
+    return [str(asset.cluster_id)] if asset.cluster_id else []
+
+
+def credentials_of_cluster(cluster_id) -> list[tuple[Asset, list[Project]]]:
+    """Each credential and the projects of the cluster it serves (tenant: all; cluster: all; department: its
+    projects; project: itself), in two queries."""
+    projects = list(Project.objects.filter(cluster_id=cluster_id).order_by("pk"))
+    assets = Asset.objects.filter(kind__in=MATERIALISED).filter(
+        Q(scope=Scope.TENANT) | Q(scope=Scope.CLUSTER, cluster_id=cluster_id)
+        | Q(scope=Scope.DEPARTMENT, department_id__in={p.department_id for p in projects})
+        | Q(scope=Scope.PROJECT, project_id__in=[p.pk for p in projects])).order_by("created_at", "id")
+    return [(asset, [p for p in projects if _serves(asset, p)]) for asset in assets]
+
+
+def pull_secret_names(project: Project, *, user_id=None) -> list[str]:
+    """The Secrets a workload of the project pulls its images with: every docker registry credential that serves
+    the project (a private one only for its creator's workloads), oldest first."""
+    rows = Asset.objects.filter(kind="dockerRegistry").filter(
+        Q(scope=Scope.TENANT) | Q(scope=Scope.CLUSTER, cluster_id=project.cluster_id)
+        | Q(scope=Scope.DEPARTMENT, department_id=project.department_id)
+        | Q(scope=Scope.PROJECT, project_id=project.pk)).filter(
+        Q(private=False) | Q(created_by_id=user_id)).order_by("created_at", "id")
+    return [pull_secret_name(asset_id=a.pk, spec=a.spec) for a in rows]

@@ -10,13 +10,15 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 
 from assets import access
 from assets.models import Asset, AssetUse, Kind, Scope
-from assets.selectors import spec_of
+from assets.secret_manifests import MATERIALISED
+from assets.selectors import clusters_served, spec_of
 from assets.specs import REFERENCES, public_spec, secret_part, spec_problems, updatable
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.ids import is_uuid, parse_id
 from studio.models import AuditEvent, Cluster, Department, Project
 from studio.names import NAME_PATTERN, NAME_RULE
+from studio.queue import enqueue_on_commit
 
 CREATE_META = {"name", "description", "scope", "clusterId", "departmentId", "projectId", "autoDelete",
                "workloadSupportedTypes", "private"}
@@ -178,6 +180,13 @@ def _record_references(asset: Asset, others: list[Asset]) -> None:
                                            consumer_name=asset.name, consumer_asset=asset) for other in others])
 
 
+def _secrets_follow(asset: Asset) -> None:
+    """A credential's Secrets follow it on the clusters it serves, once the transaction commits."""
+    if asset.kind in MATERIALISED:
+        for cluster_id in clusters_served(asset):
+            enqueue_on_commit("assets.tasks.cluster_credentials_sync", cluster_id)
+
+
 def asset_create(*, actor, kind: str, body) -> Asset:
     """A new asset of `kind` from Run:ai's `<Kind>CreationRequest` body ({meta, spec})."""
     problems = _body_problems(body, kind, creating=True)
@@ -204,6 +213,7 @@ def asset_create(*, actor, kind: str, body) -> Asset:
         _save(asset)
         _record_references(asset, others)
         audit_record(actor=actor, action=AuditEvent.Action.CREATE, instance=asset)
+    _secrets_follow(asset)
     return asset
 
 
@@ -264,6 +274,7 @@ def asset_update(*, actor, asset: Asset, body) -> Asset:
         if others is not None:
             _record_references(asset, others)
         audit_record(actor=actor, action=AuditEvent.Action.UPDATE, instance=asset, before=before)
+    _secrets_follow(asset)
     return asset
 
 
@@ -279,6 +290,7 @@ def asset_delete(*, actor, asset: Asset) -> None:
     before = snapshot(asset)
     with transaction.atomic():
         asset.delete()
+        _secrets_follow(asset)  # the clusters it served: their sync runs once it is gone
         audit_record(actor=actor, action=AuditEvent.Action.DELETE, instance=asset, before=before)
 
 
@@ -294,4 +306,15 @@ def asset_use_release(*, consumer: str, consumer_id: str) -> int:
     return AssetUse.objects.filter(consumer=consumer, consumer_id=str(consumer_id)).delete()[0]
 
 
-__all__ = ["Kind", "asset_create", "asset_delete", "asset_update", "asset_use_record", "asset_use_release"]
+__all__ = ["Kind", "asset_create", "asset_delete", "asset_update", "asset_use_record", "asset_use_release",
+           "registry_login_set"]
+
+
+def registry_login_set(*, asset: Asset, spec: dict, password: str | None) -> Asset:
+    """A registry's new URL and user (checked by the caller, assets/registry_api.py), and its new password when
+    one is given (None keeps the one it has)."""
+    asset.spec = spec
+    if password is not None:
+        asset.secret = json.dumps({"password": password})
+    _save(asset, update_fields=["spec", "secret", "updated_at"])
+    return asset

@@ -211,3 +211,9 @@ def public_spec(kind: str, spec: dict) -> dict:
 
 def updatable(kind: str) -> tuple | None:
     return KINDS[kind][2]
+
+# Run:ai's Registry: a container registry's URL and login (assets/registries.py asks it for repositories and tags).
+# Its password is a secret; its spec cannot change through the generic update (assets/registry_api.py's does).
+REGISTRY = {"url": text(pattern=r"(https?://)?[A-Za-z0-9.-]+(:[0-9]{1,5})?(/\S*)?"), "credentialKind": choice("password"),
+            "user": text(), "password": text(secret=True)}
+KINDS["registry"] = (REGISTRY, ("url", "credentialKind", "user", "password"), ())

@@ -1,8 +1,8 @@
 """Requests the server makes to URLs it was given — an identity provider's discovery document and the endpoints
-it names, a cluster's Prometheus; next the webhooks and registries. Each passes the network rules of cluster URLs
-(studio.addresses: never link-local or metadata addresses; loopback and private ones only where
-CLUSTER_ALLOWED_NETWORKS lists them) every time it is used, not only when it was saved: a document read again
-later may name other endpoints, and a name may resolve elsewhere tomorrow.
+it names, a cluster's Prometheus, container registries (assets/registries.py); next the webhooks. Each passes
+the network rules of cluster URLs (studio.addresses: never link-local or metadata addresses; loopback and
+private ones only where CLUSTER_ALLOWED_NETWORKS lists them) every time it is used, not only when it was saved:
+a document read again later may name other endpoints, and a name may resolve elsewhere tomorrow.
 
 - `fetch` checks the URL, and every redirect it answers, before anything is sent to it. It follows redirects of
   GET and HEAD only (a POST carries credentials in its body), at most MAX_REDIRECTS, and drops `auth` and the

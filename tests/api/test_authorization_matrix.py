@@ -16,7 +16,7 @@ from django.urls import URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from studio.iam.auth import issue_token
-from tests.api.world import IDP_BODY, make_world, path_values
+from tests.api.world import IDP_BODY, REGISTRY_BODY, make_world, path_values
 from tests.assets.bodies import KIND_OF, NO_CONTENT_ON_DELETE, body
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
@@ -64,6 +64,15 @@ ASSET_TABLE = {
     **{("GET", ASSETS + family): READ_ALL for family in ("datasource", "credentials")},
     ("GET", ASSETS + "datasource/pvc/{AssetId}/history"): READ_ALPHA,
     **{key: codes for path in KIND_OF for key, codes in _asset_codes(path).items()},
+    # Registries (assets/registry_api.py): managed as the admin-level roles' assets; alpha's registry answers
+    # nothing (port 9), so that its repositories and tags are a 503 to those who may read it.
+    ("GET", ASSETS + "registries"): READ_ALL,
+    ("POST", ASSETS + "registries"): (401, 403, 403, 201, 400, 201),
+    ("GET", ASSETS + "registries/{AssetId}"): READ_ALPHA,
+    ("PUT", ASSETS + "registries/{AssetId}"): _refused_unless(project_admin=200, platform_admin=200),
+    ("DELETE", ASSETS + "registries/{AssetId}"): _refused_unless(project_admin=204, platform_admin=204),
+    ("GET", ASSETS + "registries/{AssetId}/repositories"): (401, 503, 503, 503, 404, 503),
+    ("GET", ASSETS + "registries/{AssetId}/repositories/tags"): (401, 503, 503, 503, 404, 503),
 }
 
 TABLE = {
@@ -316,6 +325,7 @@ METRICS_QUERY = "?metricType=CPU_USAGE_CORES&start=2026-01-01T00:00:00Z&end=2026
 ORG_METRICS_QUERY = "?metricType=GPU_ALLOCATION&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
 AUDIT_SPAN = "?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z"
 QUERIES = {
+    "/api/v1/asset/registries/{AssetId}/repositories/tags": lambda w: "?repository=team/trainer",
     "/api/v1/audit/log": lambda w: AUDIT_SPAN,
     "/api/v1/audit/log/file": lambda w: AUDIT_SPAN,
     "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
@@ -452,6 +462,9 @@ BODIES = {
        for path in KIND_OF},
     **{("PUT", f"{ASSETS}{path}/{{AssetId}}"): (lambda w, kind=kind: {"meta": {"name": f"alpha-{kind.lower()}"}})
        for path, kind in KIND_OF.items()},
+    ("POST", ASSETS + "registries"): lambda w: {**REGISTRY_BODY(w.org), "meta": {
+        **REGISTRY_BODY(w.org)["meta"], "name": "new-registry"}},
+    ("PUT", ASSETS + "registries/{AssetId}"): lambda w: {"meta": {"name": "alpha-registry"}},
 }
 
 

@@ -88,11 +88,19 @@ def _assets(org) -> dict:
         credential = made.get("password")
         made[kind] = asset_create(actor=org.users.admin, kind=kind, body=body(
             path, f"alpha-{kind.lower()}", project=org.a, credential_id=credential and str(credential.pk)))
+    made["registry"] = asset_create(actor=org.users.admin, kind="registry", body=REGISTRY_BODY(org))
     return made
+
+
+def REGISTRY_BODY(org) -> dict:  # noqa: N802 — a body, as the other constants of this module
+    """Alpha's registry: on port 9 of loopback, where nothing answers (its repositories: 503 to its readers)."""
+    return {"meta": {"name": "alpha-registry", "scope": "project", "projectId": org.a.pk},
+            "spec": {"url": "http://127.0.0.1:9", "credentialKind": "password", "user": "u", "password": "p"}}
 
 
 # The asset kind of each route under /api/v1/asset/ (its `{AssetId}`).
 ASSET_ROUTES = {"/api/v1/asset/" + path: kind for path, kind in KIND_OF.items()}
+ASSET_ROUTES["/api/v1/asset/registries"] = "registry"
 
 
 def asset_id(world, route: str) -> str | None:

@@ -1,5 +1,5 @@
 """Every operation of Run:ai's asset tags (Environment, Compute, Datasources, PVC, NFS, S3, Git, HostPath, ConfigMap,
-Secret, Credentials), read from both OpenAPI documents, called on this server: each must answer its success code
+Secret, Credentials, Registry), read from both OpenAPI documents, called on this server: each must answer its success code
 with a body valid against that document's response schema. The per-tag table, answered / in the spec, is written to
 docs/assets-coverage.md (STUDIO_REFRESH_DOCS=1; else under the run's own folder, tests/docs_output)."""
 
@@ -12,7 +12,7 @@ from tests.runai_spec import document, spec_errors
 
 pytestmark = pytest.mark.django_db
 TAGS = ("Environment", "Compute", "Datasources", "PVC", "NFS", "S3", "Git", "HostPath", "ConfigMap", "Secret",
-        "Credentials")
+        "Credentials", "Registry")
 PREFIX = "/api/v1/asset/"
 
 
@@ -31,9 +31,13 @@ def _collection(path: str) -> str:
     return path.removeprefix(PREFIX).split("/{AssetId}")[0]
 
 
-def call(api, org, method: str, path: str):
-    """Call one documented operation with what it needs: an asset of its kind for the item routes."""
+def call(api, org, method: str, path: str, registry_url: str):
+    """Call one documented operation with what it needs: an asset of its kind for the item routes (a registry:
+    one on a real registry, tests/assets/conftest.py's `registries`)."""
     route = _collection(path)
+    if method == "POST" and route == "registries":
+        return api.post(path, {"meta": {"name": "made", "scope": "project", "projectId": org.a.pk}, "spec": {
+            "url": registry_url, "credentialKind": "password", "user": "nobody", "password": "none"}}, format="json")
     if method == "POST":
         credential = None
         if route == "datasource/secrets":
@@ -43,20 +47,22 @@ def call(api, org, method: str, path: str):
                                    credential_id=credential and credential["meta"]["id"]), format="json")
     if "{AssetId}" not in path:
         return api.get(path)
-    made = call(api, org, "POST", PREFIX + route)
-    assert made.status_code == 202, made.json()
+    made = call(api, org, "POST", PREFIX + route, registry_url)
+    assert made.status_code in (201, 202), made.json()
     url = path.replace("{AssetId}", made.json()["meta"]["id"])
+    if url.endswith("/repositories/tags"):
+        url += "?repository=team/trainer"
     if method == "PUT":
         return api.put(url, {"meta": {"name": "renamed"}}, format="json")
     return api.generic(method, url)
 
 
-def test_every_asset_operation_of_both_documents_is_answered_as_documented(client_for, org):
+def test_every_asset_operation_of_both_documents_is_answered_as_documented(client_for, org, registries):
     rows, problems = {}, []
     for version in ("2.18", "latest"):
         for tag, method, path in operations(version):
             with transaction.atomic():  # a savepoint: each call finds the same world
-                response = call(client_for(org.users.admin), org, method, path)
+                response = call(client_for(org.users.admin), org, method, path, registries.open.url)
                 transaction.set_rollback(True)
             body_ = response.json() if response.content else None
             found = [] if 200 <= response.status_code < 300 else [f"answered {response.status_code}: {body_}"]

@@ -11,6 +11,8 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
+from assets.secret_manifests import with_pull_secrets
+from assets.selectors import pull_secret_names
 from policies.selectors import project_security_labels
 from profiles.selectors import launch_secret_manifest
 from studio.clusters import kube
@@ -48,6 +50,13 @@ def pinned(spec: dict, pool: str) -> dict:
     """The spec the pods are built from: in the pool the workload is placed in (Workload.node_pool) only, so it
     runs, and counts, where it was placed."""
     return {**spec, "nodePools": [pool]} if pool else spec
+
+
+def pod_spec(workload: Workload, spec: dict) -> dict:
+    """`pinned`, with the Secrets of the docker registry credentials that serve its project as image pull
+    secrets (assets made into Secrets: assets/secrets_sync.py)."""
+    names = pull_secret_names(workload.project, user_id=workload.created_by_id)
+    return with_pull_secrets(pinned(spec, workload.node_pool), names)
 
 
 def placement_of(workload: Workload, pools: dict) -> Placement | None:
@@ -123,8 +132,8 @@ def workload_push(workload_id) -> None:
                 return
             master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
         pools = node_pool_labels(workload.cluster_id)
-        objects = manifests.build_manifests(ref, pinned(workload.spec, workload.node_pool), knative=knative,
-                                            master=master and pinned(master, workload.node_pool), gang=gang,
+        objects = manifests.build_manifests(ref, pod_spec(workload, workload.spec), knative=knative,
+                                            master=master and pod_spec(workload, master), gang=gang,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
                                             placement=placement_of(workload, pools), node_pools=pools)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
@@ -161,7 +170,7 @@ def workload_roll(workload_id) -> None:
         conn = kube.connect(workload.cluster)
         knative = cluster_knative(workload.cluster, conn)
         pools = node_pool_labels(workload.cluster_id)
-        objects = manifests.build_manifests(ref, pinned(workload.spec, workload.node_pool), knative=knative,
+        objects = manifests.build_manifests(ref, pod_spec(workload, workload.spec), knative=knative,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
                                             placement=placement_of(workload, pools), node_pools=pools)
         primary = manifests.primary_kind(ref, knative=knative)

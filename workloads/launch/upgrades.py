@@ -34,7 +34,7 @@ from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads.cluster import applied
-from workloads.cluster.push import pinned, placement_for, workload_ref
+from workloads.cluster.push import placement_for, pod_spec, workload_ref
 from workloads.launch import launch
 from workloads.models import Workload, WorkloadEvent
 from workloads.services import check_quota, cpu_use, requested_pods, spec_for_project
@@ -157,7 +157,7 @@ def _verdicts(workload: Workload, spec: dict) -> list[dict]:
         conn, knative = None, bool(cluster.has_knative)
         unavailable = {"allowed": None, "code": exc.status, "reason": "ClusterUnavailable", "message": exc.message}
     pools = node_pool_labels(cluster.pk)
-    built = manifests.build_manifests(ref, pinned(spec, workload.node_pool), knative=knative,
+    built = manifests.build_manifests(ref, pod_spec(workload, spec), knative=knative,
                                       gpu_scheduler=settings.GPU_SCHEDULER_NAME, node_pools=pools,
                                       placement=placement_for(cluster, workload.project.name, workload.kind, spec,
                                                               pool=workload.node_pool, pools=pools))

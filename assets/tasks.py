@@ -1,0 +1,26 @@
+"""Cluster work of assets, run by Celery workers: credentials made into Secrets (assets/secrets_sync.py). Tasks
+take ids and are idempotent; enqueued on commit by the services (a credential made, changed or deleted) and by
+the project signals (a project made or deleted: assets/apps.py)."""
+
+import logging
+
+from celery import shared_task
+
+from assets.secrets_sync import cluster_secrets_apply
+from studio.clusters import kube
+from studio.models import Cluster
+from studio.tasks import CLUSTER_WRITE
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="assets.tasks.cluster_credentials_sync", **CLUSTER_WRITE)
+def cluster_credentials_sync(cluster_id: str) -> None:
+    """Converge the cluster's credential Secrets with the credentials that serve its projects."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return
+    try:
+        cluster_secrets_apply(cluster)
+    except kube.PermanentClusterError as exc:  # e.g. no right to Secrets there: said in the log
+        log.error("credential secrets of cluster %s refused: %s", cluster.name, exc.message)
