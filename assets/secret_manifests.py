@@ -27,6 +27,11 @@ MATERIALISED = ("accessKey", "password", "dockerRegistry", "genericSecret", "ngc
 DOCKER_HUB = "https://index.docker.io/v1/"
 
 
+# The keys of the Secrets made of credentials, which workloads read them by.
+ACCESS_KEY_ID, SECRET_ACCESS_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
+USERNAME, PASSWORD, NGC_API_KEY = "username", "password", "NGC_API_KEY"
+
+
 def secret_name(asset_id) -> str:
     return f"studio-credential-{asset_id}"
 
@@ -51,15 +56,15 @@ def _content(kind: str, spec: dict, secret: dict) -> tuple[str, dict[str, str]] 
             "username": user, "password": password, "auth": _b64(f"{user}:{password}")}}}
         return "kubernetes.io/dockerconfigjson", {".dockerconfigjson": json.dumps(config, sort_keys=True)}
     if kind == "password":
-        return "kubernetes.io/basic-auth", {"username": spec.get("user") or "", "password": secret.get("password") or ""}
+        return "kubernetes.io/basic-auth", {USERNAME: spec.get("user") or "", PASSWORD: secret.get("password") or ""}
     if kind == "accessKey":
-        return "Opaque", {"AWS_ACCESS_KEY_ID": secret.get("accessKeyId") or "",
-                          "AWS_SECRET_ACCESS_KEY": secret.get("secretAccessKey") or ""}
+        return "Opaque", {ACCESS_KEY_ID: secret.get("accessKeyId") or "",
+                          SECRET_ACCESS_KEY: secret.get("secretAccessKey") or ""}
     if kind == "genericSecret":
         return "Opaque", {str(p["key"]): "" if p.get("value") is None else str(p["value"])
                           for p in secret.get("keyValuePairs") or () if isinstance(p, dict) and p.get("key")}
     if kind == "ngcApiKey":
-        return "Opaque", {"NGC_API_KEY": secret.get("ngc_api_key") or ""}
+        return "Opaque", {NGC_API_KEY: secret.get("ngc_api_key") or ""}
     return None
 
 

@@ -96,7 +96,8 @@ def test_preview_shows_the_objects_and_creates_nothing(member, world, org):
     assert page.status_code == 200 and "Preview of job-1" in text and "nothing created" in text
     assert "<strong>Job</strong> job-1" in text
     assert "nvcr.io/nvidia/pytorch:24.01-py3" in text and "nfs.example.com" in text
-    assert "registry-cred-" in text  # the registry credential's Secret as an image pull secret
+    # the registry credential's Secret (made by the credentials' sync) as an image pull secret
+    assert f"studio-credential-{world['registry']}" in text
     assert not Workload.objects.exists()
 
 
@@ -111,7 +112,7 @@ def test_submit_makes_the_workload_of_the_assets_and_records_their_use(member, w
     assert spec["image"] == "nvcr.io/nvidia/pytorch:24.01-py3" and spec["command"] == "python"
     assert spec["compute"]["gpuPortionRequest"] == 0.5 and workload.kind == "training"
     assert spec["storage"]["nfs"][0]["server"] == "nfs.example.com"
-    assert spec["imagePullSecrets"][0]["name"].startswith("registry-cred-")
+    assert spec["imagePullSecrets"][0]["name"] == f"studio-credential-{world['registry']}"
     assert {u.asset.name for u in AssetUse.objects.filter(consumer_id=str(workload.pk))} == {
         "pytorch", "half-gpu", "datasets", "registry"}
     listed = member.get("/assets/environments").content.decode()

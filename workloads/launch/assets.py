@@ -23,6 +23,14 @@ from django.db import transaction
 from django.db.models import prefetch_related_objects
 
 from assets.models import Asset, AssetUse, Kind
+from assets.secret_manifests import (
+    ACCESS_KEY_ID,
+    NGC_API_KEY,
+    PASSWORD,
+    SECRET_ACCESS_KEY,
+    USERNAME,
+    pull_secret_name,
+)
 from assets.selectors import ListQuery, asset_list
 from assets.services import asset_use_record
 from assets.specs import CREDENTIAL_KINDS, DATASOURCE_KINDS
@@ -52,9 +60,9 @@ def usable_assets(*, user, project: Project, kind: str) -> dict[str, list[Asset]
 
 
 def credential_secret_name(asset: Asset) -> str:
-    """The Kubernetes Secret a credential stands for in a project's namespace."""
-    named = (asset.spec or {}).get("existingSecretName")
-    return named or f"{asset.name[:44].rstrip('-')}-cred-{asset.pk.hex[:8]}"
+    """The Kubernetes Secret a credential stands for in a project's namespace: the one it names, else the one the
+    credentials' sync makes (assets.secret_manifests)."""
+    return pull_secret_name(asset_id=asset.pk, spec=asset.spec or {})
 
 
 def _env_name(text: str) -> str:
@@ -110,13 +118,13 @@ def _storage(datasources: list[Asset], by_id: dict) -> dict:
         elif source.kind == Kind.S3:
             key = by_id.get(spec.get("accessKeyAssetId"))
             add("s3", {"name": name, "bucket": spec.get("bucket"), "path": spec.get("path"), "url": spec.get("url"),
-                       **({"accessKeySecret": credential_secret_name(key), "secretKeyOfAccessKeyId": "AccessKeyId",
-                           "secretKeyOfSecretKey": "SecretKey"} if key else {})})
+                       **({"accessKeySecret": credential_secret_name(key), "secretKeyOfAccessKeyId": ACCESS_KEY_ID,
+                           "secretKeyOfSecretKey": SECRET_ACCESS_KEY} if key else {})})
         elif source.kind == Kind.GIT:
             secret = by_id.get(spec.get("passwordAssetId") or spec.get("credentialId"))
             add("git", {"name": name, **{k: spec.get(k) for k in ("repository", "branch", "revision", "path")},
-                        **({"passwordSecret": credential_secret_name(secret), "secretKeyOfUser": "user",
-                            "secretKeyOfPassword": "password"} if secret else {})})
+                        **({"passwordSecret": credential_secret_name(secret), "secretKeyOfUser": USERNAME,
+                            "secretKeyOfPassword": PASSWORD} if secret else {})})
         elif source.kind == Kind.CONFIG_MAP:
             add("configMapVolume", {"name": name, **{k: spec.get(k) for k in ("configMap", "mountPath", "subPath",
                                                                                "defaultMode")}})
@@ -135,9 +143,9 @@ def _credential_parts(credentials: list[Asset]) -> tuple[list, list]:
             pulls.append({"name": secret})
             continue
         prefix = _env_name(credential.name)
-        keys = {Kind.ACCESS_KEY: [("AWS_ACCESS_KEY_ID", "AccessKeyId"), ("AWS_SECRET_ACCESS_KEY", "SecretKey")],
-                Kind.PASSWORD: [(f"{prefix}_USER", "user"), (f"{prefix}_PASSWORD", "password")],
-                Kind.NGC_API_KEY: [("NGC_API_KEY", "NGC_API_KEY")]}.get(credential.kind)
+        keys = {Kind.ACCESS_KEY: [("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID), ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)],
+                Kind.PASSWORD: [(f"{prefix}_USER", USERNAME), (f"{prefix}_PASSWORD", PASSWORD)],
+                Kind.NGC_API_KEY: [("NGC_API_KEY", NGC_API_KEY)]}.get(credential.kind)
         if keys is None:  # a generic secret: each of its keys
             keys = [(_env_name(pair["key"]), pair["key"]) for pair in (credential.spec or {}).get("keyValuePairs")
                     or [] if pair.get("key")]
