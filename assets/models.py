@@ -31,6 +31,7 @@ class Kind(models.TextChoices):
     DOCKER_REGISTRY = "dockerRegistry"
     GENERIC_SECRET = "genericSecret"
     NGC_API_KEY = "ngcApiKey"
+    WORKLOAD_TEMPLATE = "workload-template"  # a template of assets (assets/templates.py)
 
 
 class Scope(models.TextChoices):

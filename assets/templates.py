@@ -1,0 +1,510 @@
+"""Templates of assets: one `Asset` row of kind `workload-template` answers both Run:ai APIs of templates.
+
+- 2.18's (and latest's) asset `workload-template`: `{meta, spec: {assets: {environment, compute, datasources},
+  specificEnv}}`, an asset's meta (scope, private, workloadSupportedTypes);
+- latest's `workload-templates/{workspaces,trainings,distributed,inferences}`: `{meta: {name, scopeType, scopeId},
+  spec: <the workload's spec fields>, assets}` of one workload type.
+
+The row's `spec` keeps the union: `workloadType` (none for a 2.18 template that serves several types), `assets`
+(ids), `specificEnv`, `spec` (workload fields) and a distributed template's `master`/`masterSpecSameAsWorker`.
+A template uses its assets (AssetUse rows of consumer `template`: they cannot be deleted under it) and a workload
+made from it is filled by `template_fill`: environment, compute, data sources, the template's own fields, then
+the request's (assets/composition.py)."""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from rest_framework.exceptions import PermissionDenied, ValidationError
+
+from assets import access, composition
+from assets.models import Asset, AssetUse, Kind, Scope
+from assets.services import asset_use_release, place
+from assets.specs import CREDENTIAL_KINDS, DATASOURCE_KINDS
+from studio.audit import audit_record, snapshot
+from studio.errors import Conflict
+from studio.ids import is_uuid
+from studio.models import AccessRule, AuditEvent, Project
+from studio.names import NAME_PATTERN, NAME_RULE
+
+TEMPLATE = Kind.WORKLOAD_TEMPLATE
+TYPES = {"workspace": "Workspace", "training": "Training", "distributed": "Distributed", "inference": "Inference"}
+_COMMON = ("annotations", "args", "category", "command", "compute", "createHomeDir", "environmentVariables",
+           "exposedUrls", "image", "imagePullPolicy", "labels", "nodeAffinityRequired", "nodePools", "nodeType",
+           "podAffinity", "ports", "preemptibility", "priorityClass", "probes", "relatedUrls", "security", "storage",
+           "tolerations", "workingDir", "imagePullSecrets")
+_NOT_INFERENCE = ("autoDeletionTimeAfterCompletionSeconds", "backoffLimit", "restartPolicy", "stdin",
+                  "terminateAfterPreemption", "terminationGracePeriodSeconds", "tty")
+# The spec fields of each type's template (Run:ai latest's <Type>TemplateSpec).
+SPEC_FIELDS = {
+    "workspace": frozenset(_COMMON + _NOT_INFERENCE),
+    "training": frozenset(_COMMON + _NOT_INFERENCE + ("completions", "parallelism")),
+    "distributed": frozenset(_COMMON + _NOT_INFERENCE + (
+        "cleanPodPolicy", "distributedFramework", "maxReplicas", "minReplicas", "mpiLauncherCreationPolicy",
+        "numWorkers", "slotsPerWorker", "sshAuthMountPath")),
+    "inference": frozenset(_COMMON + ("autoscaling", "servingConfiguration", "servingPort")),
+}
+_OBJECTS = {"compute", "security", "storage", "probes", "podAffinity", "nodeAffinityRequired", "autoscaling",
+            "servingPort", "servingConfiguration"}
+_LISTS = {"annotations", "labels", "environmentVariables", "tolerations", "ports", "exposedUrls", "relatedUrls",
+          "nodePools", "imagePullSecrets"}
+SPECIFIC_FIELDS = frozenset((
+    "allowOverQuota", "annotations", "args", "autoDeletionTimeAfterCompletionSeconds", "autoScaling", "backoffLimit",
+    "category", "command", "completions", "connections", "environmentVariables", "imagePullSecrets", "labels",
+    "nodeAffinityRequired", "nodePools", "nodeType", "parallelism", "podAffinity", "preemptibility", "priorityClass",
+    "restartPolicy", "runAsGid", "runAsUid", "servingPortAccess", "supplementalGroups", "terminateAfterPreemption",
+    "terminationGracePeriodSeconds", "tolerations"))
+
+
+def _raise(problems: list[tuple[str, str]]) -> None:
+    if problems:
+        detail: dict = {}
+        for path, message in problems:
+            detail.setdefault(path, []).append(message)
+        raise ValidationError(detail)
+
+
+def _reaches(other: Asset, asset: Asset) -> bool:
+    """Whether `other` (an asset) serves what lives in `asset`'s scope: its scope or one above it."""
+    if other.scope == Scope.TENANT:
+        return True
+    if other.scope == Scope.CLUSTER:
+        return asset.scope != Scope.TENANT and asset.cluster_id == other.cluster_id
+    if other.scope == Scope.DEPARTMENT:
+        return asset.scope in (Scope.DEPARTMENT, Scope.PROJECT) and asset.department_id == other.department_id
+    return asset.scope == Scope.PROJECT and asset.project_id == other.project_id
+
+
+def reaches_project(asset: Asset, project: Project) -> bool:
+    return _reaches(asset, Asset(scope=Scope.PROJECT, project_id=project.pk, department_id=project.department_id,
+                                 cluster_id=project.cluster_id))
+
+
+# -- checking a body ---------------------------------------------------------------------------------------------
+
+def _spec_problems(spec, workload_type: str | None, path: str) -> list:
+    """The workload fields of a template: known to its type, objects and lists where they must be. Every rule of
+    a field is checked when a workload is made from it (the template is then the workload's spec)."""
+    if spec is None:
+        return []
+    if not isinstance(spec, dict):
+        return [(path, "Must be an object.")]
+    known = SPEC_FIELDS.get(workload_type) or frozenset().union(*SPEC_FIELDS.values())
+    problems = [(f"{path}.{key}", "Is not a field of this object.") for key in spec if key not in known]
+    for key, value in spec.items():
+        if value is None:
+            continue
+        if key in _OBJECTS and not isinstance(value, dict):
+            problems.append((f"{path}.{key}", "Must be an object."))
+        elif key in _LISTS and not isinstance(value, list):
+            problems.append((f"{path}.{key}", "Must be a list."))
+        elif key not in _OBJECTS | _LISTS and isinstance(value, (dict, list)):
+            problems.append((f"{path}.{key}", "Must be a single value."))
+    return problems
+
+
+def _specific_problems(specific, path: str) -> list:
+    if specific is None:
+        return []
+    if not isinstance(specific, dict):
+        return [(path, "Must be an object.")]
+    return [(f"{path}.{key}", "Is not a field of this object.") for key in specific if key not in SPECIFIC_FIELDS]
+
+
+def _asset_ids_problems(ids, path: str, *, environment_required: bool) -> list:
+    """The shape of Run:ai's AssetsIds: {environment, compute, datasources: [{id, kind, overrides}]}."""
+    if ids is None:
+        return [(path, "This field is required: an object.")] if environment_required else []
+    if not isinstance(ids, dict):
+        return [(path, "Must be an object.")]
+    problems = [(f"{path}.{key}", "Is not a field of this object.") for key in ids
+                if key not in ("environment", "compute", "datasources", "workloadVolumes")]
+    if environment_required and not ids.get("environment"):
+        problems.append((f"{path}.environment", "This field is required."))
+    for key in ("environment", "compute"):
+        if ids.get(key) is not None and not is_uuid(ids[key]):
+            problems.append((f"{path}.{key}", "Must be a UUID."))
+    sources = ids.get("datasources")
+    if sources is not None and not isinstance(sources, list):
+        problems.append((f"{path}.datasources", "Must be a list."))
+    for index, source in enumerate(sources if isinstance(sources, list) else ()):
+        where = f"{path}.datasources[{index}]"
+        if not isinstance(source, dict):
+            problems.append((where, "Must be an object with id and kind."))
+            continue
+        if not is_uuid(source.get("id")):
+            problems.append((f"{where}.id", "This field is required: a UUID."))
+        if source.get("kind") not in DATASOURCE_KINDS:
+            problems.append((f"{where}.kind", f"Must be one of {', '.join(DATASOURCE_KINDS)}."))
+        overrides = source.get("overrides")
+        if overrides is not None and (not isinstance(overrides, dict) or set(overrides) - {"containerPath"}):
+            problems.append((f"{where}.overrides", "Must be an object with containerPath only."))
+    return problems
+
+
+def _referenced(actor, template: Asset, ids: dict | None, path: str) -> tuple[list, list[Asset]]:
+    """The assets the template names: each one the actor sees, of the kind named, in the template's scope or
+    one above it."""
+    if not ids:
+        return [], []
+    wanted = [(f"{path}.environment", ids.get("environment"), (Kind.ENVIRONMENT,)),
+              (f"{path}.compute", ids.get("compute"), (Kind.COMPUTE,))]
+    wanted += [(f"{path}.datasources[{i}].id", s["id"], (s["kind"],)) for i, s in enumerate(ids.get("datasources")
+                                                                                        or ())]
+    wanted = [w for w in wanted if w[1]]
+    found = {str(a.pk): a for a in Asset.objects.visible_to(actor).filter(pk__in=[w[1] for w in wanted])}
+    problems, rows = [], []
+    for where, asset_id, kinds in wanted:
+        asset = found.get(str(asset_id))
+        if asset is None or asset.kind not in kinds:
+            problems.append((where, f"No such asset of kind {' or '.join(kinds)}: {asset_id}."))
+        elif not _reaches(asset, template):
+            problems.append((where, "Must name an asset of the template's scope or of a scope above it."))
+        else:
+            rows.append(asset)
+    return problems, rows
+
+
+def _name_problems(meta: dict, *, required: bool) -> list:
+    problems = []
+    name = meta.get("name")
+    if name in (None, ""):
+        if required:
+            problems.append(("meta.name", "This field is required."))
+    elif not (isinstance(name, str) and NAME_PATTERN.match(name)):
+        problems.append(("meta.name", NAME_RULE))
+    description = meta.get("description")
+    if description is not None and not (isinstance(description, str) and len(description) <= 250):
+        problems.append(("meta.description", "Must be text of at most 250 characters."))
+    return problems
+
+
+def _asset_meta(meta: dict) -> dict:
+    """latest's template meta (`scopeType`, `scopeId`) as an asset's (`scope` and the id of that scope)."""
+    scope, scope_id = meta.get("scopeType"), meta.get("scopeId")
+    out = {"scope": scope}
+    key = {"project": "projectId", "department": "departmentId", "cluster": "clusterId"}.get(scope)
+    if key and scope_id is not None:
+        out[key] = int(scope_id) if key == "projectId" and str(scope_id).isdigit() else scope_id
+    return out
+
+
+# -- writes ------------------------------------------------------------------------------------------------------
+
+@dataclass
+class TemplateBody:
+    """A template's parts, from either API's body."""
+
+    meta: dict
+    asset_meta: dict
+    stored: dict
+    asset_ids: dict | None
+
+
+def _from_asset_body(body) -> tuple[TemplateBody | None, list]:
+    if not isinstance(body, dict):
+        return None, [("", "The body must be a JSON object with meta and spec.")]
+    problems = [(key, "Is not a field of this object.") for key in body if key not in ("meta", "spec")]
+    meta, spec = body.get("meta"), body.get("spec")
+    if not isinstance(meta, dict):
+        problems.append(("meta", "This field is required: an object."))
+    if not isinstance(spec, dict):
+        problems.append(("spec", "This field is required: an object."))
+    if problems:
+        return None, problems
+    problems += [(f"spec.{key}", "Is not a field of this object.") for key in spec
+                 if key not in ("assets", "specificEnv")]
+    problems += _asset_ids_problems(spec.get("assets"), "spec.assets", environment_required=True)
+    problems += _specific_problems(spec.get("specificEnv"), "spec.specificEnv")
+    types = meta.get("workloadSupportedTypes") if isinstance(meta.get("workloadSupportedTypes"), dict) else {}
+    chosen = [t for t in TYPES if types.get(t) is True]
+    stored = {"workloadType": chosen[0] if len(chosen) == 1 else None, "assets": spec.get("assets"),
+              "specificEnv": spec.get("specificEnv")}
+    return TemplateBody(meta=meta, asset_meta=meta, stored=stored, asset_ids=spec.get("assets")), problems
+
+
+TYPED_KEYS = ("meta", "spec", "assets")
+DISTRIBUTED_KEYS = ("masterSpecSameAsWorker", "master")
+
+
+def _from_typed_body(body, workload_type: str, *, creating: bool, patching: bool = False
+                     ) -> tuple[TemplateBody | None, list]:
+    if not isinstance(body, dict):
+        return None, [("", "The body must be a JSON object.")]
+    allowed = TYPED_KEYS + (DISTRIBUTED_KEYS if workload_type == "distributed" else ()) + (
+        ("fieldsToClear",) if patching else ())
+    problems = [(key, "Is not a field of this object.") for key in body if key not in allowed]
+    meta = body.get("meta")
+    if meta is None and patching:
+        meta = {}
+    if not isinstance(meta, dict):
+        return None, problems + [("meta", "This field is required: an object.")]
+    # an update may echo the template's scope back (a change to it is refused by template_update)
+    known_meta = ("name", "description", "scopeType", "scopeId")
+    problems += [(f"meta.{key}", "Is not a field of this object.") for key in meta if key not in known_meta]
+    if creating and meta.get("scopeType") not in Scope.values:
+        problems.append(("meta.scopeType", f"This field is required: one of {', '.join(Scope.values)}."))
+    problems += _spec_problems(body.get("spec"), workload_type, "spec")
+    problems += _asset_ids_problems(body.get("assets"), "assets", environment_required=False)
+    master = body.get("master")
+    if master is not None:
+        if not isinstance(master, dict) or set(master) - {"spec", "assets"}:
+            problems.append(("master", "Must be an object with spec and assets."))
+        else:
+            problems += _spec_problems(master.get("spec"), "training", "master.spec")
+    if body.get("masterSpecSameAsWorker") is not None and not isinstance(body["masterSpecSameAsWorker"], bool):
+        problems.append(("masterSpecSameAsWorker", "Must be true or false."))
+    if body.get("fieldsToClear") is not None and not (isinstance(body["fieldsToClear"], list) and all(
+            isinstance(f, str) and f.startswith("spec.") for f in body["fieldsToClear"])):
+        problems.append(("fieldsToClear", "Must be a list of paths such as spec.image."))
+    stored = {"workloadType": workload_type, "spec": body.get("spec"), "assets": body.get("assets")}
+    if workload_type == "distributed":
+        stored.update(master=master, masterSpecSameAsWorker=body.get("masterSpecSameAsWorker"))
+    return TemplateBody(meta=meta, asset_meta=_asset_meta(meta) if creating else {}, stored=stored,
+                        asset_ids=body.get("assets")), problems
+
+
+def _record_uses(template: Asset, used: list[Asset]) -> None:
+    AssetUse.objects.filter(consumer=AssetUse.Consumer.TEMPLATE, consumer_id=str(template.pk)).delete()
+    AssetUse.objects.bulk_create([AssetUse(asset=asset, consumer=AssetUse.Consumer.TEMPLATE,
+                                           consumer_id=str(template.pk), consumer_name=template.name)
+                                  for asset in {a.pk: a for a in used}.values()])
+
+
+def _scope_key(asset: Asset) -> str:
+    key = {Scope.TENANT: "tenant", Scope.CLUSTER: f"cluster:{asset.cluster_id}",
+           Scope.DEPARTMENT: f"department:{asset.department_id}", Scope.PROJECT: f"project:{asset.project_id}"}
+    return key[asset.scope] + (f":user:{asset.created_by_id}" if asset.private else "")
+
+
+def _save(template: Asset) -> None:
+    if Asset.objects.filter(kind=TEMPLATE, scope_key=template.scope_key, name=template.name).exclude(
+            pk=template.pk).exists():
+        raise Conflict(f"A template named {template.name} already exists in this scope.")
+    template.save()
+
+
+def template_create(*, actor, body, workload_type: str | None = None) -> Asset:
+    """A template from 2.18's asset body (`workload_type` None) or latest's body of one workload type."""
+    parsed, problems = (_from_asset_body(body) if workload_type is None
+                        else _from_typed_body(body, workload_type, creating=True))
+    _raise(problems)
+    meta = parsed.meta
+    problems += _name_problems(meta, required=True)
+    if workload_type is None:
+        problems += [(f"meta.{key}", "Is not a field of this object.") for key in meta if key not in (
+            "name", "description", "scope", "clusterId", "departmentId", "projectId", "autoDelete",
+            "workloadSupportedTypes", "private")]
+    rows = place(parsed.asset_meta, actor, problems)
+    if workload_type is not None:  # latest names the scope's id scopeId
+        problems = [(p.replace("meta.projectId", "meta.scopeId").replace("meta.departmentId", "meta.scopeId")
+                     .replace("meta.clusterId", "meta.scopeId"), m) for p, m in problems]
+    _raise(problems)
+    template = Asset(kind=TEMPLATE, name=meta["name"], description=meta.get("description") or "",
+                     scope=parsed.asset_meta["scope"], private=meta.get("private") is True,
+                     workload_supported_types=meta.get("workloadSupportedTypes") or {}
+                     if isinstance(meta.get("workloadSupportedTypes"), dict) else {},
+                     spec=parsed.stored, created_by=actor, created_by_name=actor.get_username(),
+                     updated_by_name=actor.get_username(), **rows)
+    if not access.manages(actor, template):
+        raise PermissionDenied("Your roles do not let you manage templates at this scope.")
+    ref_problems, used = _referenced(actor, template, parsed.asset_ids, "spec.assets" if workload_type is None
+                                     else "assets")
+    _raise(ref_problems)
+    template.scope_key = _scope_key(template)
+    with transaction.atomic():
+        _save(template)
+        _record_uses(template, used)
+        audit_record(actor=actor, action=AuditEvent.Action.CREATE, instance=template)
+    return template
+
+
+def template_update(*, actor, template: Asset, body, workload_type: str | None = None, patch: bool = False
+                    ) -> Asset:
+    """2.18's PUT (meta's name and description, the spec's assets and specificEnv), latest's PUT of a typed
+    template (its spec and assets replaced) or PATCH (the given fields merged, `fieldsToClear` removed)."""
+    if workload_type is None:
+        parsed, problems = _from_asset_body(body)
+        if parsed is not None:  # an asset's full meta may be echoed back: only the name and description change
+            parsed.stored["workloadType"] = template.spec.get("workloadType")
+    else:
+        parsed, problems = _from_typed_body(body, workload_type, creating=False, patching=patch)
+    _raise(problems)
+    problems += _name_problems(parsed.meta, required=not patch)
+    if workload_type is not None:
+        current = {"scopeType": template.scope, "scopeId": scope_id(template)}
+        problems += [(f"meta.{key}", "Cannot be changed.") for key, value in current.items()
+                     if parsed.meta.get(key) is not None and str(parsed.meta[key]) != value]
+    _raise(problems)
+    if not access.manages(actor, template):
+        raise PermissionDenied("Your roles do not let you manage templates at this scope.")
+    stored = parsed.stored
+    if patch:
+        stored = {**template.spec, **{k: v for k, v in stored.items() if k in body}}
+        if "spec" in body:
+            stored["spec"] = composition.merged(template.spec.get("spec") or {}, body.get("spec") or {})
+        for path in body.get("fieldsToClear") or ():
+            (stored.get("spec") or {}).pop(path.removeprefix("spec.").split(".")[0], None)
+    ids = stored.get("assets")
+    ref_problems, used = _referenced(actor, template, ids, "spec.assets" if workload_type is None else "assets")
+    _raise(ref_problems)
+    before = snapshot(template)
+    template.name = parsed.meta.get("name") or template.name
+    if "description" in parsed.meta:
+        template.description = parsed.meta["description"] or ""
+    template.spec = stored
+    template.updated_by_name = actor.get_username()
+    template.update_count += 1
+    with transaction.atomic():
+        _save(template)
+        _record_uses(template, used)
+        audit_record(actor=actor, action=AuditEvent.Action.UPDATE, instance=template, before=before)
+    return template
+
+
+def template_delete(*, actor, template: Asset) -> None:
+    """Delete a template; the assets it used are then free (workloads made from it keep their own copy)."""
+    if not access.manages(actor, template):
+        raise PermissionDenied("Your roles do not let you manage templates at this scope.")
+    before = snapshot(template)
+    with transaction.atomic():
+        asset_use_release(consumer=AssetUse.Consumer.TEMPLATE, consumer_id=str(template.pk))
+        template.delete()
+        audit_record(actor=actor, action=AuditEvent.Action.DELETE, instance=template, before=before)
+
+
+def workload_assets_use(*, workload_kind: str, workload_id: str, workload_name: str, asset_ids: list[str]) -> None:
+    """Record that a workload uses these assets (the workloads app calls it as it makes one from a template)."""
+    AssetUse.objects.bulk_create([AssetUse(asset_id=asset_id, consumer=workload_kind, consumer_id=str(workload_id),
+                                           consumer_name=workload_name) for asset_id in dict.fromkeys(asset_ids)],
+                                 ignore_conflicts=True)
+
+
+# -- reads -------------------------------------------------------------------------------------------------------
+
+def templates_visible(user, *, workload_type: str | None = None):
+    rows = Asset.objects.visible_to(user).filter(kind=TEMPLATE).select_related("project")
+    if workload_type:
+        rows = rows.filter(spec__workloadType=workload_type)
+    return rows.order_by("name", "id")
+
+
+def template_visible(user, template_id, *, workload_type: str | None = None) -> Asset | None:
+    if not is_uuid(template_id):
+        return None
+    rows = templates_visible(user, workload_type=workload_type)
+    return rows.filter(pk=template_id).first()
+
+
+def referenced_assets(templates: list[Asset]) -> dict[str, Asset]:
+    """{id: Asset} of every asset the templates name, and the credentials their data sources read: two queries."""
+    ids = set()
+    for template in templates:
+        ids |= set(_ids_of(template.spec.get("assets")))
+    found = {str(a.pk): a for a in Asset.objects.filter(pk__in=ids)}
+    credentials = {str(v) for a in found.values() for k, v in a.spec.items()
+                   if k in ("accessKeyAssetId", "passwordAssetId", "credentialId", "credentialAssetId") and v}
+    credentials |= {str((v.get("credential") or {}).get("assetId")) for a in found.values()
+                    for v in a.spec.get("environmentVariables") or () if v.get("credential")}
+    if credentials:
+        found.update({str(a.pk): a for a in Asset.objects.filter(pk__in=credentials, kind__in=CREDENTIAL_KINDS)})
+    return found
+
+
+def _ids_of(ids: dict | None) -> list[str]:
+    if not ids:
+        return []
+    return [str(i) for i in (ids.get("environment"), ids.get("compute")) if i] + [
+        str(s["id"]) for s in ids.get("datasources") or () if s.get("id")]
+
+
+@dataclass
+class Composed:
+    spec: dict
+    issue: str | None = None
+    used: list[str] = field(default_factory=list)
+
+
+def composed(template: Asset, kind: str, found: dict[str, Asset]) -> Composed:
+    """The spec a workload of `kind` gets from the template, before its request's own fields."""
+    ids = template.spec.get("assets") or {}
+    secret_names = {k: a.spec.get("existingSecretName") for k, a in found.items() if a.kind in CREDENTIAL_KINDS}
+    layers, used = [], []
+    try:
+        environment = found.get(str(ids.get("environment")))
+        if environment is not None:
+            layers.append(composition.environment_part(environment.spec, kind, secret_names=secret_names,
+                                                       name=environment.name))
+            used.append(str(environment.pk))
+        compute = found.get(str(ids.get("compute")))
+        if compute is not None:
+            layers.append(composition.compute_part(compute.spec))
+            used.append(str(compute.pk))
+        parts = []
+        for source in ids.get("datasources") or ():
+            asset = found.get(str(source.get("id")))
+            if asset is not None:
+                parts.append(composition.datasource_part(asset.kind, asset.spec, name=asset.name,
+                                                         overrides=source.get("overrides"),
+                                                         secret_names=secret_names))
+                used.append(str(asset.pk))
+        layers.append(composition.storage_part(parts))
+    except composition.CompositionError as exc:
+        return Composed(spec={}, issue=str(exc), used=used)
+    layers.append(composition.specific_part(template.spec.get("specificEnv"), kind))
+    layers.append(template.spec.get("spec") or {})
+    spec = composition.compose(layers)
+    return Composed(spec=spec, issue=None if spec.get("image") else "The template gives no image.", used=used)
+
+
+@dataclass
+class Filled:
+    template: Asset
+    spec: dict
+    asset_ids: dict
+    used: list[str]
+
+
+def template_fill(*, user, template_id, project_id, kind: str) -> Filled:
+    """What a workload of `kind` in project `project_id` gets from template `template_id`: a 400 naming
+    templateId when the caller sees no such template, when it is of another workload type, or when it is not of
+    the project's scope or one above it."""
+    template = template_visible(user, template_id)
+    if template is None:
+        raise ValidationError({"templateId": [f"No such template: {template_id}."]})
+    typed = template.spec.get("workloadType")
+    if typed and typed != kind:
+        raise ValidationError({"templateId": [f"Template {template.name} is a {typed} template; it cannot make a "
+                                              f"{kind}."]})
+    project = Project.objects.visible_to(user).filter(pk=project_id).first() if str(project_id).isdigit() else None
+    if project is not None and not reaches_project(template, project):
+        raise ValidationError({"templateId": [f"Template {template.name} is not available to project "
+                                              f"{project.name}."]})
+    found = referenced_assets([template])
+    made = composed(template, kind, found)
+    if made.issue and made.issue != "The template gives no image.":
+        raise ValidationError({"templateId": [made.issue]})
+    ids = template.spec.get("assets") or {}
+    asset_ids = {"templateId": str(template.pk), "environment": ids.get("environment"),
+                 "compute": ids.get("compute"), "datasources": [s.get("id") for s in ids.get("datasources") or ()]}
+    return Filled(template=template, spec=made.spec, asset_ids=asset_ids, used=made.used)
+
+
+def scope_id(asset: Asset) -> str:
+    return str({Scope.TENANT: AccessRule.TENANT_ID, Scope.CLUSTER: asset.cluster_id,
+                Scope.DEPARTMENT: asset.department_id, Scope.PROJECT: asset.project_id}[asset.scope])
+
+
+def name_taken(*, user, name: str, scope: str, scope_ident: str | None) -> bool:
+    """Whether a template of that name exists in that scope (latest's name-availability)."""
+    rows = Asset.objects.filter(kind=TEMPLATE, name=name, scope=scope, private=False)
+    if scope == Scope.PROJECT:
+        rows = rows.filter(project_id=scope_ident if str(scope_ident).isdigit() else None)
+    elif scope == Scope.DEPARTMENT:
+        rows = rows.filter(department_id=scope_ident if str(scope_ident).isdigit() else None)
+    elif scope == Scope.CLUSTER:
+        rows = rows.filter(cluster_id=scope_ident if is_uuid(scope_ident) else None)
+    return rows.exists()
+
+
+__all__ = ["TYPES", "composed", "name_taken", "referenced_assets", "scope_id", "template_create",
+           "template_delete", "template_fill", "template_update", "templates_visible", "workload_assets_use"]
