@@ -141,6 +141,17 @@ def _asset_ids_problems(ids, path: str, *, environment_required: bool) -> list:
     return problems
 
 
+def _well_formed(ids) -> dict | None:
+    """The ids of a body with shape problems that can still be looked up (each problem is named at once)."""
+    if not isinstance(ids, dict):
+        return None
+    sources = ids.get("datasources") if isinstance(ids.get("datasources"), list) else []
+    return {"environment": ids.get("environment") if is_uuid(ids.get("environment")) else None,
+            "compute": ids.get("compute") if is_uuid(ids.get("compute")) else None,
+            "datasources": [s for s in sources if isinstance(s, dict) and is_uuid(s.get("id"))
+                            and s.get("kind") in DATASOURCE_KINDS]}
+
+
 def _referenced(actor, template: Asset, ids: dict | None, path: str) -> tuple[list, list[Asset]]:
     """The assets the template names: each one the actor sees, of the kind named, in the template's scope or
     one above it."""
@@ -287,7 +298,8 @@ def template_create(*, actor, body, workload_type: str | None = None) -> Asset:
     """A template from 2.18's asset body (`workload_type` None) or latest's body of one workload type."""
     parsed, problems = (_from_asset_body(body) if workload_type is None
                         else _from_typed_body(body, workload_type, creating=True))
-    _raise(problems)
+    if parsed is None:
+        _raise(problems)
     meta = parsed.meta
     problems += _name_problems(meta, required=True)
     if workload_type is None:
@@ -298,18 +310,21 @@ def template_create(*, actor, body, workload_type: str | None = None) -> Asset:
     if workload_type is not None:  # latest names the scope's id scopeId
         problems = [(p.replace("meta.projectId", "meta.scopeId").replace("meta.departmentId", "meta.scopeId")
                      .replace("meta.clusterId", "meta.scopeId"), m) for p, m in problems]
-    _raise(problems)
     template = Asset(kind=TEMPLATE, name=meta["name"], description=meta.get("description") or "",
                      scope=parsed.asset_meta["scope"], private=meta.get("private") is True,
                      workload_supported_types=meta.get("workloadSupportedTypes") or {}
                      if isinstance(meta.get("workloadSupportedTypes"), dict) else {},
                      spec=parsed.stored, created_by=actor, created_by_name=actor.get_username(),
                      updated_by_name=actor.get_username(), **rows)
+    used = []
+    if not any(p.startswith("meta.scope") or p.startswith("meta.projectId") or p.startswith("meta.departmentId")
+               or p.startswith("meta.clusterId") for p, _ in problems):  # placed: its assets must reach it
+        ref_problems, used = _referenced(actor, template, parsed.asset_ids if not problems else _well_formed(
+            parsed.asset_ids), "spec.assets" if workload_type is None else "assets")
+        problems += ref_problems
+    _raise(problems)
     if not access.manages(actor, template):
         raise PermissionDenied("Your roles do not let you manage templates at this scope.")
-    ref_problems, used = _referenced(actor, template, parsed.asset_ids, "spec.assets" if workload_type is None
-                                     else "assets")
-    _raise(ref_problems)
     template.scope_key = _scope_key(template)
     with transaction.atomic():
         _save(template)
