@@ -170,6 +170,8 @@ def _referenced(actor, template: Asset, ids: dict | None, path: str) -> tuple[li
             problems.append((where, f"No such asset of kind {' or '.join(kinds)}: {asset_id}."))
         elif not _reaches(asset, template):
             problems.append((where, "Must name an asset of the template's scope or of a scope above it."))
+        elif asset.private and not template.private:  # a shared template would hand it to everyone in scope
+            problems.append((where, "A private asset may be named by a private template only."))
         else:
             rows.append(asset)
     return problems, rows

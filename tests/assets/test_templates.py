@@ -16,6 +16,7 @@ from tests.factories import MembershipFactory, UserFactory
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db
+MOST = 8  # authentication and roles, the templates, the assets they name, their uses
 
 
 @pytest.fixture
@@ -55,9 +56,9 @@ def test_one_template_answers_both_apis_and_names_its_assets(world, client_for, 
     assert combined["security"] == {"runAsUid": 1000, "uidGidSource": "custom"}
     assert same["runnable"] == {"isRunnable": True, "issue": None}
 
-    member = client_for(org.users.member)  # reads its project's templates, may not make a shared one
-    assert [t["meta"]["name"] for t in member.get(ASSET_TEMPLATE).json()["entries"]] == ["pytorch-train"]
-    refused = member.post(ASSET_TEMPLATE, asset_template_body(made, "mine", org.a), format="json")
+    viewer = client_for(org.users.viewer)  # reads its project's templates, may not make one
+    assert [t["meta"]["name"] for t in viewer.get(ASSET_TEMPLATE).json()["entries"]] == ["pytorch-train"]
+    refused = viewer.post(ASSET_TEMPLATE, asset_template_body(made, "mine", org.a), format="json")
     assert refused.status_code == 403, refused.json()
     other = client_for(org.users.other)  # project beta's member: alpha's template is not there
     assert other.get(f"{ASSET_TEMPLATE}/{template['meta']['id']}").status_code == 404
@@ -187,3 +188,50 @@ def test_latest_templates_list_count_patch_and_delete(world, client_for, org):
     assert workspace.json()["spec"]["command"] == "jupyter"
     assert admin.delete(f"{TEMPLATES}/workspaces/{typed_id}").status_code == 204
     assert admin.get(f"{TEMPLATES}/{typed_id}").status_code == 404
+
+
+def test_a_template_list_costs_the_same_few_queries_for_1_template_as_for_20(world, client_for, org,
+                                                                             django_assert_max_num_queries):
+    admin, made, _ = world
+    member = client_for(org.users.member)
+    urls = [f"{ASSET_TEMPLATE}?usageInfo=true", TEMPLATES, f"{TEMPLATES}/trainings?complyToProject={org.a.pk}",
+            f"{TEMPLATES}/count"]
+    for url in urls:
+        with django_assert_max_num_queries(MOST):
+            assert member.get(url).status_code == 200
+    for index in range(10):
+        assert admin.post(ASSET_TEMPLATE, asset_template_body(made, f"more-{index}", org.a),
+                          format="json").status_code == 202
+        assert admin.post(f"{TEMPLATES}/trainings", typed_template_body(made, f"typed-{index}", org.a),
+                          format="json").status_code == 202
+    for url in urls:
+        with django_assert_max_num_queries(MOST):
+            assert member.get(url).status_code == 200
+    assert len(member.get(f"{ASSET_TEMPLATE}?usageInfo=true").json()["entries"]) == 21
+    assert len(member.get(f"{TEMPLATES}?limit=500").json()["entries"]) == 21
+
+
+def test_bad_list_parameters_are_named_in_one_400(client_for, org):
+    response = client_for(org.users.member).get(TEMPLATES, {
+        "offset": "-1", "limit": "0", "sortOrder": "up", "sortBy": "colour", "filterBy": "name~x",
+        "complyToProject": "x", "complyToWorkloadType": "Batch"})
+    assert response.status_code == 400
+    assert {e["field"] for e in response.json()["errors"]} == {
+        "offset", "limit", "sortOrder", "sortBy", "filterBy", "complyToProject", "complyToWorkloadType"}
+
+
+def test_a_private_asset_is_named_by_a_private_template_only(client_for, org):
+    member = client_for(org.users.member)
+    private = member.post("/api/v1/asset/environment", {
+        "meta": {"name": "mine", "scope": "project", "projectId": org.a.pk, "private": True},
+        "spec": {"image": "python:3.12"}}, format="json")
+    assert private.status_code == 202, private.json()
+    ids = {"assets": {"environment": private.json()["meta"]["id"]}}
+    shared = member.post(ASSET_TEMPLATE, {"meta": {"name": "shared", "scope": "project", "projectId": org.a.pk},
+                                          "spec": ids}, format="json")
+    assert shared.status_code == 400 and shared.json()["errors"] == [
+        {"field": "spec.assets.environment", "message": "A private asset may be named by a private template only."}]
+    own = member.post(ASSET_TEMPLATE, {"meta": {"name": "own", "scope": "project", "projectId": org.a.pk,
+                                                "private": True}, "spec": ids}, format="json")
+    assert own.status_code == 202, own.json()
+    assert client_for(org.users.admin).get(f"{ASSET_TEMPLATE}/{own.json()['meta']['id']}").status_code == 404
