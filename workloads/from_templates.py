@@ -11,6 +11,10 @@ from assets.services import asset_use_release
 from assets.templates import template_fill, workload_assets_use
 from studio.ids import is_uuid
 
+# A distributed training's fields that are its workers', not its master's.
+WORKERS_ONLY = ("distributedFramework", "numWorkers", "minReplicas", "maxReplicas", "slotsPerWorker",
+                "sshAuthMountPath", "mpiLauncherCreationPolicy", "cleanPodPolicy", "completions", "parallelism")
+
 
 def request_with_template(*, kind: str, data, user) -> tuple[object, dict]:
     """(the create body with the template's spec under the request's fields, the workload's provenance);
@@ -23,7 +27,10 @@ def request_with_template(*, kind: str, data, user) -> tuple[object, dict]:
         filled.spec if own is None else own)}
     master = (filled.template.spec.get("master") or {}).get("spec")
     if kind == "distributed" and master and not filled.template.spec.get("masterSpecSameAsWorker"):
+        # the master: the workers' assets and fields less the workers' own, its template fields, the request's
+        base = {k: v for k, v in filled.spec.items() if k not in WORKERS_ONLY}
         own_master = data.get("masterSpec")
+        master = merged(base, master)
         body["masterSpec"] = merged(master, own_master) if isinstance(own_master, Mapping) else (
             master if own_master is None else own_master)
     return body, {"template_id": filled.template.pk, "made_from": {**filled.asset_ids, "used": filled.used}}

@@ -235,3 +235,33 @@ def test_a_private_asset_is_named_by_a_private_template_only(client_for, org):
                                                 "private": True}, "spec": ids}, format="json")
     assert own.status_code == 202, own.json()
     assert client_for(org.users.admin).get(f"{ASSET_TEMPLATE}/{own.json()['meta']['id']}").status_code == 404
+
+
+def test_distributed_and_inference_workloads_from_their_templates(world, client_for, org):
+    admin, made, _ = world
+    member = client_for(org.users.member)
+    where = {"projectId": str(org.a.pk), "clusterId": str(org.cluster.pk)}
+    distributed = admin.post(f"{TEMPLATES}/distributed", {
+        **typed_template_body(made, "ddp", org.a, distributedFramework="PyTorch", numWorkers=2,
+                              cleanPodPolicy="Running"),
+        "masterSpecSameAsWorker": False, "master": {"spec": {"command": "torchrun", "args": "--master"}}},
+        format="json")
+    assert distributed.status_code == 202, distributed.json()
+    job = member.post("/api/v1/workloads/distributed", {
+        "name": "ddp", **where, "templateId": distributed.json()["meta"]["id"], "spec": {"numWorkers": 1},
+        "masterSpecSameAsWorker": False}, format="json")
+    assert job.status_code == 200, job.json()
+    spec = Workload.objects.get(pk=job.json()["workloadId"]).spec
+    assert spec["numWorkers"] == 1 and spec["distributedFramework"] == "PyTorch"  # the request's workers
+    assert spec["image"] == "nvcr.io/nvidia/pytorch:24.01-py3" and spec["compute"]["gpuDevicesRequest"] == 1
+    assert Workload.objects.get(pk=job.json()["workloadId"]).request["masterSpec"]["command"] == "torchrun"
+
+    serve = admin.post(f"{TEMPLATES}/inferences", typed_template_body(
+        None, "serve", org.a, image="ghcr.io/example/serve:1", servingPort={"container": 8080, "protocol": "http"}),
+        format="json")
+    assert serve.status_code == 202, serve.json()
+    inference = member.post("/api/v1/workloads/inferences", {"name": "serve", **where,
+                                                              "templateId": serve.json()["meta"]["id"]},
+                            format="json")
+    assert inference.status_code == 200, inference.json()
+    assert inference.json()["spec"]["servingPort"]["container"] == 8080
