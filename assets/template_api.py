@@ -18,7 +18,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from assets import selectors, templates
+from assets import selectors, template_selectors, templates
 from assets.api import ACCEPTED
 from assets.api_schemas import ACCEPTED as ACCEPTED_SCHEMA
 from assets.api_schemas import CREATE_META, META, USED_BY
@@ -132,11 +132,11 @@ def typed_answer(template: Asset, found: dict, *, comply: Project | None = None,
     meta = selectors.meta(template)
     answer_meta = {"id": meta["id"], "name": template.name, "description": template.description or None,
                    "workloadType": templates.TYPES[kind], "scopeType": template.scope,
-                   "scopeId": templates.scope_id(template), "clusterId": meta["clusterId"],
+                   "scopeId": template_selectors.scope_id(template), "clusterId": meta["clusterId"],
                    "departmentId": meta["departmentId"], "projectId": template.project_id,
                    "createdBy": meta["createdBy"], "createdAt": meta["createdAt"], "updatedBy": meta["updatedBy"],
                    "updatedAt": meta["updatedAt"]}
-    made = templates.composed(template, kind, found)
+    made = template_selectors.composed(template, kind, found)
     own = template.spec.get("spec") or specific_part(template.spec.get("specificEnv"), kind)
     answer = {"meta": answer_meta, "spec": own, "assets": template.spec.get("assets"),
               "runnable": {"isRunnable": made.issue is None, "issue": made.issue}, "combinedSpec": made.spec}
@@ -145,7 +145,7 @@ def typed_answer(template: Asset, found: dict, *, comply: Project | None = None,
         answer["master"] = template.spec.get("master")
     if asked:
         issues = []
-        if comply is None or not templates.reaches_project(template, comply):
+        if comply is None or not template_selectors.reaches_project(template, comply):
             issues.append({"field": "meta.scopeId", "details": "The template is not available to the project."})
         answer["complianceIssues"] = issues
     return answer
@@ -205,8 +205,8 @@ def _page_query(request, *, paged: bool = True) -> dict:
 
 
 def _listed(user, query: dict, workload_type: str | None) -> list[dict]:
-    rows = list(templates.templates_visible(user, workload_type=workload_type))
-    found = templates.referenced_assets(rows)
+    rows = list(template_selectors.templates_visible(user, workload_type=workload_type))
+    found = template_selectors.referenced_assets(rows)
     answers = [typed_answer(t, found, comply=query.get("comply"), asked=query.get("asked", False)) for t in rows]
     if query["search"]:
         answers = [a for a in answers if query["search"].lower() in a["meta"]["name"].lower()]
@@ -228,14 +228,14 @@ def _page(user, request, workload_type: str | None) -> dict:
 
 
 def _one(request, template_id, workload_type: str | None = None, *, asset_api: bool = False) -> Asset:
-    template = templates.template_visible(request.user, template_id, workload_type=workload_type)
+    template = template_selectors.template_visible(request.user, template_id, workload_type=workload_type)
     if template is None or (asset_api and not (template.spec.get("assets") or {}).get("environment")):
         raise Http404
     return template
 
 
 def _answer_one(template: Asset) -> dict:
-    return typed_answer(template, templates.referenced_assets([template]))
+    return typed_answer(template, template_selectors.referenced_assets([template]))
 
 
 # -- views -------------------------------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ class AssetTemplateListView(APIView):
             raise ValidationError({"scope": [f"Must be one of {', '.join(Scope.values)}."]})
         if params.get("projectId") and parse_id(params["projectId"]) is None:
             raise ValidationError({"projectId": ["Must be an integer id."]})
-        rows = [t for t in templates.templates_visible(request.user)
+        rows = [t for t in template_selectors.templates_visible(request.user)
                 if (t.spec.get("assets") or {}).get("environment")]
         if params.get("name"):
             rows = [t for t in rows if t.name == params["name"]]
@@ -267,9 +267,9 @@ class AssetTemplateListView(APIView):
             rows = [t for t in rows if t.scope == params["scope"]]
         if params.get("projectId"):
             project = Project.objects.visible_to(request.user).filter(pk=parse_id(params["projectId"])).first()
-            rows = [t for t in rows if project is not None and templates.reaches_project(t, project)]
+            rows = [t for t in rows if project is not None and template_selectors.reaches_project(t, project)]
         rows = [t for t in rows if all(selectors.supports(t, w) for w in wanted)]
-        found = templates.referenced_assets(rows)
+        found = template_selectors.referenced_assets(rows)
         uses = uses_of(rows) if usage else None
         return Response({"entries": [asset_template_answer(t, found, uses.get(t.pk, []) if usage else None)
                                      for t in rows]})
@@ -278,7 +278,7 @@ class AssetTemplateListView(APIView):
                    request={"application/json": ASSET_TEMPLATE_REQUEST}, responses={202: ASSET_TEMPLATE})
     def post(self, request):
         template = templates.template_create(actor=request.user, body=request.data)
-        return Response(asset_template_answer(template, templates.referenced_assets([template])), status=202)
+        return Response(asset_template_answer(template, template_selectors.referenced_assets([template])), status=202)
 
 
 class AssetTemplateItemView(APIView):
@@ -286,14 +286,14 @@ class AssetTemplateItemView(APIView):
     def get(self, request, AssetId):  # noqa: N803 — Run:ai's name of the path parameter
         template = _one(request, AssetId, asset_api=True)
         uses = uses_of([template]).get(template.pk, []) if _flag(request, "usageInfo") else None
-        return Response(asset_template_answer(template, templates.referenced_assets([template]), uses))
+        return Response(asset_template_answer(template, template_selectors.referenced_assets([template]), uses))
 
     @extend_schema(operation_id="update_template", tags=["Template"],
                    request={"application/json": ASSET_TEMPLATE_REQUEST}, responses={202: ASSET_TEMPLATE})
     def put(self, request, AssetId):  # noqa: N803
         template = templates.template_update(actor=request.user, template=_one(request, AssetId, asset_api=True),
                                              body=request.data)
-        return Response(asset_template_answer(template, templates.referenced_assets([template])), status=202)
+        return Response(asset_template_answer(template, template_selectors.referenced_assets([template])), status=202)
 
     @extend_schema(operation_id="delete_template_by_id", tags=["Template"], responses={202: ACCEPTED_SCHEMA})
     def delete(self, request, AssetId):  # noqa: N803
@@ -326,7 +326,7 @@ class TemplateNameView(APIView):
             problems["scopeType"] = [f"This parameter is required: one of {', '.join(Scope.values)}."]
         if problems:
             raise ValidationError(problems)
-        if templates.name_taken(user=request.user, name=params["templateName"], scope=params["scopeType"],
+        if template_selectors.name_taken(user=request.user, name=params["templateName"], scope=params["scopeType"],
                                 scope_ident=params.get("scopeId")):
             raise Conflict(f"A template named {params['templateName']} already exists in this scope.")
         return Response(status=204)

@@ -8,10 +8,10 @@
 The row's `spec` keeps the union: `workloadType` (none for a 2.18 template that serves several types), `assets`
 (ids), `specificEnv`, `spec` (workload fields) and a distributed template's `master`/`masterSpecSameAsWorker`.
 A template uses its assets (AssetUse rows of consumer `template`: they cannot be deleted under it) and a workload
-made from it is filled by `template_fill`: environment, compute, data sources, the template's own fields, then
-the request's (assets/composition.py)."""
+made from it is filled by `template_fill` (assets/template_selectors.py): environment, compute, data sources, the
+template's own fields, then the request's (assets/composition.py)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import transaction
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -19,11 +19,12 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from assets import access, composition
 from assets.models import Asset, AssetUse, Kind, Scope
 from assets.services import asset_use_release, place
-from assets.specs import CREDENTIAL_KINDS, DATASOURCE_KINDS
+from assets.specs import DATASOURCE_KINDS
+from assets.template_selectors import reaches, scope_id
 from studio.audit import audit_record, snapshot
 from studio.errors import Conflict
 from studio.ids import is_uuid
-from studio.models import AccessRule, AuditEvent, Project
+from studio.models import AuditEvent
 from studio.names import NAME_PATTERN, NAME_RULE
 
 TEMPLATE = Kind.WORKLOAD_TEMPLATE
@@ -61,22 +62,6 @@ def _raise(problems: list[tuple[str, str]]) -> None:
         for path, message in problems:
             detail.setdefault(path, []).append(message)
         raise ValidationError(detail)
-
-
-def _reaches(other: Asset, asset: Asset) -> bool:
-    """Whether `other` (an asset) serves what lives in `asset`'s scope: its scope or one above it."""
-    if other.scope == Scope.TENANT:
-        return True
-    if other.scope == Scope.CLUSTER:
-        return asset.scope != Scope.TENANT and asset.cluster_id == other.cluster_id
-    if other.scope == Scope.DEPARTMENT:
-        return asset.scope in (Scope.DEPARTMENT, Scope.PROJECT) and asset.department_id == other.department_id
-    return asset.scope == Scope.PROJECT and asset.project_id == other.project_id
-
-
-def reaches_project(asset: Asset, project: Project) -> bool:
-    return _reaches(asset, Asset(scope=Scope.PROJECT, project_id=project.pk, department_id=project.department_id,
-                                 cluster_id=project.cluster_id))
 
 
 # -- checking a body ---------------------------------------------------------------------------------------------
@@ -168,7 +153,7 @@ def _referenced(actor, template: Asset, ids: dict | None, path: str) -> tuple[li
         asset = found.get(str(asset_id))
         if asset is None or asset.kind not in kinds:
             problems.append((where, f"No such asset of kind {' or '.join(kinds)}: {asset_id}."))
-        elif not _reaches(asset, template):
+        elif not reaches(asset, template):
             problems.append((where, "Must name an asset of the template's scope or of a scope above it."))
         elif asset.private and not template.private:  # a shared template would hand it to everyone in scope
             problems.append((where, "A private asset may be named by a private template only."))
@@ -193,11 +178,11 @@ def _name_problems(meta: dict, *, required: bool) -> list:
 
 def _asset_meta(meta: dict) -> dict:
     """latest's template meta (`scopeType`, `scopeId`) as an asset's (`scope` and the id of that scope)."""
-    scope, scope_id = meta.get("scopeType"), meta.get("scopeId")
+    scope, ident = meta.get("scopeType"), meta.get("scopeId")
     out = {"scope": scope}
     key = {"project": "projectId", "department": "departmentId", "cluster": "clusterId"}.get(scope)
-    if key and scope_id is not None:
-        out[key] = int(scope_id) if key == "projectId" and str(scope_id).isdigit() else scope_id
+    if key and ident is not None:
+        out[key] = int(ident) if key == "projectId" and str(ident).isdigit() else ident
     return out
 
 
@@ -396,132 +381,4 @@ def workload_assets_use(*, workload_kind: str, workload_id: str, workload_name: 
                                  ignore_conflicts=True)
 
 
-# -- reads -------------------------------------------------------------------------------------------------------
-
-def templates_visible(user, *, workload_type: str | None = None):
-    rows = Asset.objects.visible_to(user).filter(kind=TEMPLATE).select_related("project")
-    if workload_type:
-        rows = rows.filter(spec__workloadType=workload_type)
-    return rows.order_by("name", "id")
-
-
-def template_visible(user, template_id, *, workload_type: str | None = None) -> Asset | None:
-    if not is_uuid(template_id):
-        return None
-    rows = templates_visible(user, workload_type=workload_type)
-    return rows.filter(pk=template_id).first()
-
-
-def referenced_assets(templates: list[Asset]) -> dict[str, Asset]:
-    """{id: Asset} of every asset the templates name, and the credentials their data sources read: two queries."""
-    ids = set()
-    for template in templates:
-        ids |= set(_ids_of(template.spec.get("assets")))
-    found = {str(a.pk): a for a in Asset.objects.filter(pk__in=ids)}
-    credentials = {str(v) for a in found.values() for k, v in a.spec.items()
-                   if k in ("accessKeyAssetId", "passwordAssetId", "credentialId", "credentialAssetId") and v}
-    credentials |= {str((v.get("credential") or {}).get("assetId")) for a in found.values()
-                    for v in a.spec.get("environmentVariables") or () if v.get("credential")}
-    if credentials:
-        found.update({str(a.pk): a for a in Asset.objects.filter(pk__in=credentials, kind__in=CREDENTIAL_KINDS)})
-    return found
-
-
-def _ids_of(ids: dict | None) -> list[str]:
-    if not ids:
-        return []
-    return [str(i) for i in (ids.get("environment"), ids.get("compute")) if i] + [
-        str(s["id"]) for s in ids.get("datasources") or () if s.get("id")]
-
-
-@dataclass
-class Composed:
-    spec: dict
-    issue: str | None = None
-    used: list[str] = field(default_factory=list)
-
-
-def composed(template: Asset, kind: str, found: dict[str, Asset]) -> Composed:
-    """The spec a workload of `kind` gets from the template, before its request's own fields."""
-    ids = template.spec.get("assets") or {}
-    secret_names = {k: a.spec.get("existingSecretName") for k, a in found.items() if a.kind in CREDENTIAL_KINDS}
-    layers, used = [], []
-    try:
-        environment = found.get(str(ids.get("environment")))
-        if environment is not None:
-            layers.append(composition.environment_part(environment.spec, kind, secret_names=secret_names,
-                                                       name=environment.name))
-            used.append(str(environment.pk))
-        compute = found.get(str(ids.get("compute")))
-        if compute is not None:
-            layers.append(composition.compute_part(compute.spec))
-            used.append(str(compute.pk))
-        parts = []
-        for source in ids.get("datasources") or ():
-            asset = found.get(str(source.get("id")))
-            if asset is not None:
-                parts.append(composition.datasource_part(asset.kind, asset.spec, name=asset.name,
-                                                         overrides=source.get("overrides"),
-                                                         secret_names=secret_names))
-                used.append(str(asset.pk))
-        layers.append(composition.storage_part(parts))
-    except composition.CompositionError as exc:
-        return Composed(spec={}, issue=str(exc), used=used)
-    layers.append(composition.specific_part(template.spec.get("specificEnv"), kind))
-    layers.append(template.spec.get("spec") or {})
-    spec = composition.compose(layers)
-    return Composed(spec=spec, issue=None if spec.get("image") else "The template gives no image.", used=used)
-
-
-@dataclass
-class Filled:
-    template: Asset
-    spec: dict
-    asset_ids: dict
-    used: list[str]
-
-
-def template_fill(*, user, template_id, project_id, kind: str) -> Filled:
-    """What a workload of `kind` in project `project_id` gets from template `template_id`: a 400 naming
-    templateId when the caller sees no such template, when it is of another workload type, or when it is not of
-    the project's scope or one above it."""
-    template = template_visible(user, template_id)
-    if template is None:
-        raise ValidationError({"templateId": [f"No such template: {template_id}."]})
-    typed = template.spec.get("workloadType")
-    if typed and typed != kind:
-        raise ValidationError({"templateId": [f"Template {template.name} is a {typed} template; it cannot make a "
-                                              f"{kind}."]})
-    project = Project.objects.visible_to(user).filter(pk=project_id).first() if str(project_id).isdigit() else None
-    if project is not None and not reaches_project(template, project):
-        raise ValidationError({"templateId": [f"Template {template.name} is not available to project "
-                                              f"{project.name}."]})
-    found = referenced_assets([template])
-    made = composed(template, kind, found)
-    if made.issue and made.issue != "The template gives no image.":
-        raise ValidationError({"templateId": [made.issue]})
-    ids = template.spec.get("assets") or {}
-    asset_ids = {"templateId": str(template.pk), "environment": ids.get("environment"),
-                 "compute": ids.get("compute"), "datasources": [s.get("id") for s in ids.get("datasources") or ()]}
-    return Filled(template=template, spec=made.spec, asset_ids=asset_ids, used=made.used)
-
-
-def scope_id(asset: Asset) -> str:
-    return str({Scope.TENANT: AccessRule.TENANT_ID, Scope.CLUSTER: asset.cluster_id,
-                Scope.DEPARTMENT: asset.department_id, Scope.PROJECT: asset.project_id}[asset.scope])
-
-
-def name_taken(*, user, name: str, scope: str, scope_ident: str | None) -> bool:
-    """Whether a template of that name exists in that scope (latest's name-availability)."""
-    rows = Asset.objects.filter(kind=TEMPLATE, name=name, scope=scope, private=False)
-    if scope == Scope.PROJECT:
-        rows = rows.filter(project_id=scope_ident if str(scope_ident).isdigit() else None)
-    elif scope == Scope.DEPARTMENT:
-        rows = rows.filter(department_id=scope_ident if str(scope_ident).isdigit() else None)
-    elif scope == Scope.CLUSTER:
-        rows = rows.filter(cluster_id=scope_ident if is_uuid(scope_ident) else None)
-    return rows.exists()
-
-
-__all__ = ["TYPES", "composed", "name_taken", "referenced_assets", "scope_id", "template_create",
-           "template_delete", "template_fill", "template_update", "templates_visible", "workload_assets_use"]
+__all__ = ["TYPES", "template_create", "template_delete", "template_update", "workload_assets_use"]

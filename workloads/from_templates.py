@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 from assets.composition import merged
 from assets.services import asset_use_release
-from assets.templates import template_fill, workload_assets_use
+from assets.template_selectors import template_fill
+from assets.templates import workload_assets_use
 from studio.ids import is_uuid
 
 # A distributed training's fields that are its workers', not its master's.
