@@ -22,7 +22,7 @@ KINDS_OF_ROLE = {
     "Compute resource administrator": (Kind.COMPUTE,),
     "Data source administrator": DATASOURCE_KINDS,
     "Credentials administrator": CREDENTIAL_KINDS,
-    "L1 researcher": (Kind.ENVIRONMENT, Kind.COMPUTE, *DATASOURCE_KINDS),
+    "L1 researcher": (Kind.ENVIRONMENT, Kind.COMPUTE, *DATASOURCE_KINDS, Kind.WORKLOAD_TEMPLATE),
 }
 REFUSED = "Your roles do not let you manage {kind} assets at this scope."
 

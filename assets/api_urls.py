@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from assets import api
+from assets import api, template_api
 
 urlpatterns = [
     *[path(f"asset/{prefix}", api.family_view(kinds, tag, listed_in, operation_id), name=f"asset-{listed_in}")
@@ -26,3 +26,21 @@ urlpatterns += [
     path("asset/registries/<str:AssetId>/repositories/tags", registry_api.RepositoryTagsView.as_view(),
          name="asset-registry-tags"),
 ]
+# Templates of assets: 2.18's asset API and latest's workload-templates (assets/template_api.py).
+urlpatterns += [
+    path("asset/workload-template", template_api.AssetTemplateListView.as_view(), name="asset-template-list"),
+    path("asset/workload-template/<str:AssetId>", template_api.AssetTemplateItemView.as_view(),
+         name="asset-template-detail"),
+    path("workload-templates", template_api.TemplatesView.as_view(), name="workload-template-list"),
+    path("workload-templates/count", template_api.TemplateCountView.as_view(), name="workload-template-count"),
+    path("workload-templates/name-availability", template_api.TemplateNameView.as_view(),
+         name="workload-template-name"),
+]
+for _plural in template_api.PLURALS:
+    _listing, _item = template_api.typed_views(_plural)
+    urlpatterns += [
+        path(f"workload-templates/{_plural}", _listing, name=f"workload-template-{_plural}"),
+        path(f"workload-templates/{_plural}/<str:templateId>", _item, name=f"workload-template-{_plural}-detail"),
+    ]
+urlpatterns.append(path("workload-templates/<str:templateId>", template_api.TemplateView.as_view(),
+                        name="workload-template-detail"))

@@ -32,6 +32,7 @@ class Kind(models.TextChoices):
     GENERIC_SECRET = "genericSecret"
     NGC_API_KEY = "ngcApiKey"
     REGISTRY = "registry"  # a container registry to list repositories and tags of (assets/registries.py)
+    WORKLOAD_TEMPLATE = "workload-template"  # a template of assets (assets/templates.py)
 
 
 class Scope(models.TextChoices):

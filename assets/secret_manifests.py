@@ -30,6 +30,8 @@ DOCKER_HUB = "https://index.docker.io/v1/"
 # The keys of the Secrets made of credentials, which workloads read them by.
 ACCESS_KEY_ID, SECRET_ACCESS_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 USERNAME, PASSWORD, NGC_API_KEY = "username", "password", "NGC_API_KEY"
+# The same access key as the rclone S3 CSI driver reads it (workloads/manifests/storage.py, an S3 data source).
+S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY = "s3-access-key-id", "s3-secret-access-key"
 
 
 def secret_name(asset_id) -> str:
@@ -58,8 +60,9 @@ def _content(kind: str, spec: dict, secret: dict) -> tuple[str, dict[str, str]] 
     if kind == "password":
         return "kubernetes.io/basic-auth", {USERNAME: spec.get("user") or "", PASSWORD: secret.get("password") or ""}
     if kind == "accessKey":
-        return "Opaque", {ACCESS_KEY_ID: secret.get("accessKeyId") or "",
-                          SECRET_ACCESS_KEY: secret.get("secretAccessKey") or ""}
+        key_id, key = secret.get("accessKeyId") or "", secret.get("secretAccessKey") or ""
+        return "Opaque", {ACCESS_KEY_ID: key_id, SECRET_ACCESS_KEY: key, S3_ACCESS_KEY_ID: key_id,
+                          S3_SECRET_ACCESS_KEY: key}
     if kind == "genericSecret":
         return "Opaque", {str(p["key"]): "" if p.get("value") is None else str(p["value"])
                           for p in secret.get("keyValuePairs") or () if isinstance(p, dict) and p.get("key")}

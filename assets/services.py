@@ -306,6 +306,9 @@ def asset_use_release(*, consumer: str, consumer_id: str) -> int:
     return AssetUse.objects.filter(consumer=consumer, consumer_id=str(consumer_id)).delete()[0]
 
 
+# The scope's rows of a new asset's meta, for the other writers of assets (templates: assets/templates.py).
+place = _placed
+
 __all__ = ["Kind", "asset_create", "asset_delete", "asset_update", "asset_use_record", "asset_use_release",
            "registry_login_set"]
 

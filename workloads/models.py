@@ -129,6 +129,10 @@ class Workload(models.Model):
     profile_revision = models.PositiveIntegerField(null=True, blank=True)
     launch_inputs = models.JSONField(default=dict, blank=True)
     outputs = models.JSONField(default=list, blank=True)
+    # A workload made from a template of assets (Run:ai's templateId): the template and the assets that filled its
+    # spec, as they were at submission: {"templateId", "environment", "compute", "datasources": [ids]}.
+    template_id = models.UUIDField(null=True, blank=True)
+    made_from = models.JSONField(default=dict, blank=True)
     # Where the running workload can be reached, as the sync last saw it (workloads.cluster.endpoints.endpoints_of):
     # {"url": "...", "serviceAddress": "host", "ports": [{"name", "port", "nodePort"}], "serviceType": "..."}
     endpoints = models.JSONField(default=dict, blank=True)

@@ -26,6 +26,7 @@ from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
 from workloads import forecast, forecast_reads, placement
 from workloads.compute_quota import compute_quota_errors
+from workloads.from_templates import asset_uses_record, asset_uses_release
 from workloads.models import Workload, WorkloadEvent
 from workloads.signals import announce
 from workloads.specs import gpu_request_of, validate_spec, workload_cpu_use, workload_gpus
@@ -357,6 +358,7 @@ def _create(*, kind: str, name: str, project: Project, request: dict, user, gpus
                 phase_updated_at=timezone.now(), **(provenance or {}),
             )
             _record(workload, "Submitted", f"Accepted by {user.get_username()}.")
+            asset_uses_record(workload)
             audit_record(actor=user, action=AuditEvent.Action.CREATE, instance=workload)
             enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk))
     except IntegrityError:
@@ -400,6 +402,7 @@ def _transition(workload: Workload, *, desired: str, phase: str, reason: str, me
             locked.actual_phase, locked.phase_updated_at = phase, timezone.now()
         if desired == Workload.Desired.DELETED:
             locked.deleted_at = timezone.now()
+            asset_uses_release(locked)  # its assets may be deleted now
         locked.save()
         _record(locked, reason, message)
         audit_record(actor=actor, instance=locked, before=before, action=AuditEvent.Action.DELETE

@@ -60,6 +60,31 @@ def _asset_codes(path: str) -> dict:
                                                                    project_admin=gone, platform_admin=gone)}
 
 
+WORKLOAD_TEMPLATES = "/api/v1/workload-templates"
+TEMPLATE_PLURALS = ("workspaces", "trainings", "distributed", "inferences")
+# Templates (assets/template_api.py): alpha's admin and bob (an L1 researcher) manage alpha's; erin may not see
+# them, nor name alpha in a new one (400).
+TEMPLATE_TABLE = {
+    ("GET", ASSETS + "workload-template"): READ_ALL,
+    ("POST", ASSETS + "workload-template"): (401, 403, 202, 202, 400, 202),
+    ("GET", ASSETS + "workload-template/{AssetId}"): READ_ALPHA,
+    ("PUT", ASSETS + "workload-template/{AssetId}"): _refused_unless(member=202, platform_admin=202),
+    ("DELETE", ASSETS + "workload-template/{AssetId}"): _refused_unless(member=202, platform_admin=202),
+    ("GET", WORKLOAD_TEMPLATES): READ_ALL,
+    ("GET", WORKLOAD_TEMPLATES + "/count"): READ_ALL,
+    ("GET", WORKLOAD_TEMPLATES + "/name-availability"): (401, 204, 204, 204, 204, 204),
+    ("GET", WORKLOAD_TEMPLATES + "/{templateId}"): READ_ALPHA,
+    **{key: codes for plural in TEMPLATE_PLURALS for key, codes in {
+        ("GET", f"{WORKLOAD_TEMPLATES}/{plural}"): READ_ALL,
+        ("POST", f"{WORKLOAD_TEMPLATES}/{plural}"): (401, 403, 202, 202, 400, 202),
+        ("GET", f"{WORKLOAD_TEMPLATES}/{plural}/{{templateId}}"): READ_ALPHA,
+        ("DELETE", f"{WORKLOAD_TEMPLATES}/{plural}/{{templateId}}"): _refused_unless(member=204, platform_admin=204),
+        **({} if plural == "inferences" else {
+            (method, f"{WORKLOAD_TEMPLATES}/{plural}/{{templateId}}"): _refused_unless(member=200, platform_admin=200)
+            for method in ("PUT", "PATCH")}),
+    }.items()},
+}
+
 ASSET_TABLE = {
     **{("GET", ASSETS + family): READ_ALL for family in ("datasource", "credentials")},
     ("GET", ASSETS + "datasource/pvc/{AssetId}/history"): READ_ALPHA,
@@ -283,6 +308,7 @@ TABLE = {
     ("PUT", "/api/v1/kit/projects/{projectId}/stream-limit"): _refused_unless(project_admin=200, platform_admin=200),
     # Run:ai's workload assets (assets/access.py): alpha's asset of each kind (_asset_codes).
     **ASSET_TABLE,
+    **TEMPLATE_TABLE,
     # Run:ai's Reports (usage/api.py): platform admins; availability says to each caller whether it may use them
     ("GET", "/api/v1/org-unit/reports"): _platform_admins(),
     ("POST", "/api/v1/org-unit/reports"): _platform_admins(202),
@@ -326,6 +352,7 @@ ORG_METRICS_QUERY = "?metricType=GPU_ALLOCATION&start=2026-01-01T00:00:00Z&end=2
 AUDIT_SPAN = "?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z"
 QUERIES = {
     "/api/v1/asset/registries/{AssetId}/repositories/tags": lambda w: "?repository=team/trainer",
+    "/api/v1/workload-templates/name-availability": lambda w: "?templateName=free&scopeType=tenant",
     "/api/v1/audit/log": lambda w: AUDIT_SPAN,
     "/api/v1/audit/log/file": lambda w: AUDIT_SPAN,
     "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
@@ -465,6 +492,19 @@ BODIES = {
     ("POST", ASSETS + "registries"): lambda w: {**REGISTRY_BODY(w.org), "meta": {
         **REGISTRY_BODY(w.org)["meta"], "name": "new-registry"}},
     ("PUT", ASSETS + "registries/{AssetId}"): lambda w: {"meta": {"name": "alpha-registry"}},
+    ("POST", ASSETS + "workload-template"): lambda w: {
+        "meta": {"name": "new-template", "scope": "project", "projectId": w.org.a.pk},
+        "spec": {"assets": {"environment": str(w.workload_templates["environment"].pk)}}},
+    ("PUT", ASSETS + "workload-template/{AssetId}"): lambda w: {
+        "meta": {"name": "alpha-asset-template"},
+        "spec": {"assets": {"environment": str(w.workload_templates["environment"].pk)}}},
+    **{("POST", f"{WORKLOAD_TEMPLATES}/{plural}"): lambda w: {
+        "meta": {"name": "new-template", "scopeType": "project", "scopeId": str(w.org.a.pk)},
+        "spec": {"image": "python:3.12"}} for plural in TEMPLATE_PLURALS},
+    **{("PUT", f"{WORKLOAD_TEMPLATES}/{plural}/{{templateId}}"): lambda w: {
+        "meta": {"name": "renamed-template"}, "spec": {"image": "python:3.13"}} for plural in TEMPLATE_PLURALS[:3]},
+    **{("PATCH", f"{WORKLOAD_TEMPLATES}/{plural}/{{templateId}}"): lambda w: {"spec": {"command": "python"}}
+       for plural in TEMPLATE_PLURALS[:3]},  # an inference template is not changed, but made anew
 }
 
 

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from django.utils import timezone
 
 from assets.services import asset_create
+from assets.templates import template_create
 from kit.client_urls import client_url_create
 from kit.sessions import session_request
 from notifications.models import Notification
@@ -63,6 +64,7 @@ def make_world(org) -> SimpleNamespace:
                                     client_id="paas-studio", client_secret="s3cret", scopes=["openid"])
     service_account, _ = service_account_create(actor=org.users.platform_admin, name="ci-one")
     assets = _assets(org)
+    workload_templates = _workload_templates(org)
     report = Report.objects.create(name="alpha-usage", start=now - timedelta(days=1), end=now, csv="date\n",
                                    created_by_name="root", status=Report.Status.READY, status_updated_at=now)
     NodePoolPrice.objects.create(node_pool=node_pool, gpu_hour=2)
@@ -75,7 +77,7 @@ def make_world(org) -> SimpleNamespace:
                                                type="QuotaReached", title="train-one: QuotaReached")
     return SimpleNamespace(
         report=report, channel=channel, subscription=subscription, notification=notification,
-        assets=assets, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
+        assets=assets, workload_templates=workload_templates, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
     )
@@ -96,6 +98,32 @@ def REGISTRY_BODY(org) -> dict:  # noqa: N802 — a body, as the other constants
     """Alpha's registry: on port 9 of loopback, where nothing answers (its repositories: 503 to its readers)."""
     return {"meta": {"name": "alpha-registry", "scope": "project", "projectId": org.a.pk},
             "spec": {"url": "http://127.0.0.1:9", "credentialKind": "password", "user": "u", "password": "p"}}
+
+
+def _workload_templates(org) -> dict:
+    """Alpha's templates: one of assets (an environment of its own, so that the other assets stay unused) and
+    one of each workload type: {"asset" | type: Asset}."""
+    environment = asset_create(actor=org.users.admin, kind="environment", body=body(
+        "environment", "alpha-template-env", project=org.a))
+    made = {"environment": environment, "asset": template_create(actor=org.users.admin, body={
+        "meta": {"name": "alpha-asset-template", "scope": "project", "projectId": org.a.pk},
+        "spec": {"assets": {"environment": str(environment.pk)}}})}
+    for kind in ("workspace", "training", "distributed", "inference"):
+        made[kind] = template_create(actor=org.users.admin, workload_type=kind, body={
+            "meta": {"name": f"alpha-{kind}-template", "scopeType": "project", "scopeId": str(org.a.pk)},
+            "spec": {"image": "python:3.12"}})
+    return made
+
+
+TEMPLATE_TYPES = {"workspaces": "workspace", "trainings": "training", "distributed": "distributed",
+                  "inferences": "inference"}
+
+
+def workload_template_id(world, route: str) -> str | None:
+    """`{templateId}` of latest's workload-templates routes: alpha's template of the route's type."""
+    if not route.startswith("/api/v1/workload-templates/"):
+        return None
+    return str(world.workload_templates[TEMPLATE_TYPES.get(route.split("/")[4], "training")].pk)
 
 
 # The asset kind of each route under /api/v1/asset/ (its `{AssetId}`).
@@ -141,7 +169,7 @@ def path_values(world, route: str) -> dict[str, str]:
         "workloadId": getattr(world, kind).pk,
         "podId": world.pod.uid,
         "clusterId": org.cluster.pk,
-        "templateId": world.template.pk,
+        "templateId": workload_template_id(world, route) or world.template.pk,
         "version": world.version.version,  # "1.0.0", as is the Kit app's version
         "projectId": org.a.pk,
         "userId": org.users.member.pk,
@@ -157,7 +185,8 @@ def path_values(world, route: str) -> dict[str, str]:
         "idp": "oidc",
         "serviceAccountId": world.service_account.pk,
         "clientUrlId": world.client_url.pk,
-        "AssetId": asset_id(world, route),
+        "AssetId": asset_id(world, route) or (world.workload_templates["asset"].pk if route.startswith(
+            "/api/v1/asset/workload-template/") else None),
         "reportId": world.report.pk,
         "name": world.channel.name,
     }

@@ -43,8 +43,9 @@ def test_secrets_follow_the_scope_projects_made_and_deleted_and_the_credential(w
     assert found.type == "Opaque"
     assert {k: decoded(found, k) for k in found.data} == {"TOKEN": "s3cr3t-token", "EMPTY": ""}
     found = wait_for(lambda: read_secret(sim_org, access), timeout=60, what="the access key")
-    assert {k: decoded(found, k) for k in found.data} == {"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
-                                                          "AWS_SECRET_ACCESS_KEY": "s3cr3t-key"}
+    assert {k: decoded(found, k) for k in found.data} == {  # the S3 CSI driver's keys too
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t-key",
+        "s3-access-key-id": "AKIAEXAMPLE", "s3-secret-access-key": "s3cr3t-key"}
 
     # A new project of the cluster, in another department: the cluster's credential, not the department's.
     other = project_create(actor=root, name=f"n{uuid.uuid4().hex[:8]}", department=DepartmentFactory(),

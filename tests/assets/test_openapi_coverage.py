@@ -1,5 +1,6 @@
 """Every operation of Run:ai's asset tags (Environment, Compute, Datasources, PVC, NFS, S3, Git, HostPath, ConfigMap,
-Secret, Credentials, Registry), read from both OpenAPI documents, called on this server: each must answer its success code
+Secret, Credentials, Registry, Template, Workload templates), read from both OpenAPI documents, called on this server:
+each must answer its success code
 with a body valid against that document's response schema. The per-tag table, answered / in the spec, is written to
 docs/assets-coverage.md (STUDIO_REFRESH_DOCS=1; else under the run's own folder, tests/docs_output)."""
 
@@ -7,12 +8,13 @@ import pytest
 from django.db import transaction
 
 from tests import docs_output
+from tests.assets import template_bodies
 from tests.assets.bodies import body
 from tests.runai_spec import document, spec_errors
 
 pytestmark = pytest.mark.django_db
 TAGS = ("Environment", "Compute", "Datasources", "PVC", "NFS", "S3", "Git", "HostPath", "ConfigMap", "Secret",
-        "Credentials", "Registry")
+        "Credentials", "Registry", "Template", "Workload templates")
 PREFIX = "/api/v1/asset/"
 
 
@@ -34,6 +36,8 @@ def _collection(path: str) -> str:
 def call(api, org, method: str, path: str, registry_url: str):
     """Call one documented operation with what it needs: an asset of its kind for the item routes (a registry:
     one on a real registry, tests/assets/conftest.py's `registries`)."""
+    if "workload-template" in path:
+        return template_bodies.call(api, org.a, method, path)
     route = _collection(path)
     if method == "POST" and route == "registries":
         return api.post(path, {"meta": {"name": "made", "scope": "project", "projectId": org.a.pk}, "spec": {

@@ -37,6 +37,7 @@ from workloads.api.serializers import (
     WorkloadEventSerializer,
     WorkloadSerializer,
 )
+from workloads.from_templates import request_with_template
 from workloads.launch.preview import workload_preview
 from workloads.metric_types import INFERENCE_TYPES, POD_TYPES, WORKLOAD_TYPES
 from workloads.models import Pod, Workload
@@ -79,10 +80,11 @@ class KindViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             "project", "department")
 
     def create(self, request):
-        body = validate_workload_request(self.kind, request.data)
+        data, provenance = request_with_template(kind=self.kind, data=request.data, user=request.user)
+        body = validate_workload_request(self.kind, data)
         if dry_run_requested(request):
             return Response(workload_preview(kind=self.kind, request=body, user=request.user))
-        workload = services.workload_submit(kind=self.kind, request=body, user=request.user)
+        workload = services.workload_submit(kind=self.kind, request=body, user=request.user, provenance=provenance)
         return Response(self.serializer_class(workload).data, status=status.HTTP_200_OK)
 
     @extend_schema(responses={204: None})

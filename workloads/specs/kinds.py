@@ -126,8 +126,8 @@ class WorkloadRequest(StrictSerializer):
     useGivenNameAsPrefix = Boolean(required=False, default=False)
     projectId = ProjectId()
     clusterId = Text(validators=[UUID])
-    # The workload template (latest) the request was made from: kept with the request, as Run:ai records it;
-    # templates are not a PaaS Studio object (service profiles are), so it fills nothing in.
+    # The template (latest's workload templates, or an asset template) whose assets and fields fill the spec under
+    # the request's own fields (workloads/from_templates.py does it before this validation).
     templateId = Text(required=False, validators=[UUID])
 
     def __init__(self, *args, kind, **kwargs):

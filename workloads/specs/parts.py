@@ -42,8 +42,10 @@ from workloads.specs.rules import (
 class HttpGet(StrictSerializer):
     path = Text()
     port = Port()
-    host = Text()
-    scheme = Choice(["HTTP", "HTTPS"])
+    # Run:ai's schemas make both optional (Kubernetes' defaults: the pod's IP, HTTP), as an environment asset's
+    # probe gives them; the manifests leave an absent one to Kubernetes.
+    host = Text(required=False)
+    scheme = Choice(["HTTP", "HTTPS"], required=False)
 
 
 class ProbeHandler(StrictSerializer):
