@@ -24,3 +24,10 @@ def cluster_credentials_sync(cluster_id: str) -> None:
         cluster_secrets_apply(cluster)
     except kube.PermanentClusterError as exc:  # e.g. no right to Secrets there: said in the log
         log.error("credential secrets of cluster %s refused: %s", cluster.name, exc.message)
+
+
+@shared_task(name="assets.tasks.clusters_credentials_sync", acks_late=True)
+def clusters_credentials_sync() -> None:
+    """Beat's safety net: one convergence per cluster (a failed one waits for the next beat)."""
+    for cluster_id in Cluster.objects.values_list("pk", flat=True):
+        cluster_credentials_sync.delay(str(cluster_id))

@@ -366,6 +366,14 @@ CELERY_BEAT_SCHEDULE["notifications-pending-scan"] = {
     "task": "notifications.tasks.pending_scan", "schedule": NOTIFICATIONS_SCAN_INTERVAL_SECONDS,
     "options": {"expires": NOTIFICATIONS_SCAN_INTERVAL_SECONDS * 2}}
 
+# Credentials made into Secrets (docs/assets.md): besides each change that enqueues it, every cluster's Secrets
+# are converged this often, the safety net for what no event announces (a Secret edited or deleted by hand, a
+# project moved to another department).
+CREDENTIALS_RESYNC_SECONDS = env.float("CREDENTIALS_RESYNC_SECONDS", default=600.0)
+CELERY_BEAT_SCHEDULE["credentials-resync"] = {
+    "task": "assets.tasks.clusters_credentials_sync", "schedule": CREDENTIALS_RESYNC_SECONDS,
+    "options": {"expires": CREDENTIALS_RESYNC_SECONDS}}
+
 # The simulated cluster that `make run` starts and registers as the demo cluster.
 KUBESIM_URL = env.str("KUBESIM_URL", default="")
 KUBESIM_TOKEN = env.str("KUBESIM_TOKEN", default="kubesim-token")

@@ -69,3 +69,20 @@ def test_secrets_follow_the_scope_projects_made_and_deleted_and_the_credential(w
     names = [s.metadata.name for s in client.CoreV1Api(sim_org.k8s).list_namespaced_secret(
         sim_org.namespace, label_selector="paas-studio/credential-id").items]
     assert names == [access]  # none for the credential that names an existing Secret
+
+
+def test_beats_resync_brings_back_a_secret_deleted_by_hand(worker, sim_org):
+    from assets.tasks import clusters_credentials_sync
+
+    root = UserFactory(username=f"root-{sim_org.project.name}", platform_admin=True)
+    made = bearer_client(root).post("/api/v1/asset/credentials/generic-secret", {
+        "meta": {"name": "tokens", "scope": "project", "projectId": sim_org.project.pk},
+        "spec": {"keyValuePairs": [{"key": "TOKEN", "value": "s3cr3t-token"}]}}, format="json")
+    assert made.status_code == 202, made.json()
+    name = f"studio-credential-{made.json()['meta']['id']}"
+    wait_for(lambda: read_secret(sim_org, name), timeout=60, what="the secret")
+    client.CoreV1Api(sim_org.k8s).delete_namespaced_secret(name, sim_org.namespace)  # by hand: no event says it
+    assert read_secret(sim_org, name) is None
+    clusters_credentials_sync.delay()  # what beat sends every CREDENTIALS_RESYNC_SECONDS
+    back = wait_for(lambda: read_secret(sim_org, name), timeout=60, what="the secret made again")
+    assert decoded(back, "TOKEN") == "s3cr3t-token"
