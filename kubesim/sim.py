@@ -27,6 +27,12 @@ def _image_listed(image: str, listed: set) -> bool:
     return image in listed or repository in listed
 
 
+STANDARD_STORAGE_CLASS = {
+    "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+    "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
+    "allowVolumeExpansion": False}
+
+
 class KubeSim:
     def __init__(self, nodes: int = 4, gpus_per_node: int = 8, cpu_per_node: str = "64",
                  memory_per_node: str = "512Gi", knative: bool = True, token: str | None = "kubesim-token",
@@ -83,6 +89,9 @@ class KubeSim:
                           "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443,
                                                                         "targetPort": 6443}]}}
             self.api.create(self.registry.by_key["services"], "default", kubernetes, internal=True)
+            # The default storage class, as kind's local-path provisioner installs it.
+            self.api.create(self.registry.by_key["storageclasses.storage.k8s.io"], None, STANDARD_STORAGE_CLASS,
+                            internal=True)
             if self.kai:
                 seed_priority_classes(self.controller)
         self._server = self._server_thread = self._side = None
