@@ -1,6 +1,7 @@
 """KubeSim: the simulated cluster as one object — store, API, HTTP server, controller and metrics — plus the
 fault switches and request counters tests use."""
 
+import copy
 import ssl
 import threading
 import time
@@ -90,8 +91,8 @@ class KubeSim:
                                                                         "targetPort": 6443}]}}
             self.api.create(self.registry.by_key["services"], "default", kubernetes, internal=True)
             # The default storage class, as kind's local-path provisioner installs it.
-            self.api.create(self.registry.by_key["storageclasses.storage.k8s.io"], None, STANDARD_STORAGE_CLASS,
-                            internal=True)
+            self.api.create(self.registry.by_key["storageclasses.storage.k8s.io"], None,
+                            copy.deepcopy(STANDARD_STORAGE_CLASS), internal=True)
             if self.kai:
                 seed_priority_classes(self.controller)
         self._server = self._server_thread = self._side = None

@@ -296,8 +296,7 @@ class Controller:
                 self.store.create("persistentvolumes", {
                     "apiVersion": "v1", "kind": "PersistentVolume",
                     "metadata": {"name": name, "annotations": {"pv.kubernetes.io/provisioned-by":
-                                                               "rancher.io/local-path"},
-                                 "finalizers": ["kubernetes.io/pv-protection"]},
+                                                               "rancher.io/local-path"}},
                     "spec": {"capacity": {"storage": storage},
                              "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
                              "hostPath": {"path": f"/var/local-path-provisioner/{name}_{meta['namespace']}_"
