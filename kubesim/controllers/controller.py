@@ -51,7 +51,8 @@ class Controller:
             "pods": self.kubelet.sync, "jobs.batch": self.jobs.sync,
             "deployments.apps": self.workloads.sync_deployment, "replicasets.apps": self.workloads.sync_replicaset,
             "services.serving.knative.dev": self.workloads.sync_knative, "services": self._sync_service,
-            "persistentvolumeclaims": self._sync_pvc, "ingresses.networking.k8s.io": self._sync_ingress,
+            "persistentvolumeclaims": self._sync_pvc, "persistentvolumes": self._sync_pv,
+            "ingresses.networking.k8s.io": self._sync_ingress,
             "horizontalpodautoscalers.autoscaling": self._sync_hpa, "namespaces": self._sync_namespace,
             "events": self.recorder.expire,
         }
@@ -268,6 +269,12 @@ class Controller:
     def _sync_ingress(self, ing: dict) -> None:
         if not (ing.get("status") or {}).get("loadBalancer", {}).get("ingress"):
             self._set_status("ingresses.networking.k8s.io", ing, {"loadBalancer": {"ingress": [{"ip": self._next_lb_ip()}]}})
+
+    def _sync_pv(self, pv: dict) -> None:
+        """A volume made for a claim that waits for it (pre-bound by name): the claim binds now."""
+        ref = pv["spec"].get("claimRef") or {}
+        if (pv.get("status") or {}).get("phase") != "Bound" and ref.get("name"):
+            self.after(0, "persistentvolumeclaims", ref.get("namespace"), ref["name"])
 
     def _sync_pvc(self, pvc: dict) -> None:
         """The PersistentVolume controller: a claim naming a volume (pre-bound) binds to it once it exists; a
