@@ -236,6 +236,7 @@ SPECTACULAR_SETTINGS = {
     },
     # A distributed training's replicas take the Kubeflow operator's restart policies (ExitCode too): their own name.
     "ENUM_NAME_OVERRIDES": {"ReplicaRestartPolicyEnum": ["Always", "OnFailure", "Never", "ExitCode"],
+                            "RestartPolicyEnum": "workloads.specs.kinds.RESTART_POLICIES",
                             "NotificationChannelTypeEnum": "notifications.models.Channel.Type"},
     "DISABLE_ERRORS_AND_WARNINGS": True,
     "PREPROCESSING_HOOKS": ["studio.schema.without_client_url_copies"],

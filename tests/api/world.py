@@ -7,6 +7,8 @@ from types import SimpleNamespace
 
 from django.utils import timezone
 
+from assets.datavolumes import datavolume_create
+from assets.models import StorageClassConfiguration
 from assets.services import asset_create
 from kit.client_urls import client_url_create
 from kit.sessions import session_request
@@ -63,6 +65,11 @@ def make_world(org) -> SimpleNamespace:
                                     client_id="paas-studio", client_secret="s3cret", scopes=["openid"])
     service_account, _ = service_account_create(actor=org.users.platform_admin, name="ci-one")
     assets = _assets(org)
+    datavolume = datavolume_create(actor=org.users.admin, body={"name": "alpha-results", "projectId": str(org.a.pk),
+                                                                "originPvcName": "results"})
+    storage_class_config = StorageClassConfiguration.objects.create(
+        cluster=org.cluster, storage_class_name="standard", spec={"permissions": {"allowDataSharing": True}},
+        created_by="root", updated_by="root")
     report = Report.objects.create(name="alpha-usage", start=now - timedelta(days=1), end=now, csv="date\n",
                                    created_by_name="root", status=Report.Status.READY, status_updated_at=now)
     NodePoolPrice.objects.create(node_pool=node_pool, gpu_hour=2)
@@ -75,7 +82,7 @@ def make_world(org) -> SimpleNamespace:
                                                type="QuotaReached", title="train-one: QuotaReached")
     return SimpleNamespace(
         report=report, channel=channel, subscription=subscription, notification=notification,
-        assets=assets, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
+        assets=assets, datavolume=datavolume, storage_class_config=storage_class_config, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
     )
@@ -115,6 +122,7 @@ DETAIL_IDS = {
     "/v1/k8s/clusters/": lambda w: w.node_pool.pk,  # …/node-pools/{id}
     "/api/v1/subscriptions/": lambda w: w.subscription.pk,
     "/api/v1/notifications/": lambda w: w.notification.pk,
+    "/api/v1/storage-class-configuration/": lambda w: w.storage_class_config.pk,
 }
 WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference",
                      "distributed": "distributed"}
@@ -151,6 +159,8 @@ def path_values(world, route: str) -> dict[str, str]:
         "clientUrlId": world.client_url.pk,
         "AssetId": asset_id(world, route),
         "reportId": world.report.pk,
+        "datavolumeId": world.datavolume.pk,
+        "uuid": org.cluster.pk,
         "name": world.channel.name,
     }
     return {name: str(value) for name, value in values.items() if value is not None}
