@@ -25,6 +25,9 @@ urlpatterns += [
     path("datavolumes/<str:datavolumeId>", datavolumes_api.DataVolumeView.as_view(), name="datavolume-detail"),
     path("datavolumes/<str:datavolumeId>/sharedScopes", datavolumes_api.DataVolumeSharedScopesView.as_view(),
          name="datavolume-shared-scopes"),
+    # runapy (generated from latest) turns the path's name into `shared-scopes`: the same operation there.
+    path("datavolumes/<str:datavolumeId>/shared-scopes", datavolumes_api.DataVolumeSharedScopesAliasView.as_view(),
+         name="datavolume-shared-scopes-runapy"),
     path("storage-classes", storage_classes.StorageClassesView.as_view(), name="storage-class-list"),
     path("storage-class-configuration", storage_classes.StorageClassConfigurationListView.as_view(),
          name="storage-class-configuration-list"),

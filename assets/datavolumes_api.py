@@ -5,7 +5,7 @@ latest's name availability 204 (taken: 409)."""
 from django.db.models import Count
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -175,3 +175,8 @@ class DataVolumeSharedScopesView(APIView):
         shares = dvs.datavolume_share(actor=request.user, data_volume=_visible(request, datavolumeId),
                                       body=request.data)
         return Response(dvs.shared_scopes_answer(shares))
+
+
+@extend_schema_view(get=extend_schema(exclude=True), patch=extend_schema(exclude=True))
+class DataVolumeSharedScopesAliasView(DataVolumeSharedScopesView):
+    """The same operation at runapy's spelling of the path (`shared-scopes`); documented once, at Run:ai's."""

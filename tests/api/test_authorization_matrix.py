@@ -283,8 +283,9 @@ TABLE = {
     ("GET", "/api/v1/datavolumes/{datavolumeId}"): READ_ALPHA,
     ("PATCH", "/api/v1/datavolumes/{datavolumeId}"): _refused_unless(member=200, platform_admin=200),
     ("DELETE", "/api/v1/datavolumes/{datavolumeId}"): _refused_unless(member=202, platform_admin=202),
-    ("GET", "/api/v1/datavolumes/{datavolumeId}/sharedScopes"): READ_ALPHA,
-    ("PATCH", "/api/v1/datavolumes/{datavolumeId}/sharedScopes"): _refused_unless(member=200, platform_admin=200),
+    **{key: codes for tail in ("sharedScopes", "shared-scopes") for key, codes in (  # runapy's spelling too
+        (("GET", f"/api/v1/datavolumes/{{datavolumeId}}/{tail}"), READ_ALPHA),
+        (("PATCH", f"/api/v1/datavolumes/{{datavolumeId}}/{tail}"), _refused_unless(member=200, platform_admin=200)))},
     # Storage classes, read from the cluster of whoever sees it (the world's cluster does not answer: 503), and
     # their configuration (assets/storage_classes.py): read by those who see the cluster, written by platform admins.
     **{("GET", path): (401, 503, 503, 503, 503, 503) for path in (
@@ -473,8 +474,9 @@ BODIES = {
     ("POST", "/api/v1/datavolumes"): lambda w: {"name": "new-volume", "projectId": str(w.org.a.pk),
                                                 "originPvcName": "out"},
     ("PATCH", "/api/v1/datavolumes/{datavolumeId}"): lambda w: {"description": "Alpha's results."},
-    ("PATCH", "/api/v1/datavolumes/{datavolumeId}/sharedScopes"): lambda w: {
-        "add": [{"scopeType": "department", "scopeId": str(w.org.department.pk)}]},
+    **{("PATCH", f"/api/v1/datavolumes/{{datavolumeId}}/{tail}"): lambda w: {
+        "add": [{"scopeType": "department", "scopeId": str(w.org.department.pk)}]}
+       for tail in ("sharedScopes", "shared-scopes")},
     ("POST", "/api/v1/storage-class-configuration"): lambda w: {"scopeType": "cluster",
                                                                 "scopeId": str(w.org.cluster.pk), "name": "fast"},
     **{(method, "/api/v1/storage-class-configuration/{id}"): lambda w: {"permissions": {"allowedForAssets": True}}
