@@ -73,6 +73,10 @@ def datavolume_list(*, user, query: ListQuery):
     return rows.select_related("project")
 
 
+def datavolume_ids() -> list:
+    return list(DataVolume.objects.values_list("pk", flat=True))
+
+
 def projects_of(data_volume: DataVolume) -> list[Project]:
     """The projects whose namespaces get the data volume's claim: its origin and those its scopes cover, on its
     cluster."""

@@ -109,7 +109,7 @@ def test_a_shared_data_volume_is_mounted_read_only_by_another_projects_training(
     assert core.read_namespaced_persistent_volume_claim("train-out", sim_org.namespace).status.phase == "Bound"
 
 
-def test_a_data_volume_of_a_claim_that_does_not_exist_is_not_ready_and_says_why(sim_org):
+def test_a_data_volume_of_a_claim_that_does_not_exist_is_not_ready_until_the_beat_finds_it_bound(worker, sim_org):
     owner = bearer_client(UserFactory(username=f"root-{sim_org.project.name}", platform_admin=True))
     made = owner.post("/api/v1/datavolumes", {"name": f"dv-{sim_org.project.name}", "originPvcName": "missing",
                                               "projectId": str(sim_org.project.pk)}, format="json").json()
@@ -117,3 +117,14 @@ def test_a_data_volume_of_a_claim_that_does_not_exist_is_not_ready_and_says_why(
     status = owner.get(f"/api/v1/datavolumes/{made['id']}").json()["status"]
     assert status["phase"] == "NotReady"
     assert status["phaseMessage"] == f"The claim missing was not found in namespace {sim_org.namespace}."
+    # Once the claim exists and is bound, the beat's round (one task per data volume, run by the worker) makes
+    # it Ready.
+    core = client.CoreV1Api(sim_org.k8s)
+    core.create_namespace({"metadata": {"name": sim_org.namespace}})
+    core.create_namespaced_persistent_volume_claim(sim_org.namespace, {"metadata": {"name": "missing"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    wait_for(lambda: core.read_namespaced_persistent_volume_claim("missing", sim_org.namespace).status.phase
+             == "Bound", what="the claim to be bound")
+    asset_tasks.datavolumes_sync.apply()
+    wait_for(lambda: owner.get(f"/api/v1/datavolumes/{made['id']}").json()["status"]["phase"] == "Ready",
+             what="the data volume to be Ready")
