@@ -58,9 +58,15 @@ def test_a_shared_data_volume_is_mounted_read_only_by_another_projects_training(
     status = owner.get(f"/api/v1/datavolumes/{dv_id}").json()["status"]
     assert status["phase"] == "Ready" and status["datavolumePvName"] == origin.spec.volume_name
 
-    # Not shared yet: the consumer's training may not see it, and nothing of it is in its namespace.
+    # Not shared yet: the consumer may not see it, and a training of its naming it gets no claim for it.
     consumer_api = bearer_client(member)
     assert consumer_api.get(f"/api/v1/datavolumes/{dv_id}").status_code == 404
+    early = consumer_api.post("/api/v1/workloads/trainings", training_body(
+        project, "too-early", storage={"dataVolume": [{"id": dv_id, "mountPath": "/results"}]}), format="json")
+    assert early.status_code == 200, early.json()
+    workload_tasks.workload_push.apply(args=[early.json()["workloadId"]])
+    assert batch.list_namespaced_job(project.namespace).items  # pushed, its pods waiting for a claim
+    assert core.list_namespaced_persistent_volume_claim(project.namespace).items == []
     shared = owner.patch(f"/api/v1/datavolumes/{dv_id}/sharedScopes",
                          {"add": [{"scopeType": "project", "scopeId": str(project.pk)}]}, format="json")
     assert shared.status_code == 200, shared.json()
@@ -82,7 +88,7 @@ def test_a_shared_data_volume_is_mounted_read_only_by_another_projects_training(
     assert (copy.spec.claim_ref.namespace, copy.spec.claim_ref.name) == (project.namespace, claim_name)
     assert copy.status.phase == "Bound"
 
-    job = batch.list_namespaced_job(project.namespace).items[0]
+    job = next(j for j in batch.list_namespaced_job(project.namespace).items if j.metadata.name.startswith("reads"))
     pod = job.spec.template.spec
     volume = next(v for v in pod.volumes if v.persistent_volume_claim)
     assert (volume.persistent_volume_claim.claim_name, volume.persistent_volume_claim.read_only) == (claim_name, True)
