@@ -44,3 +44,28 @@ for _plural in template_api.PLURALS:
     ]
 urlpatterns.append(path("workload-templates/<str:templateId>", template_api.TemplateView.as_view(),
                         name="workload-template-detail"))
+# Data volumes and storage classes (assets/datavolumes_api.py, assets/storage_classes.py).
+from assets import datavolumes_api, storage_classes  # noqa: E402
+
+urlpatterns += [
+    path("datavolumes", datavolumes_api.DataVolumeListView.as_view(), name="datavolume-list"),
+    path("datavolumes/count", datavolumes_api.DataVolumeCountView.as_view(), name="datavolume-count"),
+    path("datavolumes/name-availability", datavolumes_api.DataVolumeNameView.as_view(), name="datavolume-name"),
+    path("datavolumes/<str:datavolumeId>", datavolumes_api.DataVolumeView.as_view(), name="datavolume-detail"),
+    path("datavolumes/<str:datavolumeId>/sharedScopes", datavolumes_api.DataVolumeSharedScopesView.as_view(),
+         name="datavolume-shared-scopes"),
+    # runapy (generated from latest) turns the path's name into `shared-scopes`: the same operation there.
+    path("datavolumes/<str:datavolumeId>/shared-scopes", datavolumes_api.DataVolumeSharedScopesAliasView.as_view(),
+         name="datavolume-shared-scopes-runapy"),
+    path("storage-classes", storage_classes.StorageClassesView.as_view(), name="storage-class-list"),
+    path("storage-class-configuration", storage_classes.StorageClassConfigurationListView.as_view(),
+         name="storage-class-configuration-list"),
+    path("storage-class-configuration/<str:id>", storage_classes.StorageClassConfigurationView.as_view(),
+         name="storage-class-configuration-detail"),
+]
+# Under /api/v2/ and /v1/k8s/ (config/urls.py includes these two lists there).
+api_v2_urlpatterns = [
+    path("storage-classes", storage_classes.StorageClassesV2View.as_view(), name="storage-class-list-v2")]
+k8s_urlpatterns = [
+    path("clusters/<str:uuid>/storage-classes", storage_classes.ClusterStorageClassesView.as_view(),
+         name="k8s-storage-classes")]

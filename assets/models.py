@@ -134,3 +134,104 @@ class AssetUse(models.Model):
 
     def __str__(self):
         return f"{self.consumer} {self.consumer_name} uses {self.asset}"
+
+
+class DataVolumeQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """Who reads a data volume: those who see its origin project, and those who see a project it is shared
+        with (a project, the project's department or its cluster named in its shared scopes)."""
+        if is_platform_admin(user):
+            return self
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        projects = Project.objects.visible_to(user)
+        shared = DataVolumeShare.objects.filter(
+            Q(scope_type=Scope.PROJECT, project__in=projects.values("pk"))
+            | Q(scope_type=Scope.DEPARTMENT, department__in=projects.values("department_id"))
+            | Q(scope_type=Scope.CLUSTER, cluster__in=projects.values("cluster_id")))
+        return self.filter(Q(project__in=projects.values("pk")) | Q(pk__in=shared.values("data_volume_id")))
+
+
+class DataVolume(models.Model):
+    """Run:ai's data volume: a PVC of a project (`origin_pvc_name` in the project's namespace) shared read-only
+    with other scopes. The claim is copied as a PersistentVolume bound to a claim of the same name in each
+    namespace that may use it (assets/datavolumes_cluster.py)."""
+
+    class Phase(models.TextChoices):
+        READY = "Ready"
+        NOT_READY = "NotReady"
+        CREATING = "Creating"
+        DELETING = "Deleting"
+        UNKNOWN = "Unknown"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=63)
+    description = models.CharField(max_length=127, blank=True, default="")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="data_volumes")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="data_volumes")
+    origin_pvc_name = models.CharField(max_length=253)
+    should_delete_original_volume = models.BooleanField(default=False)
+    use_original_volume = models.BooleanField(default=True)
+    phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.CREATING)
+    phase_message = models.CharField(max_length=500, blank=True, default="")
+    pv_name = models.CharField(max_length=253, blank=True, default="")  # the origin claim's volume
+    conditions = models.JSONField(default=list, blank=True)
+    created_by = models.CharField(max_length=150)
+    updated_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DataVolumeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "name"], name="data_volume_name_unique_in_cluster")]
+
+    def __str__(self):
+        return f"data volume {self.name}"
+
+
+class DataVolumeShare(models.Model):
+    """One scope a data volume is shared with (Run:ai's sharedScopes: a cluster, a department or a project)."""
+
+    data_volume = models.ForeignKey(DataVolume, on_delete=models.CASCADE, related_name="shares")
+    scope_type = models.CharField(max_length=12, choices=[(s, s) for s in ("cluster", "department", "project")])
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    department = models.ForeignKey(Department, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["data_volume", "scope_type", "cluster", "department", "project"],
+                                               name="data_volume_share_once")]
+
+    def __str__(self):
+        return f"{self.data_volume} shared with {self.scope_type}"
+
+    @property
+    def scope_id(self) -> str:
+        return str(self.cluster_id or self.department_id or self.project_id)
+
+
+class StorageClassConfiguration(models.Model):
+    """Run:ai's storage class configuration (latest): which storage classes of a cluster users may pick, and
+    their defaults. Kept here as Run:ai's body gives it (`spec`), per cluster and storage class."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="storage_class_configurations")
+    storage_class_name = models.CharField(max_length=253)
+    spec = models.JSONField(default=dict, blank=True)
+    created_by = models.CharField(max_length=150)
+    updated_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["storage_class_name", "id"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "storage_class_name"],
+                                               name="storage_class_configuration_once")]
+
+    def __str__(self):
+        return f"storage class {self.storage_class_name}"

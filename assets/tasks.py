@@ -1,11 +1,13 @@
-"""Cluster work of assets, run by Celery workers: credentials made into Secrets (assets/secrets_sync.py). Tasks
-take ids and are idempotent; enqueued on commit by the services (a credential made, changed or deleted) and by
-the project signals (a project made or deleted: assets/apps.py)."""
+"""Cluster work of assets, run by Celery workers: credentials made into Secrets (assets/secrets_sync.py) and data
+volumes (assets/datavolumes_cluster.py). Tasks take ids, are idempotent, acknowledged late and retried on transient
+cluster errors; enqueued on commit by the services and by the project signals (assets/apps.py), and by beat as a
+safety net."""
 
 import logging
 
 from celery import shared_task
 
+from assets import datavolumes, datavolumes_cluster
 from assets.secrets_sync import cluster_secrets_apply
 from studio.clusters import kube
 from studio.models import Cluster
@@ -31,3 +33,15 @@ def clusters_credentials_sync() -> None:
     """Beat's safety net: one convergence per cluster (a failed one waits for the next beat)."""
     for cluster_id in Cluster.objects.values_list("pk", flat=True):
         cluster_credentials_sync.delay(str(cluster_id))
+
+
+@shared_task(name="assets.tasks.datavolume_sync", **CLUSTER_WRITE)
+def datavolume_sync(data_volume_id: str) -> None:
+    datavolumes_cluster.datavolume_sync(data_volume_id)
+
+
+@shared_task(name="assets.tasks.datavolumes_sync", acks_late=True)
+def datavolumes_sync() -> None:
+    """Beat: each data volume converges again (a claim bound since, a copy someone deleted, a lost task)."""
+    for pk in datavolumes.datavolume_ids():
+        datavolume_sync.delay(str(pk))

@@ -236,6 +236,7 @@ SPECTACULAR_SETTINGS = {
     },
     # A distributed training's replicas take the Kubeflow operator's restart policies (ExitCode too): their own name.
     "ENUM_NAME_OVERRIDES": {"ReplicaRestartPolicyEnum": ["Always", "OnFailure", "Never", "ExitCode"],
+                            "RestartPolicyEnum": "workloads.specs.kinds.RESTART_POLICIES",
                             "NotificationChannelTypeEnum": "notifications.models.Channel.Type"},
     "DISABLE_ERRORS_AND_WARNINGS": True,
     "PREPROCESSING_HOOKS": ["studio.schema.without_client_url_copies"],
@@ -362,6 +363,11 @@ NOTIFICATIONS_SCAN_INTERVAL_SECONDS = env.float("NOTIFICATIONS_SCAN_INTERVAL_SEC
 NOTIFICATIONS_RETRY_BACKOFF = env.int("NOTIFICATIONS_RETRY_BACKOFF", default=5)
 NOTIFICATIONS_RETRY_BACKOFF_MAX = env.int("NOTIFICATIONS_RETRY_BACKOFF_MAX", default=600)
 NOTIFICATIONS_MAX_RETRIES = env.int("NOTIFICATIONS_MAX_RETRIES", default=8)
+# Data volumes (docs/assets.md): each converges with its cluster again (a claim bound since, a copy gone).
+DATAVOLUMES_SYNC_SECONDS = env.float("DATAVOLUMES_SYNC_SECONDS", default=120.0)
+CELERY_BEAT_SCHEDULE["datavolumes-sync"] = {
+    "task": "assets.tasks.datavolumes_sync", "schedule": DATAVOLUMES_SYNC_SECONDS,
+    "options": {"expires": DATAVOLUMES_SYNC_SECONDS}}
 CELERY_BEAT_SCHEDULE["notifications-pending-scan"] = {
     "task": "notifications.tasks.pending_scan", "schedule": NOTIFICATIONS_SCAN_INTERVAL_SECONDS,
     "options": {"expires": NOTIFICATIONS_SCAN_INTERVAL_SECONDS * 2}}

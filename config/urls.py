@@ -8,6 +8,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from assets import api_urls as assets_urls
 from studio import api, audit_logs, errors, metrics, ops, views
 from studio.cli_api import cli_urls
 from studio.clusters import api as cluster_api
@@ -133,6 +134,8 @@ urlpatterns = [
     path("v1/k8s/audit", audit_logs.Audit218View.as_view(), name="audit-218"),  # Run:ai 2.18's Audit tag
     path("api/v2/token", token_v2.TokenV2View.as_view(), name="token-v2"),
     path("api/v2/", include("policies.api_urls")),
+    path("api/v2/", include(assets_urls.api_v2_urlpatterns)),
+    path("v1/k8s/", include(assets_urls.k8s_urlpatterns)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="docs"),
     path("cfg/", include("kit.cfg_urls")),

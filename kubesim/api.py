@@ -40,6 +40,12 @@ def random_suffix(n: int = 5) -> str:
     return "".join(random.choices(SUFFIX_ALPHABET, k=n))
 
 
+# Kinds whose registry answers a DELETE with the deleted object, not a Status (the API server's
+# ReturnDeletedObject; the official client's delete_* return types say which).
+RETURNS_DELETED_OBJECT = frozenset({"pods", "services", "persistentvolumeclaims", "persistentvolumes", "podtemplates",
+                                    "resourcequotas", "serviceaccounts", "storageclasses.storage.k8s.io"})
+
+
 class Api:
     too_large_wait = 3.0  # seconds a read waits for a resourceVersion the server has not reached
     root_ca_pem: str | None = None  # published in every namespace; the serving CA, else a throwaway one
@@ -375,7 +381,7 @@ class Api:
         if finalizers or grace or res.key == "namespaces":
             return 200, self.store.update(res.key, _marked_deleted(res, cur, finalizers, grace)), warnings
         gone = self.store.remove(res.key, namespace, name)
-        if res.key in ("pods", "services"):
+        if res.key in RETURNS_DELETED_OBJECT:
             return 200, gone, warnings
         return 200, errors.success(res, name, meta["uid"]), warnings
 

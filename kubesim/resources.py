@@ -103,6 +103,8 @@ GROUPS = {
                                    builtin=False)],
     "scheduling.k8s.io": [Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False,
                                    short=("pc",), status=False)],
+    "storage.k8s.io": [Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False,
+                                short=("sc",), status=False)],
     "metrics.k8s.io": [Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", status=False, verbs=RO),
                        Resource("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", namespaced=False,
                                 status=False, verbs=RO)],

@@ -1,6 +1,7 @@
 """KubeSim: the simulated cluster as one object — store, API, HTTP server, controller and metrics — plus the
 fault switches and request counters tests use."""
 
+import copy
 import ssl
 import threading
 import time
@@ -25,6 +26,12 @@ def _image_listed(image: str, listed: set) -> bool:
     if ":" in repository.rsplit("/", 1)[-1]:
         repository = repository.rsplit(":", 1)[0]
     return image in listed or repository in listed
+
+
+STANDARD_STORAGE_CLASS = {
+    "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+    "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
+    "allowVolumeExpansion": False}
 
 
 class KubeSim:
@@ -83,6 +90,9 @@ class KubeSim:
                           "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443,
                                                                         "targetPort": 6443}]}}
             self.api.create(self.registry.by_key["services"], "default", kubernetes, internal=True)
+            # The default storage class, as kind's local-path provisioner installs it.
+            self.api.create(self.registry.by_key["storageclasses.storage.k8s.io"], None,
+                            copy.deepcopy(STANDARD_STORAGE_CLASS), internal=True)
             if self.kai:
                 seed_priority_classes(self.controller)
         self._server = self._server_thread = self._side = None

@@ -51,7 +51,8 @@ class Controller:
             "pods": self.kubelet.sync, "jobs.batch": self.jobs.sync,
             "deployments.apps": self.workloads.sync_deployment, "replicasets.apps": self.workloads.sync_replicaset,
             "services.serving.knative.dev": self.workloads.sync_knative, "services": self._sync_service,
-            "persistentvolumeclaims": self._sync_pvc, "ingresses.networking.k8s.io": self._sync_ingress,
+            "persistentvolumeclaims": self._sync_pvc, "persistentvolumes": self._sync_pv,
+            "ingresses.networking.k8s.io": self._sync_ingress,
             "horizontalpodautoscalers.autoscaling": self._sync_hpa, "namespaces": self._sync_namespace,
             "events": self.recorder.expire,
         }
@@ -269,15 +270,52 @@ class Controller:
         if not (ing.get("status") or {}).get("loadBalancer", {}).get("ingress"):
             self._set_status("ingresses.networking.k8s.io", ing, {"loadBalancer": {"ingress": [{"ip": self._next_lb_ip()}]}})
 
+    def _sync_pv(self, pv: dict) -> None:
+        """A volume made for a claim that waits for it (pre-bound by name): the claim binds now."""
+        ref = pv["spec"].get("claimRef") or {}
+        if (pv.get("status") or {}).get("phase") != "Bound" and ref.get("name"):
+            self.after(0, "persistentvolumeclaims", ref.get("namespace"), ref["name"])
+
     def _sync_pvc(self, pvc: dict) -> None:
+        """The PersistentVolume controller: a claim naming a volume (pre-bound) binds to it once it exists; a
+        claim of a storage class gets a volume made for it (`pvc-<uid>`, a host path as the local-path
+        provisioner makes); a claim of no class (`""`) naming no volume waits, as on a cluster without one."""
         if (pvc.get("status") or {}).get("phase") == "Bound":
             return
-        spec = pvc["spec"]
+        spec, meta = pvc["spec"], pvc["metadata"]
         storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
-        new = {**pvc, "metadata": {**pvc["metadata"], "annotations": {
-            **(pvc["metadata"].get("annotations") or {}), "pv.kubernetes.io/bind-completed": "yes",
+        claim_ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": meta["namespace"],
+                     "name": meta["name"], "uid": meta["uid"]}
+        if spec.get("volumeName"):
+            volume = self.store.get("persistentvolumes", None, spec["volumeName"])
+            ref = (volume or {}).get("spec", {}).get("claimRef") or {}
+            if volume is None or (ref and (ref.get("namespace"), ref.get("name")) != (meta["namespace"],
+                                                                                      meta["name"])):
+                return
+            storage = ((volume["spec"].get("capacity") or {}).get("storage")) or storage
+            self.store.update("persistentvolumes", {**volume, "spec": {**volume["spec"], "claimRef": claim_ref},
+                                                    "status": {"phase": "Bound"}})
+        elif spec.get("storageClassName") in ("", None):
+            return
+        else:
+            name = f"pvc-{meta['uid']}"
+            if self.store.get("persistentvolumes", None, name) is None:
+                self.store.create("persistentvolumes", {
+                    "apiVersion": "v1", "kind": "PersistentVolume",
+                    "metadata": {"name": name, "annotations": {"pv.kubernetes.io/provisioned-by":
+                                                               "rancher.io/local-path"}},
+                    "spec": {"capacity": {"storage": storage},
+                             "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                             "hostPath": {"path": f"/var/local-path-provisioner/{name}_{meta['namespace']}_"
+                                                  f"{meta['name']}", "type": "DirectoryOrCreate"},
+                             "persistentVolumeReclaimPolicy": "Delete", "claimRef": claim_ref,
+                             "storageClassName": spec["storageClassName"],
+                             "volumeMode": spec.get("volumeMode") or "Filesystem"},
+                    "status": {"phase": "Bound"}})
+        new = {**pvc, "metadata": {**meta, "annotations": {
+            **(meta.get("annotations") or {}), "pv.kubernetes.io/bind-completed": "yes",
             "pv.kubernetes.io/bound-by-controller": "yes"}},
-            "spec": {**spec, "volumeName": spec.get("volumeName") or f"pvc-{pvc['metadata']['uid']}"},
+            "spec": {**spec, "volumeName": spec.get("volumeName") or f"pvc-{meta['uid']}"},
             "status": {"phase": "Bound", "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
                        "capacity": {"storage": storage}}}
         self.store.update("persistentvolumeclaims", new)

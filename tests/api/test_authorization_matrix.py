@@ -309,6 +309,28 @@ TABLE = {
     # Run:ai's workload assets (assets/access.py): alpha's asset of each kind (_asset_codes).
     **ASSET_TABLE,
     **TEMPLATE_TABLE,
+    # Run:ai's data volumes (assets/datavolumes.py): alpha's, managed as a PVC data source of alpha (its admin, bob
+    # an L1 researcher); erin (beta) may not see it until it is shared, nor name alpha in a new one (400).
+    ("GET", "/api/v1/datavolumes"): READ_ALL,
+    ("POST", "/api/v1/datavolumes"): (401, 403, 201, 201, 400, 201),
+    ("GET", "/api/v1/datavolumes/count"): READ_ALL,
+    ("GET", "/api/v1/datavolumes/name-availability"): (401, 204, 204, 204, 204, 204),
+    ("GET", "/api/v1/datavolumes/{datavolumeId}"): READ_ALPHA,
+    ("PATCH", "/api/v1/datavolumes/{datavolumeId}"): _refused_unless(member=200, platform_admin=200),
+    ("DELETE", "/api/v1/datavolumes/{datavolumeId}"): _refused_unless(member=202, platform_admin=202),
+    **{key: codes for tail in ("sharedScopes", "shared-scopes") for key, codes in (  # runapy's spelling too
+        (("GET", f"/api/v1/datavolumes/{{datavolumeId}}/{tail}"), READ_ALPHA),
+        (("PATCH", f"/api/v1/datavolumes/{{datavolumeId}}/{tail}"), _refused_unless(member=200, platform_admin=200)))},
+    # Storage classes, read from the cluster of whoever sees it (the world's cluster does not answer: 503), and
+    # their configuration (assets/storage_classes.py): read by those who see the cluster, written by platform admins.
+    **{("GET", path): (401, 503, 503, 503, 503, 503) for path in (
+        "/api/v1/storage-classes", "/v1/k8s/clusters/{uuid}/storage-classes")},
+    ("GET", "/api/v1/storage-class-configuration"): READ_ALL,
+    ("POST", "/api/v1/storage-class-configuration"): _platform_admins(201),
+    ("GET", "/api/v1/storage-class-configuration/{id}"): READ_ALL,
+    ("PUT", "/api/v1/storage-class-configuration/{id}"): _platform_admins(),
+    ("PATCH", "/api/v1/storage-class-configuration/{id}"): _platform_admins(),
+    ("DELETE", "/api/v1/storage-class-configuration/{id}"): _platform_admins(204),
     # Run:ai's Reports (usage/api.py): platform admins; availability says to each caller whether it may use them
     ("GET", "/api/v1/org-unit/reports"): _platform_admins(),
     ("POST", "/api/v1/org-unit/reports"): _platform_admins(202),
@@ -353,6 +375,10 @@ AUDIT_SPAN = "?start=2000-01-01T00:00:00Z&end=2100-01-01T00:00:00Z"
 QUERIES = {
     "/api/v1/asset/registries/{AssetId}/repositories/tags": lambda w: "?repository=team/trainer",
     "/api/v1/workload-templates/name-availability": lambda w: "?templateName=free&scopeType=tenant",
+    "/api/v1/datavolumes": lambda w: "?requestType=Originated",
+    "/api/v1/datavolumes/count": lambda w: "?requestType=Originated",
+    "/api/v1/datavolumes/name-availability": lambda w: f"?dataName=free&clusterId={w.org.cluster.pk}",
+    "/api/v1/storage-classes": lambda w: f"?clusterId={w.org.cluster.pk}",
     "/api/v1/audit/log": lambda w: AUDIT_SPAN,
     "/api/v1/audit/log/file": lambda w: AUDIT_SPAN,
     "/api/v1/catalog": lambda w: f"?projectId={w.org.a.pk}",
@@ -482,6 +508,16 @@ BODIES = {
     ("POST", "/api/v1/org-unit/reports"): lambda w: {"name": "january", "start": "2026-01-01T00:00:00Z",
                                                      "end": "2026-02-01T00:00:00Z", "groupBy": "Project"},
     ("PUT", "/api/v1/chargeback/prices/{nodepoolId}"): lambda w: {"gpuHour": 2.5},
+    ("POST", "/api/v1/datavolumes"): lambda w: {"name": "new-volume", "projectId": str(w.org.a.pk),
+                                                "originPvcName": "out"},
+    ("PATCH", "/api/v1/datavolumes/{datavolumeId}"): lambda w: {"description": "Alpha's results."},
+    **{("PATCH", f"/api/v1/datavolumes/{{datavolumeId}}/{tail}"): lambda w: {
+        "add": [{"scopeType": "department", "scopeId": str(w.org.department.pk)}]}
+       for tail in ("sharedScopes", "shared-scopes")},
+    ("POST", "/api/v1/storage-class-configuration"): lambda w: {"scopeType": "cluster",
+                                                                "scopeId": str(w.org.cluster.pk), "name": "fast"},
+    **{(method, "/api/v1/storage-class-configuration/{id}"): lambda w: {"permissions": {"allowedForAssets": True}}
+       for method in ("PUT", "PATCH")},
     ("POST", "/streaming/stream"): lambda w: {"id": "usd-viewer", "profile": "alpha-stream", "projectId": w.org.a.pk},
     ("DELETE", "/streaming/stream"): lambda w: {"id": str(w.stream.pk)},
     **{("POST", ASSETS + path): (lambda w, path=path: body(path, "new-asset", project=w.org.a,

@@ -7,6 +7,8 @@ from types import SimpleNamespace
 
 from django.utils import timezone
 
+from assets.datavolumes import datavolume_create
+from assets.models import StorageClassConfiguration
 from assets.services import asset_create
 from assets.templates import template_create
 from kit.client_urls import client_url_create
@@ -65,6 +67,11 @@ def make_world(org) -> SimpleNamespace:
     service_account, _ = service_account_create(actor=org.users.platform_admin, name="ci-one")
     assets = _assets(org)
     workload_templates = _workload_templates(org)
+    datavolume = datavolume_create(actor=org.users.admin, body={"name": "alpha-results", "projectId": str(org.a.pk),
+                                                                "originPvcName": "results"})
+    storage_class_config = StorageClassConfiguration.objects.create(
+        cluster=org.cluster, storage_class_name="standard", spec={"permissions": {"allowDataSharing": True}},
+        created_by="root", updated_by="root")
     report = Report.objects.create(name="alpha-usage", start=now - timedelta(days=1), end=now, csv="date\n",
                                    created_by_name="root", status=Report.Status.READY, status_updated_at=now)
     NodePoolPrice.objects.create(node_pool=node_pool, gpu_hour=2)
@@ -77,7 +84,7 @@ def make_world(org) -> SimpleNamespace:
                                                type="QuotaReached", title="train-one: QuotaReached")
     return SimpleNamespace(
         report=report, channel=channel, subscription=subscription, notification=notification,
-        assets=assets, workload_templates=workload_templates, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
+        assets=assets, workload_templates=workload_templates, datavolume=datavolume, storage_class_config=storage_class_config, service_account=service_account, access_rule=access_rule, node_pool=node_pool, role=Role.objects.get(name="L1 researcher"), org=org, erin=erin, training=training, workspace=workspace, inference=inference, distributed=distributed, stream=stream, pod=pod,
         template=template, version=version, profile=profile, app=app, app_version=app_version,
         kit_profile=kit_profile, access_key=key, audit=audit, client_url=client_url,
     )
@@ -151,6 +158,7 @@ DETAIL_IDS = {
     "/v1/k8s/clusters/": lambda w: w.node_pool.pk,  # …/node-pools/{id}
     "/api/v1/subscriptions/": lambda w: w.subscription.pk,
     "/api/v1/notifications/": lambda w: w.notification.pk,
+    "/api/v1/storage-class-configuration/": lambda w: w.storage_class_config.pk,
 }
 WORKLOADS_BY_KIND = {"trainings": "training", "workspaces": "workspace", "inferences": "inference",
                      "distributed": "distributed"}
@@ -188,6 +196,8 @@ def path_values(world, route: str) -> dict[str, str]:
         "AssetId": asset_id(world, route) or (world.workload_templates["asset"].pk if route.startswith(
             "/api/v1/asset/workload-template/") else None),
         "reportId": world.report.pk,
+        "datavolumeId": world.datavolume.pk,
+        "uuid": org.cluster.pk,
         "name": world.channel.name,
     }
     return {name: str(value) for name, value in values.items() if value is not None}

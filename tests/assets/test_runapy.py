@@ -60,3 +60,22 @@ def test_runapy_creates_lists_and_reads_an_environment_a_compute_and_a_pvc(live_
     with pytest.raises(ApiException) as refused:
         viewer.compute.create_compute_asset({"meta": {"name": "mine", **meta}, "spec": {"gpuDevicesRequest": 1}})
     assert refused.value.status == 403
+
+
+def test_runapy_makes_a_data_volume_shares_it_and_another_project_lists_it(live_server, org):
+    owner = runapy_client(live_server.url, org.users.admin).datavolumes.datavolumes
+    made = checked(owner.create_datavolume(runai.DatavolumeCreationFields(
+        name="results", project_id=str(org.a.pk), origin_pvc_name="train-out")), "post", "/api/v1/datavolumes")
+    assert (made["name"], made["status"]["phase"]) == ("results", "Creating")
+    shared = owner.patch_datavolume_shared_scopes(made["id"], runai.SharedScopesPatchRequest(
+        add=[runai.SharedScopeBase(scope_type="department", scope_id=str(org.department.pk))]))
+    assert [s["scopeName"] for s in checked(shared, "patch", "/api/v1/datavolumes/{datavolumeId}/sharedScopes")] \
+        == ["research"]
+
+    other = runapy_client(live_server.url, org.users.other).datavolumes.datavolumes  # beta's member
+    usable = checked(other.get_datavolumes(request_type="UsableInProject", usable_in_project_id=str(org.b.pk)),
+                     "get", "/api/v1/datavolumes")
+    assert [d["id"] for d in usable["datavolumes"]] == [made["id"]]
+    with pytest.raises(ApiException) as refused:
+        other.delete_datavolume(made["id"])
+    assert refused.value.status == 403

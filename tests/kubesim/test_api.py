@@ -37,7 +37,8 @@ def test_discovery(k8s):
     assert groups == {"batch": "batch/v1", "events.k8s.io": "events.k8s.io/v1", "apps": "apps/v1",
                       "networking.k8s.io": "networking.k8s.io/v1",
                       "autoscaling": "autoscaling/v2", "serving.knative.dev": "serving.knative.dev/v1",
-                      "kubeflow.org": "kubeflow.org/v1", "metrics.k8s.io": "metrics.k8s.io/v1beta1"}
+                      "kubeflow.org": "kubeflow.org/v1", "metrics.k8s.io": "metrics.k8s.io/v1beta1",
+                      "storage.k8s.io": "storage.k8s.io/v1"}
     jobs = {r.name: r for r in client.BatchV1Api(k8s).get_api_resources().resources}
     assert jobs["jobs"].kind == "Job" and jobs["jobs"].namespaced and "watch" in jobs["jobs"].verbs
     assert "deployments/scale" in {r.name for r in client.AppsV1Api(k8s).get_api_resources().resources}
@@ -363,3 +364,36 @@ def test_a_yaml_body_is_read(sim):
                                                              "Content-Type": "application/yaml"})
     with urllib.request.urlopen(request, timeout=5) as answer:
         assert answer.status == 201 and json.loads(answer.read())["metadata"]["name"] == "from-yaml"
+
+
+def test_claims_are_provisioned_bound_to_their_volumes_as_the_volume_controller_does(k8s, core, ns):
+    storage = client.StorageV1Api(k8s)
+    default = storage.read_storage_class("standard")
+    assert default.provisioner == "rancher.io/local-path"
+    assert default.metadata.annotations["storageclass.kubernetes.io/is-default-class"] == "true"
+    # A claim of no class names the default one, and gets a volume made for it.
+    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "dynamic"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}}})
+    claim = wait_until(lambda: (c := core.read_namespaced_persistent_volume_claim("dynamic", ns))
+                       and c.status.phase == "Bound" and c)
+    assert claim.spec.storage_class_name == "standard" and claim.spec.volume_name == f"pvc-{claim.metadata.uid}"
+    volume = core.read_persistent_volume(claim.spec.volume_name)
+    assert (volume.spec.claim_ref.namespace, volume.spec.claim_ref.name) == (ns, "dynamic")
+    assert volume.spec.capacity == {"storage": "2Gi"} and volume.spec.host_path.path and volume.status.phase == "Bound"
+    # A claim pre-bound to a volume waits for it, then binds to it; a claim of class "" naming none waits.
+    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "static"}, "spec": {
+        "accessModes": ["ReadOnlyMany"], "storageClassName": "", "volumeName": f"static-{ns}",
+        "resources": {"requests": {"storage": "1Gi"}}}})
+    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "waiting"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "", "resources": {"requests": {"storage": "1Gi"}}}})
+    time.sleep(0.3)
+    assert core.read_namespaced_persistent_volume_claim("static", ns).status.phase == "Pending"
+    core.create_persistent_volume({"metadata": {"name": f"static-{ns}"}, "spec": {
+        "capacity": {"storage": "3Gi"}, "accessModes": ["ReadOnlyMany"], "storageClassName": "",
+        "hostPath": {"path": "/data"}, "claimRef": {"namespace": ns, "name": "static"}}})
+    bound = wait_until(lambda: (c := core.read_namespaced_persistent_volume_claim("static", ns))
+                       and c.status.phase == "Bound" and c)
+    assert bound.status.capacity == {"storage": "3Gi"}
+    assert core.read_persistent_volume(f"static-{ns}").status.phase == "Bound"
+    assert core.read_namespaced_persistent_volume_claim("waiting", ns).status.phase == "Pending"
+    assert core.delete_persistent_volume(f"static-{ns}").metadata.name == f"static-{ns}"  # the object, not a Status

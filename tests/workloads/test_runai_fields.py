@@ -150,8 +150,8 @@ def test_workspace_keeps_its_backoff_limit_and_takes_its_grace_period(member, or
 @pytest.mark.parametrize(
     "path,spec_changes,field",
     [
-        ("trainings", {"restartPolicy": "Always"}, "spec.restartPolicy"),
-        ("workspaces", {"restartPolicy": "Never"}, "spec.restartPolicy"),
+        ("trainings", {"restartPolicy": "ExitCode"}, "spec.restartPolicy"),
+        ("workspaces", {"restartPolicy": "Sometimes"}, "spec.restartPolicy"),
         ("trainings", {"preemptibility": "sometimes"}, "spec.preemptibility"),
         ("trainings", {"imagePullSecrets": [{"name": "Bad Name"}]}, "spec.imagePullSecrets[0].name"),
         ("trainings", {"nodeAffinityRequired": {"nodeSelectorTerms": [{"matchExpressions": [

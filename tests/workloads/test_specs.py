@@ -246,7 +246,7 @@ ROWS = [
     ("min-replicas-negative", I, {"spec.autoscaling.minReplicas": -1}, "spec.autoscaling.minReplicas"),
     ("max-replicas-zero", I, {"spec.autoscaling.maxReplicas": 0}, "spec.autoscaling.maxReplicas"),
     ("max-below-min", I, {"spec.autoscaling.minReplicas": 3, "spec.autoscaling.maxReplicas": 2, "spec.autoscaling.scaleToZeroRetentionSeconds": DELETE}, "spec.autoscaling.maxReplicas"),
-    ("metric", I, {"spec.autoscaling.metric": "rps"}, "spec.autoscaling.metric"),
+    ("metric", I, {"spec.autoscaling.metric": "requests per second"}, "spec.autoscaling.metric"),
     ("metric-missing", I, {"spec.autoscaling.metric": DELETE, "spec.autoscaling.metricThreshold": DELETE}, "spec.autoscaling.metric"),
     ("threshold-missing", I, {"spec.autoscaling.metricThreshold": DELETE}, "spec.autoscaling.metricThreshold"),
     ("threshold-negative", I, {"spec.autoscaling.metricThreshold": -1}, "spec.autoscaling.metricThreshold"),

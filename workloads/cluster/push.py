@@ -11,6 +11,7 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
+from assets import datavolumes_cluster
 from assets.secret_manifests import with_pull_secrets
 from assets.selectors import pull_secret_names
 from policies.selectors import project_security_labels
@@ -143,6 +144,10 @@ def workload_push(workload_id) -> None:
             objects = [applied.annotate(o) if (o["apiVersion"], o["kind"]) == primary else o for o in objects]
         if not kube.namespace_recently_ensured(conn, ref.namespace):
             _namespace_ensure(conn, workload, ref)
+        volumes = [v.get("id") for v in ((workload.spec.get("storage") or {}).get("dataVolume") or [])
+                   if isinstance(v, dict) and not v.get("exclude")]
+        if volumes:  # the data volumes' claims in this namespace, before the pods that mount them
+            datavolumes_cluster.claims_ensure(conn, project=workload.project, data_volume_ids=volumes)
         try:
             created = [obj for obj in objects if kube.create_or_adopt(conn, obj)[1]]
         except kube.NotFound:  # the namespace was deleted since this process ensured it: again, once

@@ -107,7 +107,9 @@ def build(ref: WorkloadRef, spec: dict, *, knative: bool, gpu_scheduler: str, no
     if knative:
         return [*objects, _knative_service(ref, spec, template)]
     if primary_api == JOB:
-        template["spec"]["restartPolicy"] = spec.get("restartPolicy") or "Never"
+        # A Job's pods may not restart Always (Run:ai latest's value): the container restarts in place on failure.
+        template["spec"]["restartPolicy"] = {"Always": "OnFailure"}.get(spec.get("restartPolicy"),
+                                                                        spec.get("restartPolicy") or "Never")
         objects.append(_job(ref, spec, template))
     else:
         objects.append(_deployment(ref, spec, template))
@@ -278,7 +280,14 @@ def _knative_service(ref: WorkloadRef, spec: dict, template: dict) -> dict:
     scale = {f"{KNATIVE_AUTOSCALING}min-scale": str(low), f"{KNATIVE_AUTOSCALING}max-scale": str(high)}
     metric, threshold = auto.get("metric"), auto.get("metricThreshold")
     has_target = _positive(threshold)
-    if metric in KNATIVE_METRICS:
+    if metric and metric not in KNATIVE_METRICS:
+        # Run:ai latest's custom metric (a Prometheus metric name): Knative scales on it with its HPA class,
+        # reading the per-pod custom metric as the HPA below does.
+        scale[f"{KNATIVE_AUTOSCALING}class"] = "hpa.autoscaling.knative.dev"
+        scale[f"{KNATIVE_AUTOSCALING}metric"] = metric
+        if has_target:
+            scale[f"{KNATIVE_AUTOSCALING}target"] = parts.number_text(threshold)
+    elif metric in KNATIVE_METRICS:
         scale[f"{KNATIVE_AUTOSCALING}metric"] = KNATIVE_METRICS[metric]
         if metric == "latency":
             scale[AUTOSCALING_METRIC_ANNOTATION] = metric
@@ -318,9 +327,10 @@ def _hpa(ref: WorkloadRef, spec: dict) -> dict | None:
     body: dict = {"scaleTargetRef": {"apiVersion": DEPLOYMENT[0], "kind": DEPLOYMENT[1], "name": object_name(ref)},
                   "minReplicas": low, "maxReplicas": high}
     metric, threshold = auto.get("metric"), auto.get("metricThreshold")
-    if metric in HPA_METRICS and _positive(threshold):
+    if metric and _positive(threshold):  # Run:ai's three by their adapter names; latest's custom ones as named
         target = {"type": "AverageValue", "averageValue": parts.number_text(threshold)}
-        body["metrics"] = [{"type": "Pods", "pods": {"metric": {"name": HPA_METRICS[metric]}, "target": target}}]
+        body["metrics"] = [{"type": "Pods", "pods": {"metric": {"name": HPA_METRICS.get(metric, metric)},
+                                                     "target": target}}]
     return k8s_object(HPA, metadata(ref, spec, object_name(ref)), body)
 
 

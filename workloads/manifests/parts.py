@@ -298,7 +298,7 @@ def toleration(raw: dict) -> dict:
         tol["key"] = str(raw["key"])
     if operator == "Equal" and raw.get("value") is not None:
         tol["value"] = str(raw["value"])
-    if raw.get("effect"):
+    if raw.get("effect") and raw["effect"] != "Any":  # latest's Any: no effect, which Kubernetes matches to all
         tol["effect"] = raw["effect"]
         if raw["effect"] == "NoExecute" and isinstance(raw.get("seconds"), int):
             tol["tolerationSeconds"] = raw["seconds"]

@@ -145,9 +145,11 @@ def storage(spec: dict, *, base_name: str, large_shm: bool = False) -> Storage:
     for i, item in enumerate(enabled(raw.get("pvc"))):
         _pvc(st, i, item, base_name)
     for i, item in enumerate(enabled(raw.get("dataVolume"))):
-        # A Run:ai data volume is a claim shared into the project, named after the data volume's id.
-        st.add({"name": f"data-volume-{i}", "persistentVolumeClaim": {"claimName": f"data-volume-{item.get('id')}"}},
-               item.get("mountPath"), read_only=bool(item.get("readOnly")))
+        # A Run:ai data volume is a claim copied into the project's namespace, named after the data volume's id
+        # (assets/datavolumes_cluster.py); data volumes are shared read-only.
+        st.add({"name": f"data-volume-{i}", "persistentVolumeClaim": {"claimName": f"data-volume-{item.get('id')}",
+                                                                      "readOnly": True}},
+               item.get("mountPath"), read_only=True)
     for i, item in enumerate(enabled(raw.get("configMapVolume"))):
         source = {"name": str(item.get("configMap") or ""), **_mode(item)}
         st.add({"name": f"configmap-{i}", "configMap": source}, item.get("mountPath"), sub_path=item.get("subPath"))

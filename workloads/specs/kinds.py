@@ -71,6 +71,9 @@ class InferenceSpec(StrictSerializer):
     relatedUrls = RelatedUrl(many=True, required=False)
 
 
+RESTART_POLICIES = ["Always", "Never", "OnFailure"]
+
+
 class WorkspaceSpec(InferenceSpec):
     """Seed 003's training fields less completions and parallelism (CONTRACT §3)."""
 
@@ -84,8 +87,9 @@ class WorkspaceSpec(InferenceSpec):
     storage = Storage(required=False)
     security = Security(required=False)
     terminationGracePeriodSeconds = Integer(required=False, min_value=0)
-    # A Deployment restarts its containers: Always is all Kubernetes allows it.
-    restartPolicy = Choice(["Always"], required=False)
+    # Run:ai latest's RestartPolicy (2.18 has none): Always, Never, OnFailure for every kind. A Deployment's pods
+    # restart always (all Kubernetes allows it): Never and OnFailure are kept with the workload and answered.
+    restartPolicy = Choice(RESTART_POLICIES, required=False)
     # Run:ai's spec gives workspaces a backoffLimit; a Deployment restarts its pod with Kubernetes' own
     # back-off and has no limit, so it is kept with the workload and answered, and changes nothing.
     backoffLimit = Integer(required=False, min_value=0)
@@ -96,8 +100,9 @@ class TrainingSpec(WorkspaceSpec):
     completions = Integer(required=False, min_value=1, default=1)
     parallelism = Integer(required=False, min_value=1, default=1)
     backoffLimit = Integer(required=False, min_value=0, default=6)
-    # A Job's pods run to completion: Kubernetes allows them Never and OnFailure only.
-    restartPolicy = Choice(["Never", "OnFailure"], required=False)
+    # A Job's pods run to completion: Kubernetes allows them Never and OnFailure only, so Always restarts the
+    # failed container in place, as OnFailure does (workloads/manifests/objects.py).
+    restartPolicy = Choice(RESTART_POLICIES, required=False)
 
 
 SPECS = {"training": TrainingSpec, "workspace": WorkspaceSpec, "inference": InferenceSpec}

@@ -22,6 +22,7 @@ from workloads.specs.rules import (
     CAPABILITIES,
     CONFIG_KEY,
     DNS_SUBDOMAIN,
+    EMPTY_DIR_MEDIUM,
     ENV_NAME,
     ENV_SECRET_NAME,
     EXTENDED_RESOURCE,
@@ -30,6 +31,7 @@ from workloads.specs.rules import (
     FREE_LABEL,
     GROUPS,
     LABEL_VALUE,
+    METRIC_NAME,
     MIG_PROFILES,
     NO_SPACES,
     NOT_NODE_POOL,
@@ -382,7 +384,8 @@ class SecretVolume(StrictSerializer):
 class EmptyDirVolume(StrictSerializer):
     name = Text(required=False)
     path = Text(validators=[ABSOLUTE])
-    medium = Choice(["", "Memory"], required=False)
+    # 2.18: "" or Memory; latest: any text. Both, as far as Kubernetes takes them: HugePages, HugePages-<size>.
+    medium = Text(required=False, allow_blank=True, validators=[EMPTY_DIR_MEDIUM])
     sizeLimit = Quantity(required=False)
     exclude = Boolean(required=False)
 
@@ -471,7 +474,8 @@ class Autoscaling(StrictSerializer):
     # Absent bounds mean a fixed size of one replica: no scale to zero unless asked for.
     minReplicas = Integer(required=False, min_value=0, default=1)
     maxReplicas = Integer(required=False, min_value=1)
-    metric = Choice(["throughput", "concurrency", "latency"], required=False)
+    # 2.18: throughput, concurrency or latency; latest: any Prometheus metric name (a custom metric).
+    metric = Text(required=False, validators=[METRIC_NAME])
     metricThreshold = Number(required=False, min_value=0)
     scaleToZeroRetentionSeconds = Integer(required=False, min_value=0, max_value=3600)
     # Knative's autoscaling annotations (latest): initial-scale, activation-scale, target-utilization,

@@ -127,3 +127,13 @@ ABSOLUTE = _rule(lambda v: v.startswith("/"), "Must be an absolute path (startin
 NO_SPACES = _rule(lambda v: not any(c.isspace() for c in v), "Must not contain spaces.")
 FILE_MODE = _rule(lambda v: re.fullmatch(r"0[0-7]{3}", v), "Must be an octal file mode such as '0644'.")
 GROUPS = _rule(lambda v: _GROUPS_RE.fullmatch(v), "Must be comma-separated group ids, such as '2,3,5,8'.")
+# Run:ai latest's values where 2.18's enum was narrower (fields are the union of both versions):
+# an emptyDir's medium as Kubernetes takes it ("" or Memory in 2.18; HugePages, HugePages-<size> too),
+_HUGE_PAGES_RE = re.compile(r"HugePages(?:-[0-9]+(?:Ki|Mi|Gi))?")
+EMPTY_DIR_MEDIUM = _rule(lambda v: v in ("", "Memory") or _HUGE_PAGES_RE.fullmatch(v),
+                         "Must be empty (the node's disk), Memory, HugePages or HugePages-<size> such as HugePages-2Mi.")
+# and an autoscaling metric: 2.18's throughput, concurrency, latency, or latest's any Prometheus metric name.
+_METRIC_NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+METRIC_NAME = _rule(lambda v: _METRIC_NAME_RE.fullmatch(v) and len(v) <= 253,
+                    "Must be throughput, concurrency, latency or a Prometheus metric name such as "
+                    "http_requests_total.")

@@ -6,7 +6,7 @@ from datetime import datetime
 from rest_framework import serializers
 
 from studio.listing import CommaListField
-from workloads.metric_types import ALIASES, POD_ALIASES, PROMETHEUS_TYPES
+from workloads.metric_types import ALIASES, NO_SOURCE_TYPES, POD_ALIASES, PROMETHEUS_TYPES
 from workloads.models import MetricSample, Workload
 
 
@@ -88,7 +88,7 @@ def measurements(workload: Workload, *, types: list[str], start, end, samples: i
     out, partial = [], False
     for requested in types:
         stored = aliases.get(requested, requested)
-        if stored in PROMETHEUS_TYPES and not has_prometheus:
+        if stored in NO_SOURCE_TYPES or (stored in PROMETHEUS_TYPES and not has_prometheus):
             partial = True
             out.append({"type": requested, "labels": {}, "values": []})
             continue

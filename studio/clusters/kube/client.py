@@ -70,6 +70,8 @@ RESOURCES = {
     ("v1", "Pod"): ("pods", True),
     ("v1", "Service"): ("services", True),
     ("v1", "PersistentVolumeClaim"): ("persistentvolumeclaims", True),
+    ("v1", "PersistentVolume"): ("persistentvolumes", False),
+    ("storage.k8s.io/v1", "StorageClass"): ("storageclasses", False),
     ("v1", "ConfigMap"): ("configmaps", True),
     ("v1", "Secret"): ("secrets", True),
     ("v1", "Event"): ("events", True),
