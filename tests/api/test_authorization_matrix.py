@@ -300,6 +300,11 @@ TABLE = {
     ("GET", "/streaming/stream/{session_id}"): (401, 202, 202, 202, 404, 202),  # 202: it is starting
     ("DELETE", "/streaming/stream/{session_id}"): _refused_unless(member=204, platform_admin=204),
     # Kit's own additions: client URLs (bob's, of alpha: his, alpha's admins' and platform admins'), a project's cap
+    # The researchers' CLI (studio/cli_api.py): handed to anyone, signed in or not — it is what one signs in with.
+    **{("GET", f"/api/v1/{base}/{tail}"): (200, 200, 200, 200, 200, 200) for base in ("cli-exposer", "cli")
+       for tail in ("installer/unix", "installer/mac", "installer/linux", "installer/unix/commands",
+                    "installer/mac/commands", "installer/linux/commands", "installer/windows/commands",
+                    "dist/{operatingSystem}/{architecture}/runai", "docs/{documentName}")},
     ("GET", "/api/v1/kit/client-urls"): READ_ALL,
     ("POST", "/api/v1/kit/client-urls"): (401, 403, 201, 201, 400, 201),
     ("GET", "/api/v1/kit/client-urls/{clientUrlId}"): (401, 404, 200, 200, 404, 200),

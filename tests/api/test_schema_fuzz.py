@@ -30,9 +30,12 @@ CHECKS = (not_a_server_error, status_code_conformance, content_type_conformance,
 # Operations that read the cluster as they answer (alpha's cluster, 127.0.0.1:1, is down in these tests).
 LIVE_FROM_THE_CLUSTER = {"/api/v1/clusters/{clusterUuid}/nodes", "/api/v1/nodes", "/api/v1/nodes/count",
                          "/api/v1/nodes/telemetry",
-                         "/api/v1/workloads/{workloadId}/pods/{podId}/logs"}
-# Operations that ask an outside service as they answer: Slack's API, which nothing serves here (tests/settings.py).
-ASK_OUTSIDE = {"/api/v1/notification-channels/slack/create-app"}
+                         "/api/v1/workloads/{workloadId}/pods/{podId}/logs", "/api/v1/storage-classes",
+                         "/api/v2/storage-classes", "/v1/k8s/clusters/{uuid}/storage-classes"}
+# Operations that ask an outside service as they answer: Slack's API, which nothing serves here (tests/settings.py),
+# and alpha's registry (port 9 of loopback: tests/api/world.py).
+ASK_OUTSIDE = {"/api/v1/notification-channels/slack/create-app", "/api/v1/asset/registries/{AssetId}/repositories",
+               "/api/v1/asset/registries/{AssetId}/repositories/tags"}
 EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "8"))
 # The single sign-on grants ask the world's identity provider, which is down (port 9 of loopback): their
 # documented 503 saying so, and no other server error.

@@ -189,6 +189,7 @@ def path_values(world, route: str) -> dict[str, str]:
         "nodepoolName": world.node_pool.name,
         "departmentId": org.department.pk,
         "clusterUuid": org.cluster.pk,
+        "operatingSystem": "linux", "architecture": "amd64", "documentName": "cli.md",  # the CLI's download
         "roleIdPath": world.role.pk,
         "idp": "oidc",
         "serviceAccountId": world.service_account.pk,
