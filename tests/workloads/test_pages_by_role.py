@@ -59,3 +59,19 @@ def test_a_viewer_is_not_offered_start_or_stop_on_streams_and_is_told_why(client
     assert "A member of alpha may stop it" in html
     member = page(client, org.users.member, "/kit/sessions")
     assert 'name="application"' in member and f'action="/kit/sessions/{stream.pk}/stop"' in member
+
+
+def test_a_department_admin_gets_checkboxes_only_on_the_projects_she_may_delete(client, org):
+    from studio.models import AccessRule, Role
+    from tests.factories import DepartmentFactory, ProjectFactory
+
+    other = DepartmentFactory(name="vision")
+    seen = ProjectFactory(name="gamma", department=other, cluster=org.cluster)
+    head = org.users.other
+    for role, department in (("Department administrator", org.department), ("Department viewer", other)):
+        AccessRule.objects.create(subject_type="user", subject_id=head.username, user=head,
+                                  role=Role.objects.get(name=role), scope_type="department",
+                                  scope_id=str(department.pk), department=department)
+    html = page(client, head, "/org/projects")
+    assert f'value="{org.a.pk}" form="bulk-projects"' in html
+    assert "gamma" in html and f'value="{seen.pk}" form="bulk-projects"' not in html
