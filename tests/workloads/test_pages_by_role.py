@@ -75,3 +75,13 @@ def test_a_department_admin_gets_checkboxes_only_on_the_projects_she_may_delete(
     html = page(client, head, "/org/projects")
     assert f'value="{org.a.pk}" form="bulk-projects"' in html
     assert "gamma" in html and f'value="{seen.pk}" form="bulk-projects"' not in html
+
+
+def test_a_bulk_request_the_page_did_not_offer_is_still_refused_per_row(client, org):
+    from workloads.models import Workload
+
+    workload = make_workload(org, name="train-v")
+    client.force_login(org.users.viewer)
+    answer = client.post("/workloads/bulk", {"action": "suspend", "ids": [str(workload.pk)]}, follow=True)
+    assert "Refused — train-v" in answer.content.decode()
+    assert Workload.objects.get(pk=workload.pk).desired_phase == "Running"
