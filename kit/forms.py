@@ -13,8 +13,9 @@ from studio.ids import is_id, parse_id
 from studio.typed_rows import Column, Fields, Rows, columns_of
 from workloads.specs.parts import Compute, EnvironmentVariable, Toleration
 
-WILDCARD_HELP = ("One line per application: its id, then the versions it serves, e.g. \"usd-viewer 1.0.0 1.1.0\". "
-                 "'*' as the id matches every application, '*' as a version every version: \"* *\" serves all.")
+WILDCARD_HELP = ("A row per application it serves, chosen among the known ones, with its versions separated by commas "
+                 "(empty: every version). '*' as the id matches every application, '*' as a version every version: "
+                 "\"* *\" serves all.")
 
 
 # The profile's structured settings as typed inputs, generated from the serializers /cfg validates them with.
@@ -26,6 +27,17 @@ TOLERATION = columns_of(Toleration, only=("key", "operator", "value", "effect", 
 ENVIRONMENT = columns_of(EnvironmentVariable, only=("name", "value"))
 PORT = columns_of(StreamPort)
 NODE_LABEL = (Column("label", "Node label"), Column("value", "Value"))
+
+
+def supported_rows(data, profile, applications) -> Rows:
+    """Supported applications as rows: an application chosen among the known ones (or '*', or a name the profile
+    already holds), and its versions."""
+    held = [e.get("name", "") for e in (profile.supported_applications if profile is not None else ())
+            if isinstance(e, dict)]
+    names = ["*", *applications, *(n for n in held if n and n != "*" and n not in applications)]
+    columns = (Column("name", "Application", "choice", tuple(dict.fromkeys(names))), Column("versions", "Versions", "texts"))
+    return Rows("supportedApplications", columns, noun="Application", data=data,
+                items=profile.supported_applications if profile is not None else ())
 
 
 def typed_editors(data, profile) -> dict:
@@ -94,8 +106,6 @@ class ProfileForm(ApiForm):
                          help_text="Lowercase letters, digits and '-'. It cannot change later.")
     name = forms.CharField(label="Name", max_length=200)
     description = forms.CharField(label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    supportedApplications = forms.CharField(label="Supported applications", help_text=WILDCARD_HELP,
-                                            widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
     projectId = forms.CharField(label="Owner project", required=False, widget=forms.Select,
                                 help_text="Its members may use it; share it with other projects below.")
     sharing_mode = forms.CharField(label="Share with", widget=forms.Select(choices=SHARING_CHOICES))
@@ -118,15 +128,13 @@ class ProfileForm(ApiForm):
 
     TYPED = ("compute", "nodeSelector", "tolerations", "environmentVariables", "ports")
 
-    def __init__(self, data=None, *, profile: ApplicationProfile | None = None, projects=()):
+    def __init__(self, data=None, *, profile: ApplicationProfile | None = None, projects=(), applications=()):
         initial = {"sharing_mode": "none", "authorization": True, "serviceType": "LoadBalancer", "encryption": "none",
                    "overCapacity": "queue"}
         if profile is not None:
             sharing = profile.sharing()
             initial = {
                 "id": profile.slug, "name": profile.name, "description": profile.description,
-                "supportedApplications": "\n".join(" ".join([e["name"], *e["versions"]])
-                                                   for e in profile.supported_applications),
                 "projectId": profile.owner_project_id or "", "sharing_mode": sharing["mode"],
                 "sharing_projectIds": [str(i) for i in sharing["projectIds"]], "serviceType": profile.service_type,
                 "encryption": profile.encryption, "tlsSecret": profile.tls_secret,
@@ -135,6 +143,8 @@ class ProfileForm(ApiForm):
             }
         super().__init__(data, initial=initial)
         self.typed = typed_editors(data, profile)
+        self.supported = supported_rows(data, profile, list(applications))
+        self.supported_help = WILDCARD_HELP
         self.editing = profile is not None
         if self.editing:
             self.fields["id"].disabled = True
@@ -146,9 +156,8 @@ class ProfileForm(ApiForm):
         self.is_valid()
         data = self.cleaned_data
         body = {"name": data["name"] or "", "description": data["description"] or "",
-                "supportedApplications": [{"name": words[0], "versions": words[1:]}
-                                          for words in map(_words, (data["supportedApplications"] or "").splitlines())
-                                          if words],
+                "supportedApplications": [{**item, "versions": item.get("versions") or ["*"]}
+                                          for item in self.supported.items()],
                 "loadBalancing": {"serviceType": data["serviceType"] or ""},
                 "encryption": {"mode": data["encryption"] or ""},
                 "authorization": bool(self["authorization"].data) if self.is_bound else True,
@@ -179,11 +188,11 @@ class ProfileForm(ApiForm):
         return None if self.errors else body
 
     def file_profile_errors(self, errors: list[dict]) -> None:
-        """The API's paths → this form's fields (a typed editor's cell first); an entry of supportedApplications
-        is named by its line."""
+        """The API's paths → this form's fields (a typed editor's cell first: an entry of supportedApplications is
+        its row's)."""
         renamed = []
         for error in errors:
-            if any(editor.file(error["field"], error["message"]) for editor in self.typed.values()):
+            if any(editor.file(error["field"], error["message"]) for editor in (*self.typed.values(), self.supported)):
                 continue
             path = error["field"]
             for api, field in (("loadBalancing.serviceType", "serviceType"), ("loadBalancing", "serviceType"),
@@ -193,11 +202,5 @@ class ProfileForm(ApiForm):
                 if path == api or path.startswith(api + ".") or path.startswith(api + "["):
                     path = field + path[len(api):]
                     break
-            line = re.match(r"supportedApplications\[(\d+)\]\.?(.*)", path)
-            message = error["message"]
-            if line:
-                where = re.sub(r"\[\d+\]", "", line.group(2)) or "entry"
-                message = f"Line {int(line.group(1)) + 1} ({where}): {message}"
-                path = "supportedApplications"
-            renamed.append({"field": path, "message": message})
+            renamed.append({"field": path, "message": error["message"]})
         self.file_all(renamed)

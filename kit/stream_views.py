@@ -93,6 +93,9 @@ def session_list(request):
         "links": links, "link_form": form, "created": created, "limit": _limit(project),
         "limit_form": StreamLimitForm(initial={"max_sessions": (_limit(project) or {}).get("cap")}),
         "may_set_limit": project is not None and has_project_role(request.user, project, Level.ADMIN),
+        # as sessions.choose_project decides for the project this form launches in (the top bar's)
+        "may_start": has_project_role(request.user, project, Level.MEMBER) if project is not None
+        else bool(_launchable(request.user)),
     })
     return render(request, "kit/sessions.html", context)
 

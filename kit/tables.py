@@ -11,6 +11,8 @@ from kit.filtersets import ApplicationFilterSet, ProfileFilterSet
 from kit.matching import newest_first
 from kit.models import StreamSession
 from kit.serializers import session_data
+from studio.iam.models import Level
+from studio.iam.permissions import acting_project_ids
 from studio.listing import StudioFilterSet
 from studio.tables import BulkAction, Column, Table
 
@@ -123,6 +125,13 @@ class SessionTable(Table):
         super().__init__(request, queryset, **kwargs)
         self.views: dict = {}
         self._positions = None
+        # Stopping takes a member's role in the session's project (sessions.session_stop): a viewer is not offered it.
+        self.acting = acting_project_ids(request.user, Level.MEMBER)
+        if self.acting is not None and not self.acting:
+            self.bulk_actions = ()
+
+    def selectable(self, row) -> bool:
+        return self.acting is None or row.project_id in self.acting
 
     def positions(self) -> dict:
         if self._positions is None:
@@ -150,7 +159,7 @@ class SessionTable(Table):
             Column("requested", "Requested", lambda s: s.requested_at.strftime("%Y-%m-%d %H:%M"),
                    sort="requestedAt"),
             Column("actions", "Actions", lambda s: "", export=False, html=lambda s: get_template(
-                "kit/_session_actions.html").render({"s": s}, request=self.request)),
+                "kit/_session_actions.html").render({"s": s, "may_stop": self.selectable(s)}, request=self.request)),
         )
 
     def row_label(self, row) -> str:

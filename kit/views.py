@@ -201,7 +201,8 @@ def profile(request, profile_id):
 
 def _profile_form(request, found=None):
     projects = Project.objects.order_by("name")
-    form = ProfileForm(request.POST or None, profile=found, projects=projects)
+    form = ProfileForm(request.POST or None, profile=found, projects=projects,
+                       applications=selectors.applications().order_by("pk").values_list("pk", flat=True))
     if request.method != "POST":
         return form, None
     body = form.payload()

@@ -1,26 +1,24 @@
-"""The home page: counts of several apps' objects that link to their pages."""
+"""The home page per role (portal.home reads it): for platform admins the platform's counts, the clusters with
+their GPUs per node pool, what waits and why, what failed lately; for everyone else their own workloads and their
+projects' GPU quota in use."""
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.shortcuts import render
 from django.urls import reverse
 
+from portal import home as reads
 from profiles.models import EnvironmentTemplate, ServiceProfile
 from studio.models import Cluster, Department, Project, is_platform_admin
-from workloads.models import Workload
-
-
-def _workload_counts(user) -> dict:
-    workloads = Workload.objects.visible_to(user).filter(deleted_at__isnull=True)
-    return workloads.aggregate(total=Count("pk"), running=Count("pk", filter=Q(actual_phase="Running")),
-                               starting=Count("pk", filter=Q(actual_phase__in=["Creating", "Pending", "Initializing"])))
 
 
 @login_required
 def home(request):
-    """Counts that link to their pages: the whole platform for admins, the user's own workloads otherwise."""
-    workloads = _workload_counts(request.user)
-    if is_platform_admin(request.user):
+    """A home per role: the platform for admins (counts, clusters and pools, what waits, what failed), the
+    user's own workloads and projects otherwise."""
+    admin = is_platform_admin(request.user)
+    workloads = reads.workload_counts(request.user, mine=not admin)
+    if admin:
         profiles = ServiceProfile.objects.aggregate(
             total=Count("pk"), drafts=Count("pk", filter=~Q(draft_step="")))
         counts = [
@@ -35,13 +33,21 @@ def home(request):
         ]
     else:
         counts = [
-            ("Running workloads", workloads["running"], reverse("workload-list"), ""),
-            ("Starting", workloads["starting"], reverse("workload-list"), "Creating, pending or initializing"),
-            ("All workloads", workloads["total"], reverse("workload-list"), ""),
+            ("Running", workloads["running"], reverse("workload-list"), "of your workloads"),
+            ("Starting", workloads["starting"], reverse("workload-list"), "being created or starting containers"),
+            ("Waiting", workloads["waiting"], reverse("workload-list") + "?filterBy=phase%3D%3DPending",
+             "in a queue for GPUs"),
+            ("Failing", workloads["failing"], reverse("workload-list"), "failed in 24 h, or cannot start"),
         ]
     system_profiles = []
     if is_platform_admin(request.user):
         # The system profiles as cards, with "View All" and launch.
         system_profiles = list(ServiceProfile.objects
                                .filter(system=True).order_by("service_type", "name")[:3])
-    return render(request, "portal/home.html", {"counts": counts, "system_profiles": system_profiles})
+    context = {"counts": counts, "system_profiles": system_profiles}
+    if admin:
+        context.update(clusters=reads.clusters(), waiting=reads.waiting(request.user),
+                       failed=reads.failed_lately(request.user))
+    else:
+        context.update(my_workloads=reads.my_workloads(request.user), my_projects=reads.my_projects(request.user))
+    return render(request, "portal/home.html", context)

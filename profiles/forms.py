@@ -95,6 +95,22 @@ def _select(**attrs):
     return forms.Select(attrs=attrs)
 
 
+# The catalog section a template's kind belongs in: what the wizard proposes once a version is chosen.
+SERVICE_TYPE_OF_KIND = {"workspace": "notebook", "inference": "inference", "training": "jobs", "distributed": "jobs"}
+
+
+class VersionSelect(forms.Select):
+    """The version select: each option says its version's workload kind (data-kind), for the service type."""
+
+    kinds: dict[str, str] = {}
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        if self.kinds.get(str(value)):
+            option["attrs"]["data-kind"] = self.kinds[str(value)]
+        return option
+
+
 # --- the forms of the wizard's steps (profiles.wizard) ------------------------------------------------------
 
 class GeneralForm(ApiForm):
@@ -107,9 +123,10 @@ class GeneralForm(ApiForm):
     projectId = forms.CharField(label="Owner project", required=False, widget=forms.Select,
                                 help_text="Profiles are scoped to their project; share them with others later.")
     environmentTemplate = forms.CharField(label="Environment template", widget=forms.Select)
-    environmentTemplateVersion = forms.CharField(label="Environment template version", widget=forms.Select)
-    serviceType = forms.CharField(label="Service type", widget=_select(), help_text=(
-        "The catalog section end users find it in."))
+    environmentTemplateVersion = forms.CharField(label="Environment template version", widget=VersionSelect)
+    serviceType = forms.CharField(label="Service type", required=False, widget=_select(), help_text=(
+        "The catalog section end users find it in; left empty, the template's kind decides (a workspace is a "
+        "notebook, an inference an inference, a training a job)."))
 
     def __init__(self, data=None, *, profile: ServiceProfile | None, templates, projects, version_choices):
         initial = {}
@@ -130,13 +147,18 @@ class GeneralForm(ApiForm):
         self.fields["environmentTemplate"].widget.attrs.update(
             {"hx-get": reverse("profile-version-options"), "hx-target": "#id_environmentTemplateVersion"})
         chosen = (data or {}).get("environmentTemplate", initial.get("environmentTemplate", ""))
-        self.fields["environmentTemplateVersion"].widget.choices = version_choices(chosen)
+        options = version_choices(chosen)
+        self.fields["environmentTemplateVersion"].widget.choices = [(value, label) for value, label, _ in options]
+        self.fields["environmentTemplateVersion"].widget.kinds = {value: kind for value, _, kind in options if kind}
 
     def payload(self) -> dict:
         self.is_valid()
         data = self.cleaned_data
         body = {key: data[key] for key in ("displayName", "description", "environmentTemplate",
                                            "environmentTemplateVersion", "serviceType")}
+        if not body["serviceType"]:  # none chosen: the one of the chosen version's kind
+            kind = self.fields["environmentTemplateVersion"].widget.kinds.get(body["environmentTemplateVersion"] or "")
+            body["serviceType"] = SERVICE_TYPE_OF_KIND.get(kind, "")
         project = (data["projectId"] or "").strip()
         body["projectId"] = parse_id(project) if is_id(project) else (project or None)
         if not self.editing:

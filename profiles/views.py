@@ -114,12 +114,13 @@ def _version_choices(user, current: TemplateVersion | None):
     """Options of the version select for a template: its active versions (and the profile's own)."""
     templates = selectors.templates_visible_to(user)
 
-    def choices(template_name: str) -> list[tuple[str, str]]:
+    def choices(template_name: str) -> list[tuple[str, str, str]]:
+        """(value, label, the version's workload kind) of each option."""
         versions = TemplateVersion.objects.filter(template__in=templates, template__name=template_name)
-        options = [("", "Choose a version")]
+        options = [("", "Choose a version", "")]
         for version in versions.order_by("-created_at", "-id"):
             if version.state == TemplateVersion.State.ACTIVE or version == current:
-                options.append((version.version, f"{version.version} ({version.kind}, {version.state})"))
+                options.append((version.version, f"{version.version} ({version.kind}, {version.state})", version.kind))
         return options
 
     return choices
@@ -142,20 +143,23 @@ def readme_preview(request):
     return HttpResponse(html or '<p class="muted">Nothing to preview.</p>')
 
 
-def _save_step(user, profile: ServiceProfile | None, step: str, body: dict) -> ServiceProfile:
-    """One step through the API's serializer and service: a create for step 1 of a new profile, else a PATCH."""
+def _save_step(user, profile: ServiceProfile | None, step: str, body: dict, *, advance: bool = True) -> ServiceProfile:
+    """One step through the API's serializer and service: a create for step 1 of a new profile, else a PATCH.
+    `advance=False` (Try it) saves the step and leaves a draft where it is."""
     serializer = ServiceProfileSerializer(profile, data=body, partial=profile is not None)
     serializer.is_valid(raise_exception=True)
     fields = serializer.service_fields()
     following = STEP_NAMES[STEP_NAMES.index(step) + 1] if step != STEP_NAMES[-1] else ""
     if profile is None:
         return services.profile_create(actor=user, draft_step=following, **fields)
-    if profile.is_draft and STEP_NAMES.index(step) >= STEP_NAMES.index(profile.draft_step):
+    if advance and profile.is_draft and STEP_NAMES.index(step) >= STEP_NAMES.index(profile.draft_step):
         fields["draft_step"] = following  # a draft moves on; going back to an earlier step keeps its place
     return services.profile_update(actor=user, profile=profile, **fields)
 
 
 def _after_step(request, profile: ServiceProfile, step: str):
+    if request.POST.get("then") == "try":  # what this step chose is saved, then tried
+        return redirect("profile-try", profile.pk)
     finished = step == STEP_NAMES[-1] or request.POST.get("then") == "done"
     if not finished:
         return redirect("profile-step", profile.pk, STEP_NAMES[STEP_NAMES.index(step) + 1])
@@ -183,7 +187,9 @@ def profile_step(request, pk=None, step="general"):
         body = page.payload()
         if body is not None:
             try:
-                return _after_step(request, _save_step(request.user, profile, step, body), step)
+                saved = _save_step(request.user, profile, step, body,
+                                   advance=request.POST.get("then") != "try" or profile is None)
+                return _after_step(request, saved, step)
             except WRITE_ERRORS as exc:
                 page.file(write_errors(exc, conflict_field="name"))
     reached = STEP_NAMES.index(profile.draft_step) if profile is not None and profile.is_draft else (

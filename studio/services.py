@@ -34,6 +34,7 @@ from studio.org.queues import queues_sync_on_commit
 from studio.org.quotas import department_gpu_bounds, gpu_deserved_by_pool, gpu_totals, summed_by_pool
 from studio.queue import enqueue_on_commit
 from studio.signals import deleting, project_created
+from studio.words import gpu_count, noun
 
 
 def _queues_touched(instance: Model) -> None:
@@ -184,7 +185,7 @@ def _check_department_share(department: Department, *, project_pk, resources) ->
         mine = gpu_deserved_by_pool([entry]).get(name, 0.0)
         if name in bounds and mine + others.get(name, 0.0) > bounds[name] + 1e-9:
             errors[f"resources[{index}].gpu.deserved"] = (
-                f"Department {department.name} deserves {bounds[name]:g} GPUs in node pool {name}; its projects "
+                f"Department {department.name} deserves {gpu_count(bounds[name])} in node pool {name}; its projects "
                 f"would deserve {mine + others.get(name, 0.0):g} ({others.get(name, 0.0):g} given to its other "
                 f"projects).")
     if errors:
@@ -200,7 +201,7 @@ def _check_projects_fit(department: Department, resources) -> None:
         name = ((entry.get("nodePool") or {}) if isinstance(entry, dict) else {}).get("name")
         if value is not None and float(value) >= 0 and given.get(name, 0.0) > float(value) + 1e-9:
             errors[f"resources[{index}].gpu.deserved"] = (
-                f"Department {department.name}'s projects deserve {given[name]:g} GPUs in node pool {name}: lower "
+                f"Department {department.name}'s projects deserve {gpu_count(given[name])} in node pool {name}: lower "
                 f"theirs first.")
     if errors:
         raise ValidationError(errors)
@@ -476,8 +477,8 @@ def node_pool_delete(pool: NodePool, *, actor) -> None:
     departments = holders(Department.objects.filter(Q(cluster_id=pool.cluster_id) | Q(projects__cluster_id=pool.cluster_id))
                           .distinct())
     if projects or departments:
-        held = [f"{kind} {', '.join(names)}" for kind, names in (("projects", projects), ("departments", departments))
-                if names]
+        held = [f"{noun(names, kind)} {', '.join(names)}" for kind, names in (("project", projects),
+                                                                            ("department", departments)) if names]
         raise Conflict(f"Node pool {pool.name} holds quotas of {' and '.join(held)}: move them to another pool "
                        f"first.")
     model_delete(pool, actor=actor)

@@ -138,7 +138,7 @@ class Table:
         footer = self.footer()
         return {
             "table": self,
-            "rows": [{"id": self.row_id(row), "label": self.row_label(row),
+            "rows": [{"id": self.row_id(row), "label": self.row_label(row), "selectable": self.selectable(row),
                       "cells": [(c, self.cell(c, row)) for c in self.columns]} for row in rows],
             "page": page,
             "errors": self.errors,
@@ -149,6 +149,11 @@ class Table:
 
     def row_label(self, row) -> str:
         return str(row)
+
+    def selectable(self, row) -> bool:
+        """Whether the row offers its checkbox: the user may apply the bulk actions to it (a table sets
+        bulk_actions to () where the user may apply them to none)."""
+        return True
 
     def row_id(self, row) -> str:
         return str(row.pk)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from studio.words import gpu_count
+
 EPS = 1e-9
 
 
@@ -79,7 +81,7 @@ def forecast(state: PoolState, gpus: float, *, preemptible: bool) -> dict:
         return {**answer, "action": "start", "message": f"It starts at once in node pool {pool}: it asks for no GPU."}
     if me.limit is not None and me.allocated + gpus > me.limit + EPS:
         return {**answer, "action": "wait", "waitingFor": "ProjectLimit", "message": (
-            f"It waits: project {me.name} holds {_n(me.allocated)} of its limit of {_n(me.limit)} GPUs in node pool "
+            f"It waits: project {me.name} holds {_n(me.allocated)} of its limit of {gpu_count(me.limit)} in node pool "
             f"{pool}; it starts when the project's work there ends.")}
     asking = ProjectInPool(me.name, me.department, me.deserved, me.limit, me.weight, me.requested + gpus, me.running)
     fair = fair_shares([asking, *state.others], state.capacity)
@@ -106,19 +108,19 @@ def forecast(state: PoolState, gpus: float, *, preemptible: bool) -> dict:
             return _reclaim(answer, me, pool, victims)
         return {**answer, "action": "wait", "waitingFor": "DepartmentLimit", "message": (
             f"It waits: department {me.department} holds {_n(department_allocated)} of its limit of "
-            f"{_n(state.department_limit)} GPUs in node pool {pool}.")}
+            f"{gpu_count(state.department_limit)} in node pool {pool}.")}
     if idle + EPS >= gpus and not state.waiting:
         if me.allocated + gpus <= me.deserved + EPS:
             return {**answer, "action": "start", "message": (
-                f"It starts at once in node pool {pool}, within project {me.name}'s deserved {_n(me.deserved)} GPUs "
+                f"It starts at once in node pool {pool}, within project {me.name}'s deserved {gpu_count(me.deserved)} "
                 f"({_n(me.allocated + gpus)} with it).")}
         if preemptible:
             return {**answer, "action": "start-over-quota", "message": (
-                f"It starts at once in node pool {pool} over project {me.name}'s deserved {_n(me.deserved)} GPUs, "
+                f"It starts at once in node pool {pool} over project {me.name}'s deserved {gpu_count(me.deserved)}, "
                 f"on idle GPUs: it may be reclaimed when other projects need their share.")}
         return {**answer, "action": "wait", "waitingFor": "NonPreemptibleOverQuota", "message": (
             f"It waits: it is not preemptible and would take project {me.name} past its deserved "
-            f"{_n(me.deserved)} GPUs in node pool {pool}.")}
+            f"{gpu_count(me.deserved)} in node pool {pool}.")}
     if within_fair:
         victims = _take(beyond, gpus - idle)
         if victims is not None:

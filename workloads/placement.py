@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from studio.words import gpu_count
+
 
 @dataclass(frozen=True)
 class PoolQuota:
@@ -32,12 +34,12 @@ def _n(value) -> str:
 def never_in(pool: PoolQuota, gpus: Decimal, project: str, per_pod: Decimal = Decimal(0)) -> str:
     """Why `gpus` GPUs (`per_pod` in one pod) could never run in `pool`; "" when they could."""
     if pool.largest_node is not None and per_pod > pool.largest_node:
-        return f"each pod asks for {_n(per_pod)} GPUs and the largest node of node pool {pool.name} has " \
+        return f"each pod asks for {gpu_count(per_pod)} and the largest node of node pool {pool.name} has " \
                f"{_n(pool.largest_node)}"
     if pool.limit is not None and gpus > pool.limit:
-        return f"{_n(gpus)} GPUs is more than project {project}'s limit of {_n(pool.limit)} in node pool {pool.name}"
+        return f"{gpu_count(gpus)} is more than project {project}'s limit of {_n(pool.limit)} in node pool {pool.name}"
     if pool.department_limit is not None and gpus > pool.department_limit:
-        return (f"{_n(gpus)} GPUs is more than department {pool.department}'s limit of "
+        return (f"{gpu_count(gpus)} is more than department {pool.department}'s limit of "
                 f"{_n(pool.department_limit)} in node pool {pool.name}")
     return ""
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from studio.tables import Column, ListTable
+from workloads.pending_words import sentence
 
 
 def _gpus(value) -> str:
@@ -102,6 +103,11 @@ class PoolTable(ListTable):
         return row.name
 
 
+def _why(workload) -> str:
+    """Why it waits in plain words (workloads.pending_words), else the cluster's message."""
+    return sentence(workload.waiting_reason, gpus=workload.gpu_request) or workload.phase_message or ""
+
+
 class QueueTable(ListTable):
     """The workloads waiting for GPUs, oldest first (their place in the queue), as the table component."""
 
@@ -124,7 +130,7 @@ class QueueTable(ListTable):
             Column("place", "#", lambda w: self.place[w.pk], sort="place", numeric=True),
             Column("name", "Workload", lambda w: w.name, sort="name", natural=True, html=lambda w: format_html(
                 '<a href="{}">{}</a>{}', reverse("workload-detail", args=[w.pk]), w.name, format_html(
-                    '<div class="text-secondary small">{}</div>', w.phase_message[:90]) if w.phase_message else "")),
+                    '<div class="text-secondary small">{}</div>', _why(w)[:110]) if _why(w) else "")),
             Column("project", "Project", lambda w: w.project.name, sort="project"),
             Column("pool", "Pool", lambda w: w.pool, sort="pool"),
             Column("gpus", "GPUs", lambda w: _gpus(w.gpu_request), sort="gpus", numeric=True),

@@ -24,6 +24,7 @@ from studio.models import DEFAULT_NODE_POOL, AuditEvent, Level, Project
 from studio.org.numbers import Unit, quota_numbers
 from studio.queue import enqueue_on_commit
 from studio.selectors import node_pool_errors, quota_pools
+from studio.words import gpu_count
 from workloads import forecast, forecast_reads, placement
 from workloads.compute_quota import compute_quota_errors
 from workloads.from_templates import asset_uses_record, asset_uses_release
@@ -145,9 +146,9 @@ def quota_decision(project: Project, kind: str, gpus: Decimal, *, spec: dict | N
         pass
     elif kind in (Workload.Kind.TRAINING, Workload.Kind.DISTRIBUTED):
         if limit is not None and used + gpus > limit:
-            message = f"Project GPU limit exceeded: {used + gpus:g} GPUs requested in total, limit is {limit:g}."
+            message = f"Project GPU limit exceeded: {gpu_count(used + gpus)} requested in total, limit is {limit:g}."
     elif used + gpus > project.gpu_deserved:
-        message = (f"Project GPU quota (deserved) exceeded: {used + gpus:g} GPUs requested in total, deserved is "
+        message = (f"Project GPU quota (deserved) exceeded: {gpu_count(used + gpus)} requested in total, deserved is "
                    f"{project.gpu_deserved:g}; only trainings may go over it.")
     return {**answer, "allowed": not message, "message": message or "Within the project's GPU quota."}
 
@@ -180,19 +181,19 @@ def _never_runs(project: Project, kind: str, gpus: Decimal, spec: dict) -> str:
     if gpus <= 0:
         return ""
     if project.gpu_limit is not None and gpus > project.gpu_limit:
-        return (f"It can never run: {_n(gpus)} GPUs is more than project {project.name}'s limit of "
-                f"{_n(project.gpu_limit)} GPUs.")
+        return (f"It can never run: {gpu_count(gpus)} is more than project {project.name}'s limit of "
+                f"{gpu_count(project.gpu_limit)}.")
     department_limit = _department_gpu_limit(project)
     if department_limit is not None and gpus > department_limit:
-        return (f"It can never run: {_n(gpus)} GPUs is more than department {project.department.name}'s limit of "
-                f"{_n(department_limit)} GPUs.")
+        return (f"It can never run: {gpu_count(gpus)} is more than department {project.department.name}'s limit of "
+                f"{gpu_count(department_limit)}.")
     capacity = (project.cluster.gpu_capacity or {}).get("total")
     if capacity and gpus > capacity:
-        return f"It can never run: {_n(gpus)} GPUs is more than cluster {project.cluster.name} has ({_n(capacity)})."
+        return f"It can never run: {gpu_count(gpus)} is more than cluster {project.cluster.name} has ({_n(capacity)})."
     per_pod = gpu_request_of(spec) if spec else Decimal(0)
     largest = (project.cluster.gpu_capacity or {}).get("largestNode")
     if largest and per_pod > largest:  # a pod lands on one node: no share of the cluster's total can hold it
-        return (f"It can never run: each pod asks for {_n(per_pod)} GPUs and the largest node of cluster "
+        return (f"It can never run: each pod asks for {gpu_count(per_pod)} and the largest node of cluster "
                 f"{project.cluster.name} has {_n(largest)}.")
     if not _preemptible(kind, spec) and 0 <= project.gpu_deserved < gpus:
         return (f"It can never run: a non-preemptible {kind} runs only within project {project.name}'s deserved "

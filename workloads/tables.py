@@ -7,6 +7,8 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.html import format_html
 
+from studio.iam.models import Level
+from studio.iam.permissions import acting_project_ids
 from studio.tables import BulkAction, Column, Table
 from workloads import runai_fields as derived
 from workloads.api.filtersets import WorkloadFilterSet
@@ -71,6 +73,17 @@ class WorkloadTable(Table):
         Column("cluster", "Cluster", lambda w: w.cluster.name, default=False),
         Column("department", "Department", lambda w: w.department.name, sort="departmentName", default=False),
     )
+
+    def __init__(self, request, queryset, **kwargs):
+        super().__init__(request, queryset, **kwargs)
+        # Suspend, resume and delete take a member's role in the workload's project (as each one's own button):
+        # a row of a project the user only views has no checkbox, and a user who views only has no bulk actions.
+        self.acting = acting_project_ids(request.user, Level.MEMBER)
+        if self.acting is not None and not self.acting:
+            self.bulk_actions = ()
+
+    def selectable(self, row) -> bool:
+        return self.acting is None or row.project_id in self.acting
 
     def totals(self, qs) -> dict:
         numbers = qs.aggregate(gpus=Sum("gpu_request"), running=Sum("running_pods"), requested=Sum("requested_pods"))

@@ -57,6 +57,7 @@ def workload_list(request):
         **table.context(), "scope_project": scope_project, "can_scope": can_scope, "filters": request.GET,
         "kinds": Workload.Kind.choices, "phases": Workload.Phase.choices,
         "chosen_kinds": selected_filters(request, "type"), "chosen_phases": selected_filters(request, "phase"),
+        "may_launch": table.acting is None or bool(table.acting),  # a viewer of every project launches nothing
     }
     template = "workloads/_rows.html" if request.htmx else "workloads/list.html"
     return render(request, template, context)

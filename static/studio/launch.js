@@ -1,5 +1,6 @@
-// Launch form: an input's pattern is a Python regular expression. The browser checks it where JavaScript
-// compiles it (most do); the server checks every one, and its message appears next to the field.
+// Launch form: an input's pattern is a Python regular expression. The browser marks it (:invalid) where
+// JavaScript compiles it (most do); the form is novalidate, so the server checks every field at once and each
+// message appears next to its field.
 (function () {
   "use strict";
   document.addEventListener("DOMContentLoaded", () => {

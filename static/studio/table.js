@@ -88,7 +88,7 @@
       const name = form.id.replace(/^bulk-/, "");
       const names = rowBoxes(name).filter((box) => box.checked)
         .map((box) => (box.getAttribute("aria-label") || "").replace(/^Select /, "").trim());  // the row's label
-      const noun = names.length === 1 ? form.dataset.noun.replace(/s$/, "") : form.dataset.noun;
+      const noun = names.length === 1 ? (form.dataset.nounOne || form.dataset.noun) : form.dataset.noun;
       form.dataset.confirmTitle = `${button.dataset.bulkAction} ${names.length} ${noun}?`;
       form.dataset.confirm = `${names.slice(0, 10).join(", ")}${names.length > 10 ? ` and ${names.length - 10} more` : ""}.`;
       form.dataset.confirmButton = `${button.dataset.bulkAction} ${names.length} ${noun}`;

@@ -57,6 +57,7 @@
   // <form data-confirm="Delete X? …">: ask in a modal that names what is destroyed, then submit for real.
   let pendingForm = null;
   let pendingSubmitter = null;
+  let opener = null;  // what opened the dialog, to take the focus back when it closes
   document.addEventListener("submit", (event) => {
     const form = event.target;
     if (!form.matches("form[data-confirm]") || form.dataset.confirmed === "yes") return;
@@ -64,6 +65,7 @@
     event.stopImmediatePropagation();  // htmx must not send it before the user says yes
     pendingForm = form;
     pendingSubmitter = event.submitter || null;
+    opener = { element: pendingSubmitter || document.activeElement, action: form.getAttribute("action") };
     const modal = document.getElementById("confirm-modal");
     modal.querySelector("#confirm-title").textContent = form.dataset.confirmTitle || "Are you sure?";
     modal.querySelector("#confirm-body").textContent = form.dataset.confirm;
@@ -86,8 +88,20 @@
     form.requestSubmit(pendingSubmitter && form.contains(pendingSubmitter) ? pendingSubmitter : undefined);
     delete form.dataset.confirmed;
   });
+  // The safe choice has the focus (Enter must not destroy); closing gives it back to what opened the dialog,
+  // or to its successor when a live region replaced it meanwhile.
   document.addEventListener("shown.bs.modal", (event) => {
-    if (event.target.id === "confirm-modal") event.target.querySelector("#confirm-ok").focus();
+    if (event.target.id === "confirm-modal") event.target.querySelector("#confirm-cancel").focus();
+  });
+  document.addEventListener("hidden.bs.modal", (event) => {
+    if (event.target.id !== "confirm-modal" || !opener) return;
+    let target = opener.element;
+    if (!target || !target.isConnected) {
+      const form = [...document.querySelectorAll("form[data-confirm]")].find((f) => f.getAttribute("action") === opener.action);
+      target = form && form.querySelector("[type=submit], button");
+    }
+    opener = null;
+    if (target && target.isConnected) target.focus();
   });
 
   // Toasts: a success fades after a few seconds; an error stays until closed.

@@ -1,5 +1,5 @@
 // Service profile wizard: add and remove key/value rows; show "allowed values" only for restricted inputs and
-// the project list only for "Selected projects". Without it every control is shown and the server decides.
+// the project list only for "Selected projects"; propose the service type of the chosen version's kind. Without it every control is shown and the server decides.
 (function () {
   "use strict";
 
@@ -48,6 +48,20 @@
       toggle(fieldset.querySelector("[data-override]"), fieldset.querySelector("[data-allowed]"),
         (value) => value === "restricted");
     });
+    // The service type follows the chosen version's kind until the admin picks one herself.
+    const version = document.getElementById("id_environmentTemplateVersion");
+    const serviceType = document.getElementById("id_serviceType");
+    if (version && serviceType) {
+      const KIND_TO_TYPE = { workspace: "notebook", inference: "inference", training: "jobs", distributed: "jobs" };
+      let auto = !serviceType.value;
+      serviceType.addEventListener("change", () => { auto = !serviceType.value; });
+      const infer = () => {
+        const kind = version.selectedOptions[0] && version.selectedOptions[0].dataset.kind;
+        if (auto && KIND_TO_TYPE[kind]) serviceType.value = KIND_TO_TYPE[kind];
+      };
+      version.addEventListener("change", infer);
+      document.body.addEventListener("htmx:afterSwap", (event) => { if (event.detail.target === version) infer(); });
+    }
     const sharing = document.querySelector("[data-sharing]");
     const projects = document.querySelector("[data-projects]");
     if (sharing && projects) {

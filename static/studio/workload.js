@@ -128,12 +128,12 @@
         const dataset = { label: legend(config, m), data: [], borderColor: colour, backgroundColor: colour,
                           borderWidth: style.reference ? 1.5 : 2, pointRadius: style.reference ? 0 : 2,
                           borderDash: style.reference ? (style.dash || [6, 4]) : [], stepped: !!style.reference };
-        chart.data.datasets.push(dataset);
         item = series[key] = { dataset, reference: !!style.reference, last: -Infinity, value: null };
       }
       // Only points later than the newest already drawn, in time order: the axis never runs backwards.
-      const points = m.values.map((v) => ({ x: Date.parse(v.timestamp), y: Number(v.value) * (config.scale || 1) }))
-        .filter((p) => p.x > item.last).sort((a, b) => a.x - b.x);
+      const points = m.values.filter((v) => v.value !== null && v.value !== "")
+        .map((v) => ({ x: Date.parse(v.timestamp), y: Number(v.value) * (config.scale || 1) }))
+        .filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y) && p.x > item.last).sort((a, b) => a.x - b.x);
       if (!points.length) continue;
       item.last = points[points.length - 1].x;
       item.value = points[points.length - 1].y;
@@ -155,6 +155,9 @@
         item.dataset.data = item.dataset.data.filter((p) => p.x >= min);
       }
     }
+    // A series with no point in the window (an unset limit, samples gone out of the range) is not drawn: no
+    // empty line, no legend entry that names nothing.
+    chart.data.datasets = Object.values(series).map((item) => item.dataset).filter((d) => d.data.length);
     chart.options.scales.x.min = min;
     chart.options.scales.x.max = end.getTime();
     const hasData = Object.values(series).some((i) => !i.reference && i.dataset.data.length);

@@ -79,6 +79,12 @@ def projects_with_level(user, minimum: str) -> list:
     return [pid for pid, level in _levels_by_project(user).items() if LEVEL_RANK[level] >= LEVEL_RANK[minimum]]
 
 
+def acting_project_ids(user, minimum: str) -> set | None:
+    """The projects where the user holds at least `minimum`, for pages that offer only what a role may do;
+    None for a platform admin (every project)."""
+    return None if is_platform_admin(user) else set(projects_with_level(user, minimum))
+
+
 class IsPlatformAdmin(permissions.BasePermission):
     message = "Only platform admins may do this."
 

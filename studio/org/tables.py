@@ -63,6 +63,9 @@ class OrgTable(Table):
         """Whether the row offers Edit and Delete (the page sets it from the user's roles); else it opens read-only."""
         return True
 
+    def selectable(self, row) -> bool:
+        return self.may_change(row)  # bulk delete goes through the same check as the row's Delete
+
     def actions(self, row) -> str:
         return get_template("studio/_org_actions.html").render(
             {"row": row, "kind": self.kind, "singular": self.singular, "may_change": self.may_change(row)},

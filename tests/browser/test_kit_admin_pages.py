@@ -107,7 +107,11 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     expect(page.get_by_text("'*' as the id matches every application")).to_be_visible()
     page.get_by_label("Id", exact=True).fill("gpu-l40s")
     page.get_by_label("Name", exact=True).fill("L40S")
-    page.get_by_label("Supported applications").fill("usd-viewer 1.0.0\nUSD 2.x")
+    page.get_by_label("Application 1 application").select_option("usd-viewer")  # a choice of the known ones
+    page.get_by_label("Application 1 versions").fill("1.0.0")
+    page.get_by_role("button", name="Add an application").click()
+    page.get_by_label("Application 2 application").select_option("*")
+    page.get_by_label("Application 2 versions").fill("2.x")
     page.get_by_label("Encryption").select_option("pod")  # without a TLS secret
     page.get_by_label("Share with").select_option("selected")  # and no project chosen
     expect(page.get_by_label("Compute (JSON)")).to_have_count(0)  # typed inputs, from the API's serializers
@@ -129,9 +133,8 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.get_by_label("End a stream idle for (seconds)").fill("30")
     page.get_by_role("button", name="Create profile").click()
     expect(page.locator("#id_idleTimeoutSeconds-error")).to_contain_text("at least 60")
-    supported = error_of(page, "Supported applications")
-    expect(supported.filter(has_text="Line 2 (name)")).to_contain_text("application id or '*'")
-    expect(page.locator("#id_supportedApplications-error").nth(1)).to_contain_text("Line 2 (versions)")
+    expect(page.get_by_label("Application 2 versions")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Application 1 application")).to_have_value("usd-viewer")
     expect(error_of(page, "TLS secret")).to_contain_text("Is required when mode is pod")
     expect(page.get_by_label("GPU devices")).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#computegpudevicesrequest-err")).to_contain_text("0")
@@ -144,7 +147,8 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     assert page.evaluate(AXE_RUN) == []
     session.screenshot("kit-profile-form-errors")
 
-    page.get_by_label("Supported applications").fill("usd-viewer 1.*\n")
+    page.get_by_label("Application 1 versions").fill("1.*")
+    page.get_by_role("button", name="Remove application 2").click()
     page.get_by_label("Encryption").select_option("none")
     page.get_by_label("GPU devices").fill("1")
     page.get_by_label("Toleration 2 operator").select_option("")
@@ -152,8 +156,8 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
     page.get_by_label("Owner project").select_option(label="alpha")
     page.get_by_label("beta").check()
     page.get_by_role("button", name="Create profile").click()
-    expect(page.locator("#id_supportedApplications-error")).to_contain_text("semantic version or '*'")
-    page.get_by_label("Supported applications").fill("usd-viewer *")
+    expect(page.locator("#supportedapplications-0-versions-err")).to_contain_text("semantic version or '*'")
+    page.get_by_label("Application 1 versions").fill("*")
     page.get_by_label("End a stream idle for (seconds)").fill("900")
     page.get_by_label("Over the project's cap of streams").select_option("refuse")
     page.get_by_role("button", name="Create profile").click()
@@ -172,12 +176,13 @@ def test_admin_builds_an_application_profile_with_wildcards_and_sees_errors_by_l
 
     page.goto("/kit/profiles/gpu-l40s")
     page.get_by_role("link", name="Edit").click()
-    expect(page.get_by_label("Supported applications")).to_have_value("usd-viewer *")
+    expect(page.get_by_label("Application 1 application")).to_have_value("usd-viewer")
+    expect(page.get_by_label("Application 1 versions")).to_have_value("*")
     expect(page.get_by_label("Port 2 port")).to_have_value("47998")  # the stored rows, typed
     expect(page.get_by_label("GPU devices")).to_have_value("1")
     page.add_script_tag(url=AXE)
     assert page.evaluate(AXE_RUN) == []
-    page.get_by_label("Supported applications").fill("* *")
+    page.get_by_label("Application 1 application").select_option("*")
     page.get_by_label("Load balancing").select_option("NodePort")
     page.get_by_label("Require authorization").uncheck()
     page.get_by_label("Owner project").select_option(label="None")  # no owner any more

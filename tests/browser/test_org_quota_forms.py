@@ -98,7 +98,7 @@ def test_a_platform_admin_fills_a_departments_quota(open_session, quota_org, wid
     default.get_by_label("GPUs deserved in default").fill("0.5")
     page.get_by_role("button", name="Save quotas").click()
     expect(pool_row(page, "default").get_by_role("alert")).to_contain_text(
-        "Department research's projects deserve 1 GPUs in node pool default: lower theirs first.")
+        "Department research's projects deserve 1 GPU in node pool default: lower theirs first.")
     default = pool_row(page, "default")
     default.get_by_label("GPUs deserved in default").fill("6")
     default.get_by_label("GPUs limit in default").fill("8")
@@ -150,7 +150,7 @@ def test_node_pools_created_edited_and_a_refused_deletion_named(open_session, qu
     expect(page.get_by_role("status").filter(has_text="Deleted node pool my-node-pool-a")).to_be_visible()
     page.get_by_role("button", name="Delete a100").click()
     session.confirm("Delete a100")
-    refused = page.get_by_role("alert").filter(has_text="Node pool a100 holds quotas of projects alpha")
+    refused = page.get_by_role("alert").filter(has_text="Node pool a100 holds quotas of project alpha")
     expect(refused).to_be_visible()
     expect(page.locator("tr[data-pool=a100]")).to_be_visible()
     assert api.get(f"/api/v1/node-pools/{pool.pk}").status_code == 200

@@ -28,18 +28,23 @@ def test_waiting_workloads_say_why_and_their_place_in_the_queue(open_session, si
              and (Workload.objects.get(pk=bad["workloadId"]).pending_reason or {}).get("type") == "ImagePull",
              step=sync, interval=0.5, timeout=60, what="both queued and the pull error seen")
     reason = page.get_by_test_id("pending-reason")
-    expect(reason).to_contain_text("No node with room", timeout=10_000)
-    expect(reason).to_contain_text("not enough nvidia.com/gpu free")
-    expect(reason).to_contain_text("Scheduler: 0/4 nodes are available")
-    expect(page.get_by_test_id("queue-position")).to_contain_text("#2 of 2 waiting in node pool default")
+    expect(reason).to_contain_text("No room yet", timeout=10_000)
+    expect(page.get_by_test_id("pending-sentence")).to_contain_text("in node pool default: all its GPUs are in use.")
+    expect(page.get_by_test_id("queue-position")).to_have_text("It is 2nd in line.")
+    expect(page.get_by_test_id("queue-detail")).to_contain_text("node pool default, #2 of 2")
+    words = page.get_by_test_id("scheduler-words")  # the scheduler's own text, behind a toggle
+    expect(words.get_by_text("not enough nvidia.com/gpu free")).to_be_hidden()
+    words.get_by_text("The scheduler's own words").click()
+    expect(words).to_contain_text("not enough nvidia.com/gpu free")
+    expect(words).to_contain_text("Scheduler: 0/4 nodes are available")
     session.screenshot("workload-pending")
 
     page.goto("/workloads")
     rows = {name: page.get_by_role("row").filter(has=page.get_by_role("link", name=name))
             for name in ("huge-1", "huge-2", "bad-image")}
-    expect(rows["huge-1"].get_by_test_id("queue-position")).to_have_text("#1 of 2")
-    expect(rows["huge-2"].get_by_test_id("queue-position")).to_have_text("#2 of 2")
+    expect(rows["huge-1"].get_by_test_id("queue-position")).to_have_text("It is next in line.")
+    expect(rows["huge-2"].get_by_test_id("queue-position")).to_have_text("It is 2nd in line.")
     expect(rows["huge-1"].get_by_test_id("pending-reason")).to_have_attribute("data-type", "NoNodeRoom")
     expect(rows["bad-image"].get_by_test_id("pending-reason")).to_contain_text(
-        "Image registry.example.com/does-not-exist:1 cannot be pulled")
+        "Its container image registry.example.com/does-not-exist:1 cannot be downloaded")
     session.screenshot("workloads-pending")

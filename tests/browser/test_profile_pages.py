@@ -52,7 +52,7 @@ def test_admins_and_users_get_their_own_navigation_home_and_catalog_per_project(
     for link in ADMIN_LINKS:
         expect(nav(member.page).get_by_role("link", name=link, exact=True)).to_have_count(0)
     expect(nav(member.page).get_by_role("link", name="Members")).to_be_visible()
-    expect(member.page.locator("a.card", has_text="Running workloads")).to_be_visible()
+    expect(member.page.locator("a.card", has_text="Running")).to_be_visible()
     member.goto_expecting("/studio/service-profiles", 403)
     member.page.goto("/")
     member.page.get_by_role("button", name="Log out").click()

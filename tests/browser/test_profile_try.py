@@ -24,7 +24,7 @@ def test_an_admin_tries_a_draft_profile_from_the_last_step_and_nothing_is_create
     page = session.page
     page.goto(f"/studio/service-profiles/{profile.pk}/edit/sharing")
     expect(page.get_by_role("heading", name="5. Sharing")).to_be_visible()
-    page.get_by_role("link", name="Try it").click()
+    page.get_by_role("button", name="Try it").click()
 
     expect(page.get_by_label("Try in project")).to_have_value(str(sim_org.project.pk))  # the owner project first
     page.get_by_label("Workload name").fill("try-demo")

@@ -58,7 +58,7 @@ def test_pools_created_listed_updated_and_deleted_in_2_18s_shapes(client_for, or
     org.a.save()
     refused = api.delete(one)
     assert refused.status_code == 400
-    assert refused.json()["errors"] == [{"field": "id", "message": "Node pool a100 holds quotas of projects alpha: "
+    assert refused.json()["errors"] == [{"field": "id", "message": "Node pool a100 holds quotas of project alpha: "
                                                                    "move them to another pool first."}]
     org.a.node_pool_resources = []
     org.a.save()

@@ -49,7 +49,7 @@ def test_node_pools_create_list_get_count_delete(client_for, org, django_assert_
     org.a.save()
     refused = api.delete(f"{POOLS}/{pool_id}")
     assert refused.status_code == 409
-    assert refused.json()["message"] == (f"Node pool a100 holds quotas of projects {org.a.name}: move them to "
+    assert refused.json()["message"] == (f"Node pool a100 holds quotas of project {org.a.name}: move them to "
                                          f"another pool first.")
     org.a.node_pool_resources = []
     org.a.save()
@@ -57,7 +57,7 @@ def test_node_pools_create_list_get_count_delete(client_for, org, django_assert_
     org.department.node_pool_resources = quota(NodePool.objects.get(pk=pool_id))
     org.department.save()
     refused = api.delete(f"{POOLS}/{pool_id}")
-    assert refused.status_code == 409 and f"departments {org.department.name}" in refused.json()["message"]
+    assert refused.status_code == 409 and f"department {org.department.name}" in refused.json()["message"]
     org.department.node_pool_resources = []
     org.department.save()
     assert api.delete(f"{POOLS}/{pool_id}").status_code == 204

@@ -126,7 +126,7 @@ def test_node_pools_created_edited_and_a_refused_deletion_names_the_holders(clie
     org.department.save()
     refused = client.post(f"/org/clusters/{org.cluster.pk}/node-pools/{pool.pk}/delete", follow=True)
     html = refused.content.decode()
-    assert "Node pool a100 holds quotas of projects alpha and departments research" in html
+    assert "Node pool a100 holds quotas of project alpha and department research" in html
     assert api.delete(f"/api/v1/node-pools/{pool.pk}").status_code == 409  # as the API answers
     org.a.node_pool_resources, org.department.node_pool_resources = [], []
     org.a.save()

@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from studio.words import gpu_count
 from workloads.runai_fields import ALLOCATED_PHASES, WAITING_PHASES
 
 TYPES = ("OverQuota", "NoNodeRoom", "Unschedulable", "ImagePull", "Scheduling", "Creating", "Starting",
@@ -189,7 +190,7 @@ def over_quota(kind: str, gpus: float, used: float, quota: Quota) -> dict | None
         "type": "OverQuota", "scope": quota.scope, "scopeName": quota.name, "nodePool": quota.pool,
         "resource": GPU, "quota": which, "allowed": _num(cap), "used": _num(used), "requested": _num(gpus),
         "over": _num(over),
-        "message": (f"Over the GPU quota of {quota.scope} {quota.name}{where}: {_num(used):g} GPUs held or queued "
+        "message": (f"Over the GPU quota of {quota.scope} {quota.name}{where}: {gpu_count(_num(used))} held or queued "
                     f"ahead + {_num(gpus):g} requested = {_num(used + gpus):g}, its {which} is {_num(cap):g} "
                     f"({_num(over):g} over)."),
     }
