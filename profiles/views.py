@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
-from assets.skus import compute_skus
+from assets.skus import catalog_templates, compute_skus
 from profiles import forms, selectors, services
 from profiles.filtersets import ServiceProfileFilterSet
 from profiles.forms import api_errors, write_errors
@@ -378,4 +378,5 @@ def catalog(request):
         "service_type": request.GET.get("serviceType", ""), "service_types": forms.SERVICE_TYPES,
         "may_launch": project is not None and has_project_role(request.user, project, Level.MEMBER),
         "skus": compute_skus(user=request.user, project=project),  # compute resources, shown as SKUs
+        "asset_templates": catalog_templates(user=request.user, project=project),  # Run:ai's templates
     })

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from assets.forms import KIND_LABELS
 from assets.tables import scope_text, sku_text, summary_text
+from assets.template_selectors import reaches_project, template_visible
 from studio.context import navigation
 from studio.errors import flatten_errors
 from studio.iam.permissions import has_project_role
@@ -29,6 +30,8 @@ def _field_of(path: str) -> str:
         return "name"
     if path in ("projectId", "clusterId"):
         return "project"
+    if path == "templateId":
+        return "template"
     for prefix, field in (("spec.compute", "compute"), ("spec.storage", "datasources"),
                           ("spec.imagePullSecrets", "credentials")):
         if path.startswith(prefix):
@@ -60,6 +63,13 @@ def workload_new(request):
         "environments": [], "computes": [], "datasources": [], "credentials": []}
     chosen = {"environment": data.get("environment", ""), "compute": data.get("compute", ""),
               "datasources": data.getlist("datasources"), "credentials": data.getlist("credentials")}
+    # From the catalog's templates: the template's assets chosen (until the user chooses), its own fields applied
+    template = template_visible(request.user, data.get("template")) if data.get("template") else None
+    if data.get("template") and (template is None or (project is not None and not reaches_project(template, project))):
+        errors["template"] = ["No such template for this project."]
+        template = None
+    if template is not None and request.method == "GET" and not chosen["environment"]:
+        chosen.update(from_assets.template_choices(template))
     chosen_ids = {chosen["environment"], chosen["compute"], *chosen["datasources"], *chosen["credentials"]}
     preview = None
     if request.method == "POST" and request.POST.get("action") in ("preview", "submit"):
@@ -72,14 +82,15 @@ def workload_new(request):
         elif not is_valid_name(name):
             errors.setdefault("name", []).append(NAME_RULE_MESSAGE)
         if not errors:
-            preview, workload = _run(request, kind=kind, name=name, project=project, picked=picked, errors=errors)
+            preview, workload = _run(request, kind=kind, name=name, project=project, picked=picked, errors=errors,
+                                     template=template)
             if workload is not None:
                 messages.success(request, f"Submitted {workload.name} made of {picked['environment'].name}.")
                 return redirect("workload-detail", workload.pk)
     context = {
         "projects": projects, "project": project, "kind": kind, "kinds": from_assets.KINDS,
         "name": data.get("name", ""), "errors": errors, "error_count": sum(len(v) for v in errors.values()),
-        "preview": preview, "chosen": chosen,
+        "preview": preview, "chosen": chosen, "template": template,
         "environments": [_card(a, chosen_ids) for a in usable["environments"]],
         "computes": [_card(a, chosen_ids) for a in usable["computes"]],
         "datasources": [_card(a, chosen_ids) for a in usable["datasources"]],
@@ -110,13 +121,13 @@ def _picked(usable: dict, chosen: dict, errors: dict) -> dict:
     return picked
 
 
-def _run(request, *, kind, name, project, picked, errors):
+def _run(request, *, kind, name, project, picked, errors, template=None):
     """Preview or submit; the request's problems filed on the choices they concern."""
     used = [picked["environment"], picked["compute"], *picked["datasources"], *picked["credentials"]]
     referenced = from_assets.referenced_credentials(user=request.user, assets=used)
     body = from_assets.assets_body(kind=kind, name=name, project=project, environment=picked["environment"],
                                    compute=picked["compute"], datasources=picked["datasources"],
-                                   credentials=picked["credentials"], referenced=referenced)
+                                   credentials=picked["credentials"], referenced=referenced, template=template)
     try:
         if request.POST.get("action") == "preview":
             return _preview_shown(from_assets.assets_preview(kind=kind, body=body, user=request.user)), None

@@ -154,3 +154,34 @@ def test_the_page_reads_in_the_same_queries_for_few_and_many_assets(member, worl
     department_compute("dept-20")
     with django_assert_num_queries(catalog):
         member.get("/catalog")
+
+
+def test_a_catalog_template_opens_new_workload_with_its_assets_and_makes_the_workload_from_it(member, world, org,
+                                                                                             client_for):
+    """Run:ai's templates are launched from the catalog as the SKUs are: New workload with the template's
+    environment, compute and data sources chosen; the workload is made from the template (its own fields under
+    the chosen assets', its provenance kept), as `templateId` makes it through the API."""
+    made = client_for(org.users.admin).post("/api/v1/asset/workload-template", {
+        "meta": {"name": "train-tpl", "scope": "project", "projectId": org.a.pk},
+        "spec": {"assets": {"environment": world["env"], "compute": world["compute"],
+                            "datasources": [{"id": world["nfs"], "kind": "nfs"}]},
+                 "specificEnv": {"environmentVariables": [{"name": "FROM_TEMPLATE", "value": "yes"}]}}}, format="json")
+    assert made.status_code == 202, made.json()
+    template = made.json()["meta"]["id"]
+    catalog = member.get("/catalog").content.decode()
+    assert 'data-template="train-tpl"' in catalog and f"template={template}" in catalog
+    page = member.get("/workloads/new", {"template": template, "project": org.a.pk, "kind": "training"})
+    text = page.content.decode()
+    assert 'data-testid="from-template"' in text
+    for asset in ("env", "compute", "nfs"):
+        assert f'value="{world[asset]}" checked' in text
+    submitted = member.post("/workloads/new", {"project": org.a.pk, "kind": "training", "name": "from-tpl",
+                                               "template": template, "environment": world["env"],
+                                               "compute": world["compute"], "datasources": [world["nfs"]],
+                                               "action": "submit"})
+    workload = Workload.objects.get(name="from-tpl")
+    assert submitted.status_code == 302
+    assert str(workload.template_id) == template
+    assert {v["name"] for v in workload.spec["environmentVariables"]} == {"EPOCHS", "FROM_TEMPLATE"}
+    outsider = member.get("/workloads/new", {"template": world["beta-env"], "project": org.a.pk}).content.decode()
+    assert "No such template for this project." in outsider

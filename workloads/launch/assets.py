@@ -35,6 +35,7 @@ from assets.selectors import ListQuery, asset_list
 from assets.services import asset_use_record
 from assets.specs import CREDENTIAL_KINDS, DATASOURCE_KINDS
 from studio.models import Project
+from workloads.from_templates import request_with_template
 from workloads.launch.preview import workload_preview
 from workloads.models import Workload
 from workloads.services import workload_submit
@@ -154,9 +155,10 @@ def _credential_parts(credentials: list[Asset]) -> tuple[list, list]:
 
 
 def assets_body(*, kind: str, name: str, project: Project, environment: Asset, compute: Asset | None,
-                datasources: list[Asset], credentials: list[Asset], referenced: list[Asset] = ()) -> dict:
+                datasources: list[Asset], credentials: list[Asset], referenced: list[Asset] = (),
+                template: Asset | None = None) -> dict:
     """The workloads API's create body made of the chosen assets (`referenced`: the credentials the chosen
-    assets name, whose Secrets they read)."""
+    assets name, whose Secrets they read); with a template, its `templateId` too (its own fields under these)."""
     by_id = {str(a.pk): a for a in [*credentials, *referenced]}
     spec = _environment_part(environment, by_id)
     if compute is not None:
@@ -169,7 +171,10 @@ def assets_body(*, kind: str, name: str, project: Project, environment: Asset, c
         spec["imagePullSecrets"] = pulls
     if variables:
         spec["environmentVariables"] = [*spec.get("environmentVariables", []), *variables]
-    return {"name": name, "projectId": str(project.pk), "clusterId": str(project.cluster_id), "spec": spec}
+    body = {"name": name, "projectId": str(project.pk), "clusterId": str(project.cluster_id), "spec": spec}
+    if template is not None:
+        body["templateId"] = str(template.pk)
+    return body
 
 
 def referenced_credentials(*, user, assets: list[Asset]) -> list[Asset]:
@@ -187,15 +192,25 @@ def referenced_credentials(*, user, assets: list[Asset]) -> list[Asset]:
 
 def assets_preview(*, kind: str, body: dict, user) -> dict:
     """What submitting the body would create and decide, nothing created (workloads.launch.preview)."""
+    body, _ = request_with_template(kind=kind, data=body, user=user)
     return workload_preview(kind=kind, request=validate_workload_request(kind, body), user=user)
 
 
 def assets_submit(*, kind: str, body: dict, user, used: list[Asset]) -> Workload:
-    """Submit the body through the workloads API's service and record what it used."""
+    """Submit the body through the workloads API's service and record what it used; made from a template (its
+    `templateId`) as the API makes it: the template's fields under the chosen assets', its provenance kept."""
+    body, provenance = request_with_template(kind=kind, data=body, user=user)
     request = validate_workload_request(kind, body)
     with transaction.atomic():
-        workload = workload_submit(kind=kind, request=request, user=user)
+        workload = workload_submit(kind=kind, request=request, user=user, provenance=provenance)
         for asset in used:
             asset_use_record(asset=asset, consumer=AssetUse.Consumer(kind), consumer_id=str(workload.pk),
                              consumer_name=workload.name)
     return workload
+
+
+def template_choices(template: Asset) -> dict:
+    """The New workload page's choices a template of assets fills: its environment, compute and data sources."""
+    ids = (template.spec or {}).get("assets") or {}
+    return {"environment": str(ids.get("environment") or ""), "compute": str(ids.get("compute") or ""),
+            "datasources": [str(s.get("id")) for s in ids.get("datasources") or () if s.get("id")]}
