@@ -17,6 +17,8 @@ from django.views.decorators.http import require_POST
 from studio.models import Cluster, Department, NodePool, Project, is_platform_admin
 from usage import services
 from usage.costs import project_usage
+
+USAGE_BY = {"project": "Project", "department": "Department", "user": "User"}
 from usage.forms import API_FIELDS, ReportRequestForm
 from usage.models import Report
 from usage.serializers import ReportRequestSerializer
@@ -73,19 +75,23 @@ def trend(request, scope: str, pk=None, name: str = ""):
 
 @login_required
 def usage_page(request):
-    """GPU-hours (allocated, used, idle) and cost per project over the last 7, 30 or 90 days."""
+    """GPU-hours (allocated, used, idle) and cost per project, department or user over the last 7, 30 or 90 days."""
     range_key = request.GET.get("range", "30d")
     if range_key not in USAGE_RANGES:
         range_key = "30d"
+    by = request.GET.get("by", "project")
+    if by not in USAGE_BY:
+        by = "project"
     end = timezone.now()
     projects = None
     if not is_platform_admin(request.user):
         projects = dict(Project.objects.visible_to(request.user).values_list("pk", "name"))
-    lines = project_usage(start=end - USAGE_RANGES[range_key], end=end, projects=projects)
+    lines = project_usage(start=end - USAGE_RANGES[range_key], end=end, projects=projects, by=by)
     total = {k: sum(getattr(line, k) for line in lines) for k in
              ("gpu_hours", "used_hours", "idle_hours", "unmeasured_hours", "gpu_cost", "idle_cost", "total_cost")}
     return render(request, "usage/usage.html", {
-        "lines": lines, "total": total, "range": range_key, "ranges": USAGE_RANGES.keys(),
+        "lines": lines, "total": total, "range": range_key, "ranges": USAGE_RANGES.keys(), "by": by,
+        "by_title": USAGE_BY[by], "bys": USAGE_BY.items(),
         "currency": settings.CHARGEBACK_CURRENCY, "admin": projects is None})
 
 

@@ -159,6 +159,25 @@ def test_the_usage_page_shows_cost_and_idle_gpu_hours_per_project(org):
     assert 'data-project="alpha"' not in client_of(org.users.other).get(reverse("usage"), {"range": "7d"}).content.decode()
 
 
+def test_the_usage_page_groups_by_department_and_by_user(org):
+    make_scenario(org)
+    from usage.rollup import usage_rollup
+
+    usage_rollup(max_hours=24 * 5)
+    admin = client_of(org.users.platform_admin)
+    html = admin.get(reverse("usage"), {"range": "7d", "by": "department"}).content.decode()
+    department = re.search(rf'<tr data-department="{org.department.name}">(.*?)</tr>', html, re.S).group(1)
+    assert 'data-value="gpu_hours">9.50<' in department and "25.68 USD" in department  # alpha's 7 + beta's 2.5
+    html = admin.get(reverse("usage"), {"range": "7d", "by": "user"}).content.decode()
+    bob = re.search(rf'<tr data-user="{org.users.member.email}">(.*?)</tr>', html, re.S).group(1)
+    assert 'data-value="gpu_hours">7<' in bob and "15.68 USD" in bob
+    assert f'data-user="{org.users.other.email}"' in html
+    # a member's users are those of the projects they see
+    mine = client_of(org.users.member).get(reverse("usage"), {"range": "7d", "by": "user"}).content.decode()
+    assert f'data-user="{org.users.member.email}"' in mine and f'data-user="{org.users.other.email}"' not in mine
+    assert client_of(org.users.member).get(reverse("usage"), {"by": "nonsense"}).status_code == 200  # per project
+
+
 def test_reports_request_list_download_delete(org, django_assert_max_num_queries):
     make_scenario(org)
     from usage.rollup import usage_rollup
