@@ -8,7 +8,6 @@ from datetime import datetime
 from usage.models import NodePoolPrice
 from usage.selectors import usage_rows
 
-
 BY = {"project": ("project_id", "project_name", "department_name"),  # key, name, and what the line also says
       "department": ("department_id", "department_name", None),
       "user": ("user_name", "user_name", None)}
