@@ -18,13 +18,13 @@ from studio.models import Cluster, Department, NodePool, Project, is_platform_ad
 from usage import services
 from usage.costs import project_usage
 
-USAGE_BY = {"project": "Project", "department": "Department", "user": "User"}
 from usage.forms import API_FIELDS, ReportRequestForm
 from usage.models import Report
 from usage.serializers import ReportRequestSerializer
 from usage.trends import DEFAULT_RANGE, RANGE_LABELS, RANGES, Scope, gpu_trend
 
 REPORTS_SHOWN = 50
+USAGE_BY = {"project": "Project", "department": "Department", "user": "User"}
 USAGE_RANGES = {"7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
 
 
