@@ -17,7 +17,6 @@ from django.views.decorators.http import require_POST
 from studio.models import Cluster, Department, NodePool, Project, is_platform_admin
 from usage import services
 from usage.costs import project_usage
-
 from usage.forms import API_FIELDS, ReportRequestForm
 from usage.models import Report
 from usage.serializers import ReportRequestSerializer
