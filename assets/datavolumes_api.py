@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assets import datavolumes as dvs
+from assets.list_params import page_problems
 from assets.models import DataVolume
 from studio.errors import Conflict
 from studio.ids import is_uuid, parse_id
@@ -66,16 +67,7 @@ def _query(request, *, paged: bool):
             project = Project.objects.visible_to(request.user).filter(pk=pk).first()
     page = {}
     if paged:
-        for name, low, high, default in (("offset", 0, None, 0), ("limit", 1, 500, 50)):
-            raw = params.get(name)
-            value = parse_id(raw) if raw not in (None, "") else default
-            if value is None or value < low or (high and value > high):
-                problems[name] = [f"Must be an integer from {low}" + (f" to {high}." if high else " up.")]
-            page[name] = value
-        if params.get("sortBy") and params["sortBy"] not in SORTS:
-            problems["sortBy"] = [f"Must be one of {', '.join(SORTS)}."]
-        if params.get("sortOrder") not in (None, "", "asc", "desc"):
-            problems["sortOrder"] = ["Must be asc or desc."]
+        page = page_problems(params, SORTS, problems)
     if problems:
         raise ValidationError(problems)
     rows = dvs.datavolume_list(user=request.user, query=dvs.ListQuery(request_type, project))

@@ -21,11 +21,12 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from assets.list_params import page_problems
 from assets.models import StorageClassConfiguration
 from studio.audit import audit_record, snapshot
 from studio.clusters import kube
 from studio.errors import Conflict
-from studio.ids import is_uuid, parse_id
+from studio.ids import is_uuid
 from studio.models import AccessRule, AuditEvent, Cluster, is_platform_admin
 
 DEFAULT_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
@@ -324,17 +325,8 @@ class StorageClassConfigurationListView(APIView):
                    responses={200: {"type": "object", "required": ["storageClassConfigurations"], "properties": {
                        "storageClassConfigurations": {"type": "array", "items": CONFIG}, "next": {"type": "integer"}}}})
     def get(self, request):
-        params, problems, page = request.query_params, {}, {}
-        for name, low, high, default in (("offset", 0, None, 0), ("limit", 1, 500, 50)):
-            raw = params.get(name)
-            value = parse_id(raw) if raw not in (None, "") else default
-            if value is None or value < low or (high and value > high):
-                problems[name] = [f"Must be an integer from {low}" + (f" to {high}." if high else " up.")]
-            page[name] = value
-        if params.get("sortBy") and params["sortBy"] not in SORTS:
-            problems["sortBy"] = [f"Must be one of {', '.join(SORTS)}."]
-        if params.get("sortOrder") not in (None, "", "asc", "desc"):
-            problems["sortOrder"] = ["Must be asc or desc."]
+        params, problems = request.query_params, {}
+        page = page_problems(params, SORTS, problems)
         if problems:
             raise ValidationError(problems)
         field = SORTS[params.get("sortBy") or "name"]
