@@ -8,9 +8,7 @@ import base64
 import hashlib
 import json
 import shutil
-import socket
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -21,8 +19,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import bcrypt
 import jwt
 import requests
-import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.served_binary import ServedBinary, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -33,12 +32,6 @@ def registry_binary() -> str:
     built = subprocess.run(["bash", str(ROOT / "scripts" / "registry" / "build.sh")], check=True,
                            capture_output=True, text=True)
     return built.stdout.strip().splitlines()[-1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class TokenServer:
@@ -98,17 +91,18 @@ class TokenServer:
         self.http.server_close()
 
 
-class Registry:
+class Registry(ServedBinary):
+    name = "registry"
+
     def __init__(self, binary: str, *, users: dict[str, str] | None = None, token: TokenServer | None = None,
                  data: Path | None = None):
         """`users`: an htpasswd login; `token`: trust that token server instead; `data`: serve another registry's
         storage (its repositories, read as they are)."""
-        self.binary, self.users, self.token = binary, dict(users or {}), token
+        super().__init__(binary)
+        self.users, self.token = dict(users or {}), token
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.folder = Path(tempfile.mkdtemp(prefix="registry-"))
         self.data = data or self.folder / "data"
-        self.process: subprocess.Popen | None = None
 
     @property
     def auth(self) -> tuple[str, str] | None:
@@ -132,36 +126,13 @@ class Registry:
         return config
 
     def start(self) -> "Registry":
-        path = self.folder / "config.yml"
-        path.write_text(yaml.safe_dump(self.config()))
-        log = (self.folder / "registry.log").open("ab")
-        self.process = subprocess.Popen([self.binary, "serve", str(path)], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the registry exited ({self.process.returncode}): {self.log()[-2000:]}")
-            try:
-                if requests.get(self.url + "/v2/", timeout=1).status_code in (200, 401):
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"the registry did not answer in 30 s: {self.log()[-2000:]}")
+        self.serve(self.config(), ready_url=self.url + "/v2/", ready_codes=(200, 401))
+        return self
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
+        super().stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def log(self) -> str:
-        path = self.folder / "registry.log"
-        return path.read_text(errors="replace") if path.exists() else ""
 
     # --- pushing a tiny image ------------------------------------------------------------------------------
 

@@ -6,17 +6,15 @@ the provider does when someone leaves a group. Its memory storage does not survi
 refresh tokens are gone, as if revoked), and it signs with new keys."""
 
 import os
-import socket
 import subprocess
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import bcrypt
 import requests
-import yaml
+
+from tests.served_binary import ServedBinary, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ID = "paas-studio"
@@ -41,12 +39,6 @@ def dex_binary() -> str:
     return built.stdout.strip().splitlines()[-1]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 _hashes: dict[str, str] = {}
 
 
@@ -56,14 +48,15 @@ def _hash(password: str) -> str:
     return _hashes[password]
 
 
-class Dex:
+class Dex(ServedBinary):
+    name = "dex"
+
     def __init__(self, binary: str, *, redirect_uris: list[str], users: list[DexUser]):
-        self.binary, self.redirect_uris, self.users = binary, list(redirect_uris), list(users)
-        self.port = _free_port()
+        super().__init__(binary)
+        self.redirect_uris, self.users = list(redirect_uris), list(users)
+        self.port = free_port()
         self.issuer = f"http://127.0.0.1:{self.port}/dex"
         self.discovery_url = self.issuer + "/.well-known/openid-configuration"
-        self.folder = Path(tempfile.mkdtemp(prefix="dex-"))
-        self.process: subprocess.Popen | None = None
 
     def config(self) -> dict:
         return {
@@ -80,41 +73,13 @@ class Dex:
         }
 
     def start(self) -> "Dex":
-        path = self.folder / "config.yaml"
-        path.write_text(yaml.safe_dump(self.config()))
-        log = (self.folder / "dex.log").open("ab")
-        self.process = subprocess.Popen([self.binary, "serve", str(path)], stdout=log, stderr=subprocess.STDOUT,
-                                        env={**os.environ, "HOME": str(self.folder)})
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"dex exited ({self.process.returncode}): {self.log()[-2000:]}")
-            try:
-                if requests.get(self.discovery_url, timeout=1).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"dex did not answer in 30 s: {self.log()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
+        self.serve(self.config(), ready_url=self.discovery_url, env={**os.environ, "HOME": str(self.folder)})
+        return self
 
     def restart(self, *, users: list[DexUser]) -> None:
         self.stop()
         self.users = list(users)
         self.start()
-
-    def log(self) -> str:
-        path = self.folder / "dex.log"
-        return path.read_text(errors="replace") if path.exists() else ""
 
     def idp_body(self, **mappers) -> dict:
         """Run:ai's IdpCreationRequest for this provider."""
