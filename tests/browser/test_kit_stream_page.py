@@ -4,9 +4,8 @@ and Stop, axe-clean and without sideways scroll."""
 import pytest
 from playwright.sync_api import expect
 
-from kit import services as kit_services
-from kit import sessions as kit_sessions
 from tests.browser.test_layout import AXE, AXE_RUN, UNNAMED
+from tests.kit.streams import running_stream
 from workloads.models import Workload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -14,18 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def stream(org):
-    app = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-composer",
-                                          name="USD Composer", description="Compose OpenUSD scenes.")
-    kit_services.version_create(actor=org.users.platform_admin, application=app, version="2025.1.0",
-                                container="nvcr.io/nvidia/omniverse/usd-composer", container_version="2025.1.0")
-    kit_services.profile_create(actor=org.users.platform_admin, profile_id="any-app", owner_project_id=org.a.pk,
-                                fields={"name": "Any application",
-                                        "supported_applications": [{"name": "*", "versions": ["*"]}]})
-    found = kit_sessions.session_request(user=org.users.member, app_id="usd-composer", profile_id="any-app")
-    Workload.objects.filter(pk=found.pk).update(actual_phase="Running", endpoints={
-        "serviceAddress": "25.124.78.14", "serviceType": "LoadBalancer",
-        "ports": [{"name": "port-49100", "port": 49100}, {"name": "port-47998-udp", "port": 47998, "protocol": "UDP"}]})
-    return found
+    return running_stream(org, address="25.124.78.14")
 
 
 @pytest.mark.parametrize("width", [1440, 390])

@@ -5,10 +5,9 @@ every problem at once, and the wizard proposing the service type of the chosen t
 import pytest
 from playwright.sync_api import expect
 
-from kit import services as kit_services
-from kit import sessions as kit_sessions
 from tests.browser.test_workload_metrics import LABELS, POINTS, samples
 from tests.browser.test_workload_pages import make_workload
+from tests.kit.streams import running_stream
 from workloads.models import Pod, Workload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -50,19 +49,7 @@ def test_at_390_px_the_logs_and_the_list_fit(open_session, org):
 
 @pytest.fixture
 def stream(org):
-    app = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-composer",
-                                          name="USD Composer", description="Compose OpenUSD scenes.")
-    kit_services.version_create(actor=org.users.platform_admin, application=app, version="2025.1.0",
-                                container="nvcr.io/nvidia/omniverse/usd-composer", container_version="2025.1.0")
-    kit_services.profile_create(actor=org.users.platform_admin, profile_id="any-app", owner_project_id=org.a.pk,
-                                fields={"name": "Any application",
-                                        "supported_applications": [{"name": "*", "versions": ["*"]}]})
-    found = kit_sessions.session_request(user=org.users.member, app_id="usd-composer", profile_id="any-app")
-    Workload.objects.filter(pk=found.pk).update(actual_phase="Running", endpoints={
-        "serviceAddress": "a4f1c2d3e5b6a7c8d9e0f1a2b3c4d5e6-1234567890.eu-central-1.elb.amazonaws.com",
-        "serviceType": "LoadBalancer",
-        "ports": [{"name": "port-49100", "port": 49100}, {"name": "port-47998-udp", "port": 47998, "protocol": "UDP"}]})
-    return found
+    return running_stream(org, address="a4f1c2d3e5b6a7c8d9e0f1a2b3c4d5e6-1234567890.eu-central-1.elb.amazonaws.com")
 
 
 @pytest.mark.parametrize("width", [1440, 390])

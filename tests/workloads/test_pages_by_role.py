@@ -4,11 +4,10 @@ checkbox only on the rows of the first."""
 
 import pytest
 
-from kit import services as kit_services
-from kit import sessions as kit_sessions
 from studio.models import Level
 from tests.browser.test_workload_pages import make_workload
 from tests.factories import MembershipFactory
+from tests.kit.streams import requested_stream
 
 pytestmark = pytest.mark.django_db
 
@@ -41,14 +40,7 @@ def test_rows_of_a_project_only_viewed_have_no_checkbox(client, org):
 
 @pytest.fixture
 def stream(org):
-    app = kit_services.application_create(actor=org.users.platform_admin, app_id="usd-composer",
-                                          name="USD Composer", description="Compose OpenUSD scenes.")
-    kit_services.version_create(actor=org.users.platform_admin, application=app, version="2025.1.0",
-                                container="nvcr.io/nvidia/omniverse/usd-composer", container_version="2025.1.0")
-    kit_services.profile_create(actor=org.users.platform_admin, profile_id="any-app", owner_project_id=org.a.pk,
-                                fields={"name": "Any application",
-                                        "supported_applications": [{"name": "*", "versions": ["*"]}]})
-    return kit_sessions.session_request(user=org.users.member, app_id="usd-composer", profile_id="any-app")
+    return requested_stream(org)
 
 
 def test_a_viewer_is_not_offered_start_or_stop_on_streams_and_is_told_why(client, org, stream):
