@@ -169,7 +169,9 @@ def workload_logs(request, workload_id):
     pod = workload.pods.filter(name=request.GET.get("pod", "")).first()
     if pod is None:
         return _log_problem("That pod is gone (replaced or stopped); choose another.")
-    query = pod_logs.LogQuerySerializer(data={"tailLines": request.GET.get("tailLines", "500")})
+    asked = {"tailLines": request.GET.get("tailLines", "500"),
+             **{flag: "true" for flag in ("timestamps", "previous") if request.GET.get(flag) == "true"}}
+    query = pod_logs.LogQuerySerializer(data=asked)
     try:
         pod_logs.check_may_read_logs(workload=workload, user=request.user)
         query.is_valid(raise_exception=True)
@@ -178,7 +180,11 @@ def workload_logs(request, workload_id):
         detail = exc.detail
         return _log_problem(" ".join(e["message"] for e in flatten_errors(detail))
                             if isinstance(detail, (dict, list)) else str(detail))
-    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    if request.GET.get("download") == "true":  # the panel's Download: the lines shown, as a file
+        suffix = "-previous" if "previous" in asked else ""
+        response["Content-Disposition"] = f'attachment; filename="{pod.name}{suffix}.log"'
+    return response
 
 
 def _log_problem(message: str) -> HttpResponse:

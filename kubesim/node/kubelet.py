@@ -296,18 +296,32 @@ class Kubelet:
             raise bad_request(f'container "{name}" in pod "{meta["name"]}" is waiting to start: '
                               f"{waiting or 'ContainerCreating'}")
         image = next(c["image"] for c in pod["spec"]["containers"] if c["name"] == name)
-        end = st.finished_at or time.time()
-        seconds = int(max(0.0, end - st.started_at))
-        lines = [f"kubesim: container {name} started from image {image}"]
-        lines += [f"kubesim: {name} working, step {i + 1}" for i in range(min(seconds, 1000))]
-        if st.stage == "succeeded":
-            lines.append(f"kubesim: {name} finished")
-        if name in self._failing(pod)[1]:
-            lines.append(f"kubesim: {name} crashed: exit status 1")
+        crashing = name in self._failing(pod)[1]
+        if query.get("previous") == "true":  # the instance before the last restart, as the kubelet keeps it
+            if not (crashing and st.last_term):
+                raise bad_request(f'previous terminated container "{name}" in pod "{meta["name"]}" not found')
+            lines = [(st.started_at, f"kubesim: container {name} started from image {image}"),
+                     (st.started_at + 1, f"kubesim: {name} crashed: exit status 1")]
+        else:
+            end = st.finished_at or time.time()
+            seconds = int(max(0.0, end - st.started_at))
+            lines = [(st.started_at, f"kubesim: container {name} started from image {image}")]
+            lines += [(st.started_at + i + 1, f"kubesim: {name} working, step {i + 1}")
+                      for i in range(min(seconds, 1000))]
+            if st.stage == "succeeded":
+                lines.append((end, f"kubesim: {name} finished"))
+            if crashing:
+                lines.append((end, f"kubesim: {name} crashed: exit status 1"))
         tail = query.get("tailLines")
         if tail and tail.isdigit():
             lines = lines[-int(tail):] if int(tail) else []
-        return "".join(line + "\n" for line in lines)
+        stamped = query.get("timestamps") == "true"  # RFC 3339 with nanoseconds, then a space, as the kubelet
+        return "".join((f"{_rfc3339_nano(at)} " if stamped else "") + line + "\n" for at, line in lines)
+
+
+def _rfc3339_nano(at: float) -> str:
+    whole = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at))
+    return f"{whole}.{int((at % 1) * 1e9):09d}Z"
 
 
 def _log_container(pod: dict, name: str | None) -> str:

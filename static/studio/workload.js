@@ -229,8 +229,29 @@
     const tail = panel.querySelector("#log-tail");
     const follow = panel.querySelector("#log-follow");
     const note = panel.querySelector("#log-note");
+    const stamps = panel.querySelector("#log-timestamps");
+    const previous = panel.querySelector("#log-previous");
+    const search = panel.querySelector("#log-search");
+    const download = panel.querySelector("#log-download");
     let lastText = null;
     let busy = false;
+
+    function query(extra) {
+      const params = { pod: pod.value, tailLines: tail.value, ...extra };
+      if (stamps.checked) params.timestamps = "true";
+      if (previous.checked) params.previous = "true";
+      return panel.dataset.url + "?" + new URLSearchParams(params);
+    }
+
+    // Search: only the lines that hold the text (case-insensitive), and how many of the read lines they are.
+    function show(body) {
+      const wanted = search.value.trim().toLowerCase();
+      if (!wanted) { view.textContent = body; return; }
+      const lines = body.split("\n").filter((line) => line);
+      const found = lines.filter((line) => line.toLowerCase().includes(wanted));
+      view.textContent = found.join("\n");
+      note.textContent = `${found.length} of ${lines.length} lines hold "${search.value.trim()}".`;
+    }
 
     // Pods that never ran have no log to give (the API answers 409): say so instead of asking.
     const NOT_STARTED = new Set(["Pending", "Unknown", ""]);
@@ -242,15 +263,15 @@
       if (NOT_STARTED.has(option.dataset.phase || "")) { note.textContent = "The pod has not started yet."; return; }
       busy = true;
       try {
-        const url = panel.dataset.url + "?" + new URLSearchParams({ pod: pod.value, tailLines: tail.value });
-        const response = await fetch(url, { credentials: "same-origin" });
+        download.href = query({ download: "true" });
+        const response = await fetch(query({}), { credentials: "same-origin" });
         if (!response.ok) { note.textContent = `The log could not be read (${response.status}).`; return; }
         const body = await response.text();
         if (response.headers.get("X-Log-Problem")) { note.textContent = body; return; }
         note.textContent = body ? "" : "The pod has written nothing yet.";
-        if (body === lastText) return;
+        if (body === lastText) { if (search.value.trim()) show(body); return; }
         const atEnd = view.scrollTop + view.clientHeight >= view.scrollHeight - 24;
-        view.textContent = body;
+        show(body);
         lastText = body;
         if (follow.checked || atEnd) view.scrollTop = view.scrollHeight;
       } catch (e) { /* retried on the next tick */ }
@@ -274,6 +295,8 @@
     pod.addEventListener("change", () => { lastText = null; refresh(true); });
     tail.addEventListener("change", () => { lastText = null; refresh(true); });
     follow.addEventListener("change", () => refresh(true));
+    for (const toggle of [stamps, previous]) toggle.addEventListener("change", () => { lastText = null; refresh(true); });
+    search.addEventListener("input", () => { if (lastText !== null) show(lastText); if (!search.value.trim()) note.textContent = ""; });
     refresh(true);
     setInterval(() => refresh(false), LOG_POLL_MS);
   }

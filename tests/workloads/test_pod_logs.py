@@ -86,3 +86,30 @@ def test_a_pod_that_has_not_started_answers_409_saying_why(worker, sim_org):
     response = sim_org.api.get(f"/api/v1/workloads/{workload_id}/pods/{pod['id']}/logs")
     assert response.status_code == 409, response.content
     assert response.json()["message"].startswith("No log available yet:")
+
+
+def test_timestamps_previous_container_and_the_portals_download(worker, sim_org):
+    import re
+
+    from django.test import Client
+    from django.urls import reverse
+
+    workload_id, pod = running_pod(sim_org, "stamped")
+    url = f"/api/v1/workloads/{workload_id}/pods/{pod['id']}/logs"
+    wait_for(lambda: sim_org.api.get(url).content.count(b"\n") >= 2, what="a few lines of log")
+    stamped = sim_org.api.get(url + "?timestamps=true&tailLines=2").content.decode().splitlines()
+    assert len(stamped) == 2
+    assert all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z kubesim: ", line) for line in stamped), stamped
+    # a container that never restarted has no previous log: a 409 (a state, not a bad request) in the kubelet's words
+    previous = sim_org.api.get(url + "?previous=true")
+    assert previous.status_code == 409 and "No log of a previous container" in previous.json()["message"]
+    assert sim_org.api.get(url + "?timestamps=sometimes").json()["errors"][0]["field"] == "timestamps"
+
+    portal = Client()
+    portal.force_login(sim_org.user)
+    page = reverse("workload-logs", args=[workload_id])
+    downloaded = portal.get(page, {"pod": pod["name"], "tailLines": "2", "timestamps": "true", "download": "true"})
+    assert downloaded["Content-Disposition"] == f'attachment; filename="{pod["name"]}.log"'
+    assert downloaded.content.decode().count("\n") == 2 and downloaded.content[:2] == b"20"
+    refused = portal.get(page, {"pod": pod["name"], "previous": "true"})
+    assert refused["X-Log-Problem"] == "1" and b"previous terminated container" in refused.content

@@ -28,6 +28,8 @@ class LogQuerySerializer(serializers.Serializer):
     tailLines = serializers.IntegerField(min_value=0, max_value=MAX_TAIL_LINES, required=False)
     sinceSeconds = serializers.IntegerField(min_value=1, required=False)
     follow = serializers.BooleanField(required=False, default=False)
+    timestamps = serializers.BooleanField(required=False, default=False)  # each line after its RFC 3339 time
+    previous = serializers.BooleanField(required=False, default=False)  # the container's instance before a restart
 
     def to_internal_value(self, data):
         # `tail` and `since` are accepted as the short names kubectl's flags use.
@@ -59,6 +61,8 @@ def _cluster_refusal(exc: kube.ClusterError, pod_name: str) -> exceptions.APIExc
         return exceptions.NotFound(f'Pod "{pod_name}" no longer exists on the cluster.')
     if isinstance(exc, kube.TransientClusterError) and exc.status not in (500, 502):
         return ServiceUnavailable(f"The cluster did not answer: {exc.message}")
+    if exc.status == 400 and "previous terminated container" in exc.message:  # it never restarted: a state
+        return Conflict(f"No log of a previous container: {exc.message}")
     if exc.status == 400:
         # The kubelet's own words: "container x is waiting to start", "a container name must be specified…",
         # "pod p does not have a host assigned".
@@ -73,7 +77,8 @@ def _cluster_refusal(exc: kube.ClusterError, pod_name: str) -> exceptions.APIExc
 def pod_log(*, workload, pod, query: dict) -> str | Iterator[bytes]:
     """The log as text, or with `follow` an iterator of chunks (the first request already answered)."""
     options = {"container": query.get("container", ""), "tail_lines": query.get("tailLines"),
-               "since_seconds": query.get("sinceSeconds")}
+               "since_seconds": query.get("sinceSeconds"), "timestamps": bool(query.get("timestamps")),
+               "previous": bool(query.get("previous"))}
     try:
         conn = kube.connect(workload.cluster)
         if query.get("follow"):

@@ -29,11 +29,13 @@ LOG_LIMIT_BYTES = 10 * 1024 * 1024  # never hold more than this of one log in me
 
 
 def pod_log(conn: Connection, namespace: str, name: str, *, container: str = "", tail_lines: int | None = None,
-            since_seconds: int | None = None, limit_bytes: int = LOG_LIMIT_BYTES) -> str:
+            since_seconds: int | None = None, limit_bytes: int = LOG_LIMIT_BYTES, timestamps: bool = False,
+            previous: bool = False) -> str:
     """A container's log so far (the kubelet's, through the API server's pods/log). A pod that has no
     running kubelet behind it is answered by the server with an error, raised as a ClusterError."""
     response = _log_request(conn, namespace, name, container=container, tail_lines=tail_lines,
-                            since_seconds=since_seconds, limit_bytes=limit_bytes, follow=False)
+                            since_seconds=since_seconds, limit_bytes=limit_bytes, follow=False,
+                            timestamps=timestamps, previous=previous)
     try:
         return response.data.decode("utf-8", "replace")
     finally:
@@ -42,12 +44,13 @@ def pod_log(conn: Connection, namespace: str, name: str, *, container: str = "",
 
 def pod_log_follow(conn: Connection, namespace: str, name: str, *, container: str = "",
                    tail_lines: int | None = None, since_seconds: int | None = None,
-                   max_seconds: float = 300.0) -> Iterator[bytes]:
+                   max_seconds: float = 300.0, timestamps: bool = False, previous: bool = False) -> Iterator[bytes]:
     """The log, then what the container writes next, as byte chunks, until the container ends, the server
     closes the stream or `max_seconds` pass. The first request is made before the first chunk is asked for,
     so that a refusal (no kubelet, no such container) raises here, while the caller can still answer it."""
     response = _log_request(conn, namespace, name, container=container, tail_lines=tail_lines,
-                            since_seconds=since_seconds, limit_bytes=None, follow=True, read_timeout=max_seconds)
+                            since_seconds=since_seconds, limit_bytes=None, follow=True, read_timeout=max_seconds,
+                            timestamps=timestamps, previous=previous)
 
     def chunks() -> Iterator[bytes]:
         deadline = time.monotonic() + max_seconds
@@ -65,9 +68,11 @@ def pod_log_follow(conn: Connection, namespace: str, name: str, *, container: st
 
 
 def _log_request(conn: Connection, namespace: str, name: str, *, container: str, tail_lines, since_seconds,
-                 limit_bytes, follow: bool, read_timeout: float | None = None):
+                 limit_bytes, follow: bool, read_timeout: float | None = None, timestamps: bool = False,
+                 previous: bool = False):
     query = {"container": container, "tailLines": tail_lines, "sinceSeconds": since_seconds,
-             "limitBytes": limit_bytes, "follow": "true" if follow else None}
+             "limitBytes": limit_bytes, "follow": "true" if follow else None,
+             "timestamps": "true" if timestamps else None, "previous": "true" if previous else None}
     path = resource_path(*POD, namespace=namespace, name=name) + "/log"
     timeout = (conn.timeout, read_timeout) if read_timeout else None
     return conn.request("GET", path, verb="get", resource="pods/log", query=query, stream=True, timeout=timeout,
