@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonRespons
 from django.shortcuts import get_object_or_404, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException, ValidationError
@@ -148,6 +149,7 @@ def workload_detail(request, workload_id):
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
         # as the logs API decides (workloads.api.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
+        "metric_ranges": METRIC_RANGES, "metrics_range": metrics_range(workload),
         "live": workload.actual_phase not in SETTLED,
         "suspendable": workload.kind in SUSPENDABLE,
         "replicas": replicas_by_role(workload, pods) if workload.kind == Workload.Kind.DISTRIBUTED else None,
@@ -158,6 +160,17 @@ def workload_detail(request, workload_id):
     if request.htmx and request.GET.get("part") == "live":
         return render(request, "workloads/_live.html", context)
     return render(request, "workloads/detail.html", {**context, "history": history_of(workload)})
+
+
+# The metrics panel's windows (seconds, label); it opens on the first that holds the workload's whole life.
+METRIC_RANGES = ((900, "15 min"), (3600, "1 h"), (21600, "6 h"), (86400, "24 h"), (604800, "7 d"))
+
+
+def metrics_range(workload) -> int:
+    """The smallest window that reaches back to when the workload was made (7 days at most): a minute-old job
+    opens on 15 minutes, a two-day-old one on 7 days."""
+    age = (timezone.now() - workload.created_at).total_seconds()
+    return next((seconds for seconds, _ in METRIC_RANGES if seconds >= age), METRIC_RANGES[-1][0])
 
 
 @login_required

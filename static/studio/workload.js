@@ -208,6 +208,7 @@
   }
 
   function setupRange(box) {
+    rangeSeconds = Number(box.dataset.window) || rangeSeconds;  // the window that holds the workload's life
     document.querySelectorAll("[data-range]").forEach((button) => {
       button.addEventListener("click", () => {
         rangeSeconds = Number(button.dataset.range);

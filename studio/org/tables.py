@@ -221,7 +221,7 @@ class AuditTable(Table):
             '<span class="badge {}" data-action="{}" title="{}">{}</span>', ACTION_BADGE.get(e.action, "bg-azure-lt"),
             e.action, describe(e).sentence, describe(e).verb)),
         Column("type", "Object type", lambda e: e.object_type, sort="objectType",
-               html=lambda e: format_html('{} <code class="text-secondary small">{}</code>', noun(e.object_type),
+               html=lambda e: format_html('{} <code class="small">{}</code>', noun(e.object_type),
                                           e.object_type)),
         Column("object", "Object", lambda e: e.object_repr, html=lambda e: format_html(
             '<span class="text-secondary">{}</span>', e.object_repr)),

@@ -77,3 +77,23 @@ def test_a_bulk_request_the_page_did_not_offer_is_still_refused_per_row(client, 
     answer = client.post("/workloads/bulk", {"action": "suspend", "ids": [str(workload.pk)]}, follow=True)
     assert "Refused — train-v" in answer.content.decode()
     assert Workload.objects.get(pk=workload.pk).desired_phase == "Running"
+
+
+def test_the_metrics_open_on_a_window_that_holds_the_workloads_life(org):
+    """A minute-old workload opens on 15 minutes, a five-hour-old one on 6 hours, one of last week on 7 days."""
+    from datetime import timedelta
+
+    from django.test import Client
+    from django.utils import timezone
+
+    from tests.workloads.cluster_support import make_workload
+    from workloads.models import Workload
+
+    portal = Client()
+    portal.force_login(org.users.member)
+    for age, opened in ((timedelta(minutes=1), "900"), (timedelta(hours=5), "21600"), (timedelta(days=9), "604800")):
+        workload = make_workload(org.a, f"aged-{opened}")
+        Workload.objects.filter(pk=workload.pk).update(created_at=timezone.now() - age)
+        page = portal.get(f"/workloads/{workload.pk}").content.decode()
+        assert f'data-window="{opened}"' in page
+        assert f'data-range="{opened}" aria-pressed="true"' in page and page.count('aria-pressed="true"') == 1
