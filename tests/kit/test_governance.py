@@ -181,7 +181,8 @@ def test_the_stream_page_shows_the_session_its_routes_how_to_connect_and_stop(cl
     browser = Client()
     browser.force_login(org.users.member)
     html = browser.get(reverse("kit-session", args=[session["id"]])).content.decode()
-    for text in ("Session is active", "<code>25.124.78.14</code>", "<td>47998</td><td>UDP</td>", "How to connect",
+    for text in ("Session is active", "<code>25.124.78.14</code>",
+                 '<td data-label="Port in the pod">47998</td><td data-label="Protocol">UDP</td>', "How to connect",
                  '"source": "stream"', "App Server", "Stream Server", "signalingPort: 49100 (TCP)",
                  "mediaPort: 47998 (UDP)", f'action="{reverse("kit-session-stop", args=[session["id"]])}"'):
         assert text in html, text
