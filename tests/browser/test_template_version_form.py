@@ -48,7 +48,7 @@ def test_an_admin_types_an_inferences_urls_placement_and_serving(open_session, o
     scaling = page.locator("#autoscaling-fields")
     scaling.get_by_label("Min replicas", exact=True).fill("0")
     scaling.get_by_label("Max replicas", exact=True).fill("4")
-    scaling.get_by_label("Metric", exact=True).select_option("concurrency")
+    scaling.get_by_label("Metric", exact=True).fill("concurrency")  # Knative's, or any Prometheus metric's name
     scaling.get_by_label("Metric threshold", exact=True).fill("8")
     page.evaluate("window.stillThisPage = true")
     page.get_by_label("Exposed URL 1 container").fill("99999")  # not a port: named on its cell
