@@ -58,6 +58,10 @@ def test_cluster_wide_only_namespaces_nodes_metrics_and_binding_the_namespace_ro
         # KAI Scheduler's queues (studio.org.queues: list, create-or-adopt, patch, delete; the watcher
         # watches them for their status).
         resource(scheduler.QUEUE): {"create", "get", "list", "watch", "patch", "delete"},
+        # Data volumes (assets/datavolumes_cluster.py): the origin claim's volume copied, pre-bound and read-only,
+        # into each namespace that mounts it, and removed with it; storage classes read for their list.
+        ("", "persistentvolumes"): {"create", "get", "list", "delete"},
+        ("storage.k8s.io", "storageclasses"): {"get", "list"},
     }
 
 
@@ -79,6 +83,7 @@ def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
     needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
     needed[resource(scheduler.POD_GROUP)] |= {"list", "watch"}  # KAI's PodGroups (kai_sync; the watcher)
     needed[("", "pods/log")] = {"get"}
+    needed[("", "secrets")].add("patch")  # credentials' Secrets whose values drifted (assets/secrets_sync.py)
     assert granted_by(kube.NAMESPACE_ROLE) == dict(needed)
 
 
