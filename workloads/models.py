@@ -193,6 +193,9 @@ class WorkloadEvent(models.Model):
     type = models.CharField(max_length=8, choices=Type.choices, default=Type.NORMAL)
     reason = models.CharField(max_length=64)
     message = models.TextField(blank=True, default="")
+
+    def __str__(self):
+        return f"{self.cluster_id}: {'reachable' if self.reachable else 'unreachable'}"
     phase = models.CharField(max_length=12, blank=True, default="")
     source = models.CharField(max_length=16, default="studio")  # studio | cluster
     # A cluster event's uid + count, so a sync round that sees it again does not record it twice.
@@ -248,3 +251,31 @@ class MetricSample(models.Model):
 
     def __str__(self):
         return f"{self.type}={self.value} at {self.timestamp:%Y-%m-%d %H:%M:%S}"
+
+
+class ClusterReach(models.Model):
+    """Whether a cluster answers, as its writes found it (workloads/cluster/reach.py): one row per cluster that
+    ever failed to answer, flipped by compare-and-set so that concurrent workers agree on who saw the change."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    reachable = models.BooleanField(default=True)
+    changed_at = models.DateTimeField(null=True, blank=True)
+    message = models.TextField(blank=True, default="")
+
+
+class WaitingWrite(models.Model):
+    """A cluster write (a push, roll, suspension or removal task) parked while its cluster does not answer;
+    sent again, at once, when it answers (`released_at`), and gone once the task has run."""
+
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=100)
+    parked_at = models.DateTimeField()
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workload", "task"], name="one_waiting_write_per_task")]
+        indexes = [models.Index(fields=["cluster", "released_at", "parked_at"], name="waiting_writes_of_cluster")]
+
+    def __str__(self):
+        return f"{self.task} {self.workload_id}"

@@ -1,8 +1,9 @@
 """Celery tasks of the workloads: thin, by id, idempotent, acknowledged late.
 
-The names are the ones services enqueue by (studio.queue.enqueue_on_commit). Cluster-side writes retry
-transient cluster errors with exponential backoff and jitter; once retries run out the workload stays as it
-is and the sync's drift repair pushes it again. Beat tasks fan out one task per cluster; they never retry:
+The names are the ones services enqueue by (studio.queue.enqueue_on_commit). A cluster-side write whose cluster
+does not answer waits for it (workloads.cluster.reach: parked, sent again at once when it answers); other
+transient errors (a 429) are retried with exponential backoff and jitter; once retries run out the workload stays
+as it is and the sync's drift repair pushes it again. Beat tasks fan out one task per cluster; they never retry:
 the next beat is the retry.
 """
 
@@ -13,7 +14,7 @@ from prometheus_client import Counter
 
 from studio.models import Cluster
 from studio.tasks import CLUSTER_WRITE
-from workloads.cluster import collect, push, reclaim, sync
+from workloads.cluster import collect, push, reach, reclaim, sync
 
 RETRIED = CLUSTER_WRITE
 TASK_RETRIES = Counter("studio_task_retries_total", "Celery task retries.", ["task"])
@@ -26,27 +27,27 @@ def _count_retry(sender=None, **kwargs):
 
 @shared_task(name="workloads.tasks.workload_push", **RETRIED)
 def workload_push(workload_id: str) -> None:
-    push.workload_push(workload_id)
+    reach.write_or_park("workloads.tasks.workload_push", workload_id, push.workload_push)
 
 
 @shared_task(name="workloads.tasks.workload_roll", **RETRIED)
 def workload_roll(workload_id: str) -> None:
-    push.workload_roll(workload_id)
+    reach.write_or_park("workloads.tasks.workload_roll", workload_id, push.workload_roll)
 
 
 @shared_task(name="workloads.tasks.workload_suspend", **RETRIED)
 def workload_suspend(workload_id: str) -> None:
-    push.workload_apply_suspension(workload_id)
+    reach.write_or_park("workloads.tasks.workload_suspend", workload_id, push.workload_apply_suspension)
 
 
 @shared_task(name="workloads.tasks.workload_resume", **RETRIED)
 def workload_resume(workload_id: str) -> None:
-    push.workload_apply_suspension(workload_id)
+    reach.write_or_park("workloads.tasks.workload_resume", workload_id, push.workload_apply_suspension)
 
 
 @shared_task(name="workloads.tasks.workload_remove", **RETRIED)
 def workload_remove(workload_id: str) -> None:
-    push.workload_remove(workload_id)
+    reach.write_or_park("workloads.tasks.workload_remove", workload_id, push.workload_remove)
 
 
 @shared_task(name="workloads.tasks.clusters_sync", acks_late=True)

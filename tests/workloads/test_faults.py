@@ -34,20 +34,59 @@ def retries_logged(worker) -> int:
     return sum(1 for line in worker.lines if "workloads.tasks.workload_push" in line and " retry: " in line)
 
 
-def test_workloads_submitted_while_the_cluster_api_is_down_each_exist_once_after_it_returns(worker, sim_org):
+def attempts_logged(worker) -> int:
+    """Pushes that reached for the cluster and found it silent (each then waits for it)."""
+    return sum(1 for line in list(worker.lines) if "workloads.tasks.workload_push of workload" in line
+               and "did not answer" in line)
+
+
+def waiting_logged(worker) -> int:
+    """Pushes parked without trying, the cluster being known not to answer."""
+    return sum(1 for line in list(worker.lines) if "workloads.tasks.workload_push of workload" in line
+               and "waits for cluster" in line)
+
+
+def test_pushes_while_the_cluster_api_is_down_wait_for_it_and_go_at_once_when_a_round_sees_it_answer(worker,
+                                                                                                       sim_org):
     sim_org.sim.set_faults(outage=True)
-    before = retries_logged(worker)
     ids = submit_many(sim_org, "outage", 50)
-    wait_for(lambda: retries_logged(worker) - before >= 50, timeout=60, what="every push to fail and retry")
+    wait_for(lambda: attempts_logged(worker) + waiting_logged(worker) >= 50, timeout=60,
+             what="every push to find the cluster silent and wait")
+    # Only the pushes in flight when it went silent (two worker processes) tried it; the rest waited at once.
+    assert 1 <= attempts_logged(worker) <= 2
+    assert retries_logged(worker) == 0
     assert sync.cluster_sync(sim_org.cluster.pk) is None  # the sync cannot see the cluster either
     sim_org.sim.set_faults(outage=False)
 
-    wait_for(lambda: set(jobs_by_workload(sim_org)) == set(ids), timeout=90, interval=0.5,
-             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="a Job for each workload")
+    sync.cluster_sync(sim_org.cluster.pk)  # one round sees it answer: every waiting push is sent again at once
+    wait_for(lambda: set(jobs_by_workload(sim_org)) == set(ids), timeout=60, interval=0.5,
+             what="a Job for each workload, without another round")
     assert set(jobs_by_workload(sim_org).values()) == {1}
     assert Workload.objects.filter(project=sim_org.project).count() == 50
     wait_for(lambda: not Workload.objects.filter(project=sim_org.project).exclude(actual_phase="Running").exists(),
              step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="every workload Running")
+    assert set(jobs_by_workload(sim_org).values()) == {1}
+    assert retries_logged(worker) == 0
+
+
+def test_while_the_cluster_is_silent_the_watcher_probes_it_and_sends_the_waiting_pushes_when_it_answers(
+        worker, sim_org, start_watcher):
+    watcher = start_watcher()
+    first = submit_many(sim_org, "before", 2)
+    wait_for(lambda: set(jobs_by_workload(sim_org)) == set(first), what="the first Jobs")
+    sim_org.sim.set_faults(outage=True)
+    ids = first + submit_many(sim_org, "during", 30)
+    wait_for(lambda: attempts_logged(worker) + waiting_logged(worker) >= 30, timeout=60,
+             what="every push to find the cluster silent and wait")
+    assert 1 <= attempts_logged(worker) <= 2 and retries_logged(worker) == 0
+    sim_org.sim.set_faults(outage=False)
+
+    wait_for(lambda: set(jobs_by_workload(sim_org)) == set(ids), timeout=60, interval=0.5,
+             what="a Job for each workload once the watcher's probe sees the cluster answer")
+    assert watcher.said("answers again: ") >= 1
+    assert set(jobs_by_workload(sim_org).values()) == {1}
+    wait_for(lambda: not Workload.objects.filter(project=sim_org.project).exclude(actual_phase="Running").exists(),
+             timeout=60, what="every workload Running, by watch")
     assert set(jobs_by_workload(sim_org).values()) == {1}
 
 

@@ -2,8 +2,8 @@
 
 Each reads the workload's intent (`desired_phase`) when it runs, not when it was enqueued, so a task that
 runs late or twice does the right thing: a push of a workload since deleted does nothing, a suspend
-overtaken by a resume resumes. Transient cluster errors propagate (the task retries); a permanent one
-fails the workload with the cluster's own message.
+overtaken by a resume resumes. Transient cluster errors propagate (the task waits for a cluster that does
+not answer, workloads.cluster.reach, or retries); a permanent one fails the workload with the cluster's own message.
 """
 
 import logging

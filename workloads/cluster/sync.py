@@ -32,7 +32,7 @@ from studio.models import Cluster, Department, Project
 from studio.queue import enqueue_on_commit
 from workloads import manifests
 from workloads import runai_fields as derived
-from workloads.cluster import kai_sync, pending, phases, push, sync_writes
+from workloads.cluster import kai_sync, pending, phases, push, reach, sync_writes
 from workloads.cluster.bulk_rows import pk_in
 from workloads.cluster.endpoints import endpoints_of
 from workloads.cluster.push import SUSPENDABLE, owned_by_controller, workload_ref
@@ -101,6 +101,7 @@ def cluster_sync(cluster_id, *, now: datetime | None = None) -> SyncReport | Non
         except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
             round_failed(cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
             return None
+        reach.answered(cluster.pk)
         report = reconcile(conn, cluster, seen, now=now or timezone.now())
         Cluster.objects.filter(pk=cluster.pk).update(
             status=Cluster.Status.CONNECTED, status_message="", last_seen_at=timezone.now(), failed_rounds=0,
@@ -221,6 +222,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     report = SyncReport(workloads=len(rows))
     changes = sync_writes.Changes(cluster=cluster, now=now, whole=full)
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
+    waiting = reach.Waiting(cluster.pk, since=grace)
     read_as = {}  # wid -> (workload pk, desired, actual) of each row read
     moved = full
     if seen.kai:
@@ -255,7 +257,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         moved = queues.follow(wid, row, reason if live else None) or moved
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
-        report.repushed += _repair_missing(workload, primary, phase, seen, grace, report.unsent)
+        report.repushed += _repair_missing(workload, primary, phase, seen, grace, report.unsent, waiting)
         report.resuspended += _repair_suspension(workload, ref, primary, phase, grace, report.unsent)
         report.removed += _repair_deleted(workload, objects, pods, grace, report.unsent)
     for wid in (only or set()) - set(read_as):
@@ -351,13 +353,15 @@ def _running(pods: list[dict]) -> int:
                and not p["metadata"].get("deletionTimestamp"))
 
 
-def _repair_missing(workload: Followed, primary, phase: str, seen: Seen, grace: datetime, unsent: set) -> int:
+def _repair_missing(workload: Followed, primary, phase: str, seen: Seen, grace: datetime, unsent: set,
+                    waiting: reach.Waiting) -> int:
     """Push again a workload that should run and has no object: one seen before (removed behind our back) at
-    once, one never seen after the grace (its push task was lost with a killed worker or gave up)."""
+    once, one never seen after the grace (its push task was lost with a killed worker or gave up); not one whose
+    push waits for the cluster or was just sent again when it answered."""
     if primary is not None or workload.desired_phase != Workload.Desired.RUNNING or phase in Workload.FINISHED:
         return 0
     seen_before = workload.submitted_at is not None and workload.submitted_at < seen.started_at
-    if not seen_before and workload.created_at > grace:
+    if (not seen_before and workload.created_at > grace) or workload.pk in waiting:
         return 0
     enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk), unsent=unsent)
     return 1

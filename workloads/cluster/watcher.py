@@ -38,7 +38,7 @@ from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster
 from studio.selectors import node_pool_labels
-from workloads.cluster import informer, kai_sync, sync
+from workloads.cluster import informer, kai_sync, reach, sync
 from workloads.cluster.round_locks import ClusterLease
 from workloads.models import Workload
 
@@ -138,6 +138,7 @@ class Following:
         except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
             sync.round_failed(self.cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
             return
+        reach.answered(self.cluster.pk)
         self.kai_detected = self.cluster.kai_detected = sched.KAI_GROUP in self.groups
         self.kai = self.kai_detected and self.cluster.uses_kai
         self.store.set_namespaces(self._project_namespaces())
@@ -250,6 +251,7 @@ class Following:
         return seen
 
     def tick(self) -> None:
+        reach.check(self.conn, self.cluster)  # the one probe while the cluster's writes wait for it
         failing = [r for r in self.reflectors.values() if r.failing_since is not None]
         if failing:
             failed = sync.round_failed(self.cluster, failing[0].failure or "The cluster API is unreachable")

@@ -31,6 +31,14 @@ def version(conn: Connection) -> dict:
     return {"gitVersion": info.get("gitVersion", ""), "platform": info.get("platform", "")}
 
 
+def ready(conn: Connection) -> None:
+    """The server's own readiness check (`/readyz`, public, as `/version`): returns when it says ok, raises the
+    sorted error otherwise (a refused connection, a 5xx while it starts)."""
+    response = conn.request("GET", "/readyz", verb="get", resource="readyz", timeout=3, stream=True,
+                            accept="text/plain")
+    response.release_conn()
+
+
 def has_api_group(conn: Connection, group: str) -> bool:
     """Whether the server serves an API group (e.g. `serving.knative.dev` when Knative is installed)."""
     return group in api_groups(conn)

@@ -1,0 +1,152 @@
+"""Whether a cluster answers, as one piece of state, and the writes that wait for it.
+
+A cluster write (a workload's push, roll, suspension or removal task) that finds its cluster silent (a refused
+connection, a timeout, a 5xx: not a 4xx, and not a 429, which the task's backoff still retries) marks the cluster
+unreachable, by compare-and-set on its `ClusterReach` row so that concurrent workers agree, and parks itself as a
+`WaitingWrite` row. While the cluster is marked so, every write of its workloads parks at once without trying it:
+an outage costs one failed request per worker in flight, not thousands of retries. One probe runs meanwhile: the
+cluster's watcher asks `/readyz` on each tick (`check`); a sync round that reads the cluster, or a watcher whose
+discovery answers, says so too (`answered`). Then the cluster is marked reachable and its waiting writes are sent
+again at once, oldest first, in batches; the workers' clients pace them at the cluster's rate limit (KUBE_QPS).
+
+A row stays until its task has run after the release (`write_or_park` removes it), so nothing parked is lost; the
+sync's drift repair leaves a workload whose write waits, or was just sent again, to that write (`Waiting`).
+"""
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from studio.clusters import kube
+from studio.models import Cluster
+from workloads.models import ClusterReach, WaitingWrite, Workload
+
+log = logging.getLogger(__name__)
+RELEASE_BATCH = 200
+
+
+def unreachable_error(exc: BaseException) -> bool:
+    """The cluster did not answer: no connection, a timeout, or a 5xx of its API server (not a 4xx, not a 429)."""
+    if isinstance(exc, kube.TransientClusterError):
+        return exc.status == 0 or exc.status >= 500
+    return isinstance(exc, kube.TRANSIENT_ERRORS)
+
+
+def reachable(cluster_id) -> bool:
+    return not ClusterReach.objects.filter(cluster_id=cluster_id, reachable=False).exists()
+
+
+def mark_unreachable(cluster_id, message: str) -> bool:
+    """Mark the cluster unreachable; True for the one caller that changed it."""
+    ClusterReach.objects.get_or_create(cluster_id=cluster_id)
+    flipped = ClusterReach.objects.filter(cluster_id=cluster_id, reachable=True).update(
+        reachable=False, changed_at=timezone.now(), message=message[:2000])
+    if flipped:
+        log.warning("cluster %s does not answer (%s): its writes wait for it, one probe until it answers",
+                    cluster_id, message)
+    return bool(flipped)
+
+
+def answered(cluster_id) -> int:
+    """The cluster answered (a probe, a round, a watch): mark it reachable and send its waiting writes again.
+    Returns how many were sent."""
+    flipped = ClusterReach.objects.filter(cluster_id=cluster_id, reachable=False).update(
+        reachable=True, changed_at=timezone.now(), message="")
+    sent = release(cluster_id)
+    if flipped:
+        log.info("cluster %s answers again: %d waiting writes sent", cluster_id, sent)
+    return sent
+
+
+def check(conn: kube.Connection, cluster: Cluster) -> None:
+    """The watcher's tick: while the cluster is marked unreachable, the one probe (`/readyz`); once it answers,
+    or while writes parked in a race with the last release still wait, `answered`. One query otherwise."""
+    state = ClusterReach.objects.filter(cluster_id=cluster.pk).annotate(waiting=Exists(
+        WaitingWrite.objects.filter(cluster_id=cluster.pk, released_at__isnull=True))).values_list(
+        "reachable", "waiting").first()
+    if state is None or state == (True, False):
+        return
+    if not state[0]:
+        try:
+            kube.ready(conn)
+        except (kube.ClusterError, *kube.TRANSIENT_ERRORS):
+            return
+    answered(cluster.pk)
+
+
+def park(workload_id, cluster_id, task: str) -> None:
+    WaitingWrite.objects.update_or_create(workload_id=workload_id, task=task, defaults={
+        "cluster_id": cluster_id, "parked_at": timezone.now(), "released_at": None})
+
+
+def release(cluster_id) -> int:
+    """Send every waiting write of the cluster again, oldest first, RELEASE_BATCH at a time; a write the broker
+    refuses stays waiting (the next tick sends it)."""
+    sent = 0
+    while True:
+        with transaction.atomic():
+            batch = list(WaitingWrite.objects.select_for_update(skip_locked=True).filter(
+                cluster_id=cluster_id, released_at__isnull=True).order_by("parked_at", "pk").values_list(
+                "pk", "workload_id", "task")[:RELEASE_BATCH])
+            done = []
+            for pk, workload_id, task in batch:
+                try:
+                    current_app.send_task(task, args=[str(workload_id)])
+                except Exception:  # the broker away: the rest waits for the next tick
+                    log.exception("could not send %s for %s; it waits for the next tick", task, workload_id)
+                    break
+                done.append(pk)
+            WaitingWrite.objects.filter(pk__in=done).update(released_at=timezone.now())
+        sent += len(done)
+        if len(done) < RELEASE_BATCH:
+            return sent
+
+
+def write_or_park(task: str, workload_id, write: Callable) -> None:
+    """Run a workload's cluster write (`write(workload_id)`), or park it while its cluster does not answer."""
+    found = Workload.objects.filter(pk=workload_id).annotate(waited=Exists(WaitingWrite.objects.filter(
+        workload_id=OuterRef("pk"), task=task))).values_list("cluster_id", "waited").first()
+    if found is None:
+        return write(workload_id)  # gone: the write does nothing
+    cluster_id, waited = found
+    if not reachable(cluster_id):
+        park(workload_id, cluster_id, task)
+        log.info("%s of workload %s waits for cluster %s, which does not answer", task, workload_id, cluster_id)
+        if reachable(cluster_id):  # it answered between the two reads: the release may have missed this one
+            release(cluster_id)
+        return None
+    try:
+        write(workload_id)
+    except kube.TRANSIENT_ERRORS as exc:
+        if not unreachable_error(exc):
+            raise  # a 429, a 410: the task's backoff
+        message = str(getattr(exc, "message", "") or exc) or type(exc).__name__
+        log.warning("%s of workload %s: cluster %s did not answer (%s); the write waits for it", task, workload_id,
+                    cluster_id, message)
+        mark_unreachable(cluster_id, message)
+        park(workload_id, cluster_id, task)
+        if reachable(cluster_id):  # a probe saw it answer meanwhile
+            release(cluster_id)
+        return None
+    if waited:
+        WaitingWrite.objects.filter(workload_id=workload_id, task=task).delete()
+    return None
+
+
+class Waiting:
+    """The workloads of a cluster with a write waiting, or sent again since `since`: the sync's repair leaves
+    them to that write. Read once, when first asked."""
+
+    def __init__(self, cluster_id, *, since: datetime):
+        self.cluster_id, self.since, self._ids = cluster_id, since, None
+
+    def __contains__(self, workload_id) -> bool:
+        if self._ids is None:
+            rows = WaitingWrite.objects.filter(cluster_id=self.cluster_id).exclude(released_at__lt=self.since)
+            self._ids = {str(pk) for pk in rows.values_list("workload_id", flat=True)}
+        return str(workload_id) in self._ids
