@@ -193,9 +193,6 @@ class WorkloadEvent(models.Model):
     type = models.CharField(max_length=8, choices=Type.choices, default=Type.NORMAL)
     reason = models.CharField(max_length=64)
     message = models.TextField(blank=True, default="")
-
-    def __str__(self):
-        return f"{self.cluster_id}: {'reachable' if self.reachable else 'unreachable'}"
     phase = models.CharField(max_length=12, blank=True, default="")
     source = models.CharField(max_length=16, default="studio")  # studio | cluster
     # A cluster event's uid + count, so a sync round that sees it again does not record it twice.
@@ -261,6 +258,9 @@ class ClusterReach(models.Model):
     reachable = models.BooleanField(default=True)
     changed_at = models.DateTimeField(null=True, blank=True)
     message = models.TextField(blank=True, default="")
+
+    def __str__(self):
+        return f"{self.cluster_id}: {'reachable' if self.reachable else 'unreachable'}"
 
 
 class WaitingWrite(models.Model):
