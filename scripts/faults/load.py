@@ -129,9 +129,9 @@ class Census:
                 or self.phases[by_name[name]] not in self.settled_phases]
 
 
-# The bounds every scenario asserts, in seconds. With the stack's settings (a sync round every 2 s, repairs
-# after 5 s, cluster retries backing off to 4 s at most) a workload whose push died with the fault is pushed
-# again by the first round after the repair grace and seen Running by the round after: about 10 s. The backlog
+# The bounds every scenario asserts, in seconds (the cluster outages hold to tighter ones, cluster_outage.py).
+# With the stack's settings (a sync round every 2 s, repairs after 5 s) a workload whose push died with the fault
+# is pushed again by the first round after the repair grace and seen Running by the round after: about 10 s. The backlog
 # the fault left (up to ~250 pushes, with the load still submitting) then drains at the push rate, 5-10 a second
 # on this shared 2-core machine: up to ~50 s. An expiring lease (two minutes, before) cannot pass it.
 RECOVERY_BOUND = 60.0  # from the fault's end until the workloads accepted by then have their Job and phase
