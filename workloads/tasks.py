@@ -50,6 +50,18 @@ def workload_remove(workload_id: str) -> None:
     reach.write_or_park("workloads.tasks.workload_remove", workload_id, push.workload_remove)
 
 
+WRITES = {"workloads.tasks.workload_push": push.workload_push, "workloads.tasks.workload_roll": push.workload_roll,
+          "workloads.tasks.workload_suspend": push.workload_apply_suspension,
+          "workloads.tasks.workload_resume": push.workload_apply_suspension,
+          "workloads.tasks.workload_remove": push.workload_remove}
+
+
+@shared_task(name=reach.BATCH_TASK, acks_late=True)
+def workloads_write_waited(task: str, workload_ids: list[str]) -> None:
+    """Writes that waited for their cluster, sent again together once it answers (workloads.cluster.reach)."""
+    reach.write_batch(task, workload_ids, WRITES[task])
+
+
 @shared_task(name="workloads.tasks.clusters_sync", acks_late=True)
 def clusters_sync() -> None:
     for cluster_id in Cluster.objects.values_list("pk", flat=True):

@@ -5,6 +5,7 @@ fault can kill -9 all of it and cleanup leaves nothing behind. Logs go to files 
 named in the summary when something fails."""
 
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -180,9 +181,12 @@ class Stack:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def relists(self) -> int:
-        """Watches the watchers resumed into a 410 (history compacted meanwhile), from their logs."""
-        return sum(log.count("too old (410), listing again") for log in
-                   (p.read_text(errors="replace") for p in self.folder.glob("watcher*.log")))
+        """Watches the watchers listed again, from their logs: resumed into a 410 (history compacted meanwhile),
+        or started again at once when the cluster answered again after an outage."""
+        logs = [p.read_text(errors="replace") for p in self.folder.glob("watcher*.log")]
+        again = re.compile(r"its (\d+) failing watches list again now")
+        return sum(log.count("too old (410), listing again") + sum(int(n) for n in again.findall(log))
+                   for log in logs)
 
     def compact_cluster(self) -> None:
         """The cluster's history forgotten up to now (etcd's compaction): older watch versions answer 410."""

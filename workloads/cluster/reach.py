@@ -27,7 +27,9 @@ from studio.models import Cluster
 from workloads.models import ClusterReach, WaitingWrite, Workload
 
 log = logging.getLogger(__name__)
-RELEASE_BATCH = 200
+RELEASE_BATCH = 500
+WRITE_BATCH = 20  # writes of one task sent again together
+BATCH_TASK = "workloads.tasks.workloads_write_waited"
 
 
 def unreachable_error(exc: BaseException) -> bool:
@@ -63,20 +65,28 @@ def answered(cluster_id) -> int:
     return sent
 
 
+def probe(conn: kube.Connection, cluster: Cluster) -> bool:
+    """The one probe of a cluster (`/readyz`, the server's own readiness); when it answers, `answered`."""
+    try:
+        kube.ready(conn)
+    except (kube.ClusterError, *kube.TRANSIENT_ERRORS):
+        return False
+    answered(cluster.pk)
+    return True
+
+
 def check(conn: kube.Connection, cluster: Cluster) -> None:
-    """The watcher's tick: while the cluster is marked unreachable, the one probe (`/readyz`); once it answers,
-    or while writes parked in a race with the last release still wait, `answered`. One query otherwise."""
+    """The watcher's tick while its watches are fine: a cluster still marked unreachable is probed; writes parked
+    in a race with the last release are sent. One query otherwise."""
     state = ClusterReach.objects.filter(cluster_id=cluster.pk).annotate(waiting=Exists(
         WaitingWrite.objects.filter(cluster_id=cluster.pk, released_at__isnull=True))).values_list(
         "reachable", "waiting").first()
     if state is None or state == (True, False):
         return
-    if not state[0]:
-        try:
-            kube.ready(conn)
-        except (kube.ClusterError, *kube.TRANSIENT_ERRORS):
-            return
-    answered(cluster.pk)
+    if state[0]:
+        answered(cluster.pk)
+    else:
+        probe(conn, cluster)
 
 
 def park(workload_id, cluster_id, task: str) -> None:
@@ -85,36 +95,55 @@ def park(workload_id, cluster_id, task: str) -> None:
 
 
 def release(cluster_id) -> int:
-    """Send every waiting write of the cluster again, oldest first, RELEASE_BATCH at a time; a write the broker
-    refuses stays waiting (the next tick sends it)."""
+    """Send every waiting write of the cluster again, oldest first: RELEASE_BATCH rows at a time, as tasks of
+    WRITE_BATCH writes of one kind each (`write_batch`). A batch the broker refuses stays waiting (the next tick
+    sends it)."""
     sent = 0
     while True:
         with transaction.atomic():
-            batch = list(WaitingWrite.objects.select_for_update(skip_locked=True).filter(
+            rows = list(WaitingWrite.objects.select_for_update(skip_locked=True).filter(
                 cluster_id=cluster_id, released_at__isnull=True).order_by("parked_at", "pk").values_list(
                 "pk", "workload_id", "task")[:RELEASE_BATCH])
+            by_task: dict[str, list] = {}
+            for pk, workload_id, task in rows:
+                by_task.setdefault(task, []).append((pk, str(workload_id)))
             done = []
-            for pk, workload_id, task in batch:
-                try:
-                    current_app.send_task(task, args=[str(workload_id)])
-                except Exception:  # the broker away: the rest waits for the next tick
-                    log.exception("could not send %s for %s; it waits for the next tick", task, workload_id)
-                    break
-                done.append(pk)
+            try:
+                for task, writes in by_task.items():
+                    for start in range(0, len(writes), WRITE_BATCH):
+                        batch = writes[start:start + WRITE_BATCH]
+                        current_app.send_task(BATCH_TASK, args=[task, [wid for _, wid in batch]])
+                        done += [pk for pk, _ in batch]
+            except Exception:  # the broker away: the rest waits for the next tick
+                log.exception("could not send the waiting writes of cluster %s; they wait for the next tick",
+                              cluster_id)
             WaitingWrite.objects.filter(pk__in=done).update(released_at=timezone.now())
         sent += len(done)
-        if len(done) < RELEASE_BATCH:
+        if len(rows) < RELEASE_BATCH or len(done) < len(rows):
             return sent
+
+
+def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
+    """Writes of one kind sent again together: each as its own task would run it (`write_or_park`), one after
+    the other, under the worker's client rate limit. A write that meets another transient error (a 429) is sent
+    on its own, to that task's backoff."""
+    for workload_id in workload_ids:
+        try:
+            write_or_park(task, workload_id, write)
+        except kube.TRANSIENT_ERRORS:
+            current_app.send_task(task, args=[workload_id])
 
 
 def write_or_park(task: str, workload_id, write: Callable) -> None:
     """Run a workload's cluster write (`write(workload_id)`), or park it while its cluster does not answer."""
-    found = Workload.objects.filter(pk=workload_id).annotate(waited=Exists(WaitingWrite.objects.filter(
-        workload_id=OuterRef("pk"), task=task))).values_list("cluster_id", "waited").first()
+    found = Workload.objects.filter(pk=workload_id).annotate(
+        waited=Exists(WaitingWrite.objects.filter(workload_id=OuterRef("pk"), task=task)),
+        silent=Exists(ClusterReach.objects.filter(cluster_id=OuterRef("cluster_id"), reachable=False)),
+    ).values_list("cluster_id", "waited", "silent").first()
     if found is None:
         return write(workload_id)  # gone: the write does nothing
-    cluster_id, waited = found
-    if not reachable(cluster_id):
+    cluster_id, waited, silent = found
+    if silent:
         park(workload_id, cluster_id, task)
         log.info("%s of workload %s waits for cluster %s, which does not answer", task, workload_id, cluster_id)
         if reachable(cluster_id):  # it answered between the two reads: the release may have missed this one

@@ -126,6 +126,7 @@ class Following:
         self.unknown = False  # the cluster's workloads were marked Unknown: derive them all once it is back
         self.scanned_to = None  # repairs came due up to this time
         self.unsent: set[str] = set()  # workloads whose repair could not be enqueued: derived again next tick
+        self.silent = False  # the cluster did not answer the last probe
         self.requeued_at = time.monotonic()
         self.last_pass_seconds = 0.0
 
@@ -251,12 +252,13 @@ class Following:
         return seen
 
     def tick(self) -> None:
-        reach.check(self.conn, self.cluster)  # the one probe while the cluster's writes wait for it
         failing = [r for r in self.reflectors.values() if r.failing_since is not None]
         if failing:
-            failed = sync.round_failed(self.cluster, failing[0].failure or "The cluster API is unreachable")
-            self.unknown = self.unknown or failed >= settings.SYNC_DISCONNECTED_AFTER_ROUNDS
+            if not self.reconnect():
+                failed = sync.round_failed(self.cluster, failing[0].failure or "The cluster API is unreachable")
+                self.unknown = self.unknown or failed >= settings.SYNC_DISCONNECTED_AFTER_ROUNDS
             return
+        reach.check(self.conn, self.cluster)
         Cluster.objects.filter(pk=self.cluster.pk).update(
             status=Cluster.Status.CONNECTED, status_message="", last_seen_at=timezone.now(), failed_rounds=0,
             has_knative="serving.knative.dev" in self.groups, kai_detected=self.kai_detected)
@@ -274,6 +276,24 @@ class Following:
         if time.monotonic() - self.requeued_at >= REQUEUE_WAITING_SECONDS:
             self.requeued_at = time.monotonic()
             self.store.mark(wid for wid, row in self.queues.rows.items() if row.phase in TIME_BOUND)
+
+    def reconnect(self) -> bool:
+        """While watches fail, the one probe of the cluster each tick (reach.probe: its waiting writes go once it
+        answers). When it answers after it did not (an outage ended), the failing reflectors start again at once
+        rather than after their backoff (up to informer.BACKOFF_MAX_SECONDS); True then."""
+        if not reach.probe(self.conn, self.cluster):
+            self.silent = True
+            return False
+        if not self.silent:
+            return False
+        self.silent = False
+        failing = [k for k, r in self.reflectors.items() if r.failing_since is not None]
+        log.info("watch of cluster %s: the cluster answers again; its %d failing watches list again now",
+                 self.cluster.name, len(failing))
+        for key in failing:
+            self.reflectors.pop(key).stop()
+        self._adjust_reflectors()
+        return True
 
     def _kai_tick(self, changed: set) -> None:
         """The cluster's GPUs when a node changed; the projects' and departments' queue status when a Queue did."""
