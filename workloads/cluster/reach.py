@@ -15,10 +15,11 @@ sync's drift repair leaves a workload whose write waits, or was just sent again,
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from celery import current_app
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -29,6 +30,7 @@ from workloads.models import ClusterReach, WaitingWrite, Workload
 log = logging.getLogger(__name__)
 RELEASE_BATCH = 500
 WRITE_BATCH = 20  # writes of one task sent again together
+WRITE_THREADS = 4
 BATCH_TASK = "workloads.tasks.workloads_write_waited"
 
 
@@ -124,14 +126,20 @@ def release(cluster_id) -> int:
 
 
 def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
-    """Writes of one kind sent again together: each as its own task would run it (`write_or_park`), one after
-    the other, under the worker's client rate limit. A write that meets another transient error (a 429) is sent
-    on its own, to that task's backoff."""
-    for workload_id in workload_ids:
+    """Writes of one kind sent again together: each as its own task would run it (`write_or_park`), WRITE_THREADS
+    at a time (a write mostly waits on the cluster and the database), under the worker's client rate limit for
+    the cluster. A write that meets another transient error (a 429) is sent on its own, to that task's backoff."""
+    def one(workload_id: str) -> None:
         try:
             write_or_park(task, workload_id, write)
         except kube.TRANSIENT_ERRORS:
             current_app.send_task(task, args=[workload_id])
+        finally:
+            connections.close_all()  # this thread's own connections
+
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="waited write") as pool:
+        for done in [pool.submit(one, workload_id) for workload_id in workload_ids]:
+            done.result()
 
 
 def write_or_park(task: str, workload_id, write: Callable) -> None:
