@@ -56,9 +56,19 @@ def mark_unreachable(cluster_id, message: str) -> bool:
     return bool(flipped)
 
 
+def _state(cluster_id) -> tuple[bool, bool]:
+    """(marked reachable, writes waiting), in one query."""
+    state = ClusterReach.objects.filter(cluster_id=cluster_id).annotate(waiting=Exists(
+        WaitingWrite.objects.filter(cluster_id=cluster_id, released_at__isnull=True))).values_list(
+        "reachable", "waiting").first()
+    return state or (True, False)
+
+
 def answered(cluster_id) -> int:
     """The cluster answered (a probe, a round, a watch): mark it reachable and send its waiting writes again.
-    Returns how many were sent."""
+    Returns how many were sent; one query when there is nothing to do."""
+    if _state(cluster_id) == (True, False):
+        return 0
     flipped = ClusterReach.objects.filter(cluster_id=cluster_id, reachable=False).update(
         reachable=True, changed_at=timezone.now(), message="")
     sent = release(cluster_id)
@@ -80,15 +90,11 @@ def probe(conn: kube.Connection, cluster: Cluster) -> bool:
 def check(conn: kube.Connection, cluster: Cluster) -> None:
     """The watcher's tick while its watches are fine: a cluster still marked unreachable is probed; writes parked
     in a race with the last release are sent. One query otherwise."""
-    state = ClusterReach.objects.filter(cluster_id=cluster.pk).annotate(waiting=Exists(
-        WaitingWrite.objects.filter(cluster_id=cluster.pk, released_at__isnull=True))).values_list(
-        "reachable", "waiting").first()
-    if state is None or state == (True, False):
-        return
-    if state[0]:
-        answered(cluster.pk)
-    else:
+    reachable_now, waiting = _state(cluster.pk)
+    if not reachable_now:
         probe(conn, cluster)
+    elif waiting:
+        answered(cluster.pk)
 
 
 def park(workload_id, cluster_id, task: str) -> None:
