@@ -101,3 +101,15 @@ def audit_record(*, actor, action: str, instance: models.Model, before: dict | N
         changes=changes,
         request_id=current_request_id() or "",
     )
+
+
+def audit_values_record(*, actor, action: str, object_type: str, object_id: str, object_repr: str,
+                        values: dict) -> AuditEvent:
+    """Record `action` on something that is no row (a session into a container: its caller names the type):
+    `values` as the changes from nothing to each value, masked as every row's are."""
+    authenticated = actor is not None and getattr(actor, "is_authenticated", False)
+    return AuditEvent.objects.create(
+        actor=actor if authenticated else None, actor_name=actor.get_username() if authenticated else "system",
+        action=action, object_type=object_type, object_id=object_id, object_repr=object_repr[:200],
+        changes={name: [None, value] for name, value in masked(values).items()},
+        request_id=current_request_id() or "")

@@ -69,6 +69,12 @@ from studio.clusters.kube.pods import (
     pod_metrics,
     prometheus_query,
 )
+from studio.clusters.kube.streams import (
+    StreamEndpoint,
+    StreamRefused,
+    open_stream,
+    stream_endpoint,
+)
 
 __all__ = [
     "API_CALLS",
@@ -126,4 +132,8 @@ __all__ = [
     "pod_log_follow",
     "pod_metrics",
     "prometheus_query",
+    "StreamEndpoint",
+    "StreamRefused",
+    "open_stream",
+    "stream_endpoint",
 ]
