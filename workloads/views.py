@@ -147,6 +147,8 @@ def workload_detail(request, workload_id):
         "events": workload.events.order_by("-at", "-id")[:100],
         "pods": pods,
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
+        # the exec endpoint's rule: the project's members and admins (and platform admins); viewers may not
+        "can_exec": has_project_role(request.user, workload.project_id, Level.MEMBER),
         # as the logs API decides (workloads.api.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
         "metric_ranges": METRIC_RANGES, "metrics_range": metrics_range(workload),
