@@ -28,6 +28,14 @@ def _label(value: str) -> tuple[str, str]:
     return key.strip(), val.strip()
 
 
+def _forward(text: str) -> tuple[int, tuple[str, int]]:
+    port, _, address = text.partition("=")
+    host, _, target = address.rpartition(":")
+    if not (port.isdigit() and target.isdigit() and host):
+        raise argparse.ArgumentTypeError(f"{text!r} is not PORT=HOST:PORT")
+    return int(port), (host, int(target))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kubesim", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
@@ -63,6 +71,10 @@ def main(argv=None) -> int:
                                                      "--tls-cert is given), for kubectl")
     parser.add_argument("--kubeconfig", help="with --tls-port: write an admin kubeconfig for kubectl here")
     parser.add_argument("--quiet", action="store_true", help="log warnings only, not every request")
+    parser.add_argument("--exec-root", help="the folder under which exec runs, a folder per pod (default: a new "
+                                            "temporary one)")
+    parser.add_argument("--port-forward", type=_forward, action="append", default=[], metavar="PORT=HOST:PORT",
+                        help="a pod port's stand-in for port-forward, for every pod, e.g. 8888=127.0.0.1:8888")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -76,7 +88,9 @@ def main(argv=None) -> int:
                   mig_per_node=args.mig_per_node, tls_cert=args.tls_cert, tls_key=args.tls_key,
                   tls_port=args.tls_port, node_pools=args.node_pools, node_labels=dict(args.node_label),
                   node_resources=dict(args.node_resource), kubeflow=args.kubeflow, gang=args.gang,
-                  kai=args.kai)
+                  kai=args.kai, exec_root=args.exec_root)
+    for port, (host, target) in args.port_forward:
+        sim.forward_port(port, target, host)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())

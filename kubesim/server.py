@@ -10,6 +10,7 @@ import logging
 import select
 import socket
 import ssl
+import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from . import errors, eventsv1, managed, openapi, subresources, tables
+from . import errors, eventsv1, managed, openapi, streams, subresources, tables
 from .errors import ApiError, bad_request
 from .options import check_dry_run, check_list_options
 from .resources import KUBE_VERSION, METRICS_GROUP
@@ -186,6 +187,8 @@ class Handler(BaseHTTPRequestHandler):
             raise errors.method_not_allowed()
         stat = sim.registry.stat_name[res.key] + (f"/{sub}" if sub else "")
         sim.count(verb, stat)
+        if res.key == "pods" and sub in ("exec", "attach", "portforward"):
+            return self._pod_stream(sim, res, namespace, name, sub)
         as_events_v1 = res.key == eventsv1.GROUP_KEY
         if as_events_v1:  # one kind stored, two APIs: served from core/v1 Events, converted both ways
             res = reg.by_key["events"]
@@ -254,6 +257,62 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "delete":
             return api.delete(res, namespace, name, options)
         return api.delete_collection(res, namespace, query, options)
+
+    def _pod_stream(self, sim, res, namespace, name, sub):
+        """exec, attach or portforward over WebSocket (kubesim/streams.py), once the pod is found running."""
+        with sim.store.lock:
+            pod = sim.api.get(res, namespace, name)
+        query = streams.stream_query(self.path)
+        containers = [c["name"] for c in pod["spec"].get("containers") or []]
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            raise bad_request(f"cannot {sub} into a container in a completed pod; current phase is {phase}")
+        if not pod["spec"].get("nodeName") or phase != "Running":
+            raise bad_request(f"pod {name} does not have a host assigned" if not pod["spec"].get("nodeName")
+                              else f"unable to upgrade connection: pod {name} is not running ({phase})")
+        container = (query.get("container") or [""])[-1]
+        if sub != "portforward":
+            if not container and len(containers) > 1:
+                raise bad_request(f"a container name must be specified for pod {name}, choose one of: "
+                                  f"[{' '.join(containers)}]")
+            if container and container not in containers:
+                raise bad_request(f"container {container} is not valid for pod {name}")
+        if sub == "exec" and not query.get("command"):
+            raise bad_request("you must specify at least 1 command")
+        ports = []
+        if sub == "portforward":
+            try:
+                ports = streams.ports_of(query)
+            except ValueError:
+                raise bad_request("unable to parse port") from None
+            if not ports or any(not 0 < p < 65536 for p in ports):
+                raise bad_request("at least 1 port must be specified (1-65535)")
+        upgraded = streams.upgrade(self, streams.FORWARD_PROTOCOLS if sub == "portforward"
+                                   else streams.EXEC_PROTOCOLS)
+        if upgraded is None:
+            raise bad_request("Upgrade request required")
+        self._code = 101
+        ws, protocol = upgraded
+        runtime = sim.runtime
+        if sub == "exec":
+            streams.run_exec(ws, protocol, query, runtime.pod_root(namespace, name), name)
+        elif sub == "portforward":
+            streams.run_portforward(ws, ports, lambda port: runtime.forward_target(namespace, name, port), name)
+        else:
+            kubelet = sim.controller.kubelet
+            wanted = {"container": container} if container else {}
+
+            def log_text():
+                with sim.store.lock:
+                    current = sim.store.get("pods", namespace, name)
+                    if current is None or current["metadata"]["uid"] != pod["metadata"]["uid"]:
+                        return None
+                    try:
+                        return kubelet.logs(current, wanted)
+                    except ApiError:
+                        return ""
+
+            streams.run_attach(ws, log_text, threading.Event(), tick=max(sim.tick, 0.2))
 
     def _action(self, api, res, namespace, name, sub, raw):
         """A binding, an eviction, a token request or a namespace's finalize: (code, body, warnings)."""

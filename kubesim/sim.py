@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 
-from . import quantity
+from . import quantity, streams
 from .api import Api
 from .controllers.controller import Controller
 from .node.metrics import Metrics
@@ -42,7 +42,7 @@ class KubeSim:
                  tls_cert: str | None = None, tls_key: str | None = None, tls_port: int | None = None,
                  node_pools: dict[str, int] | None = None, node_labels: dict[str, str] | None = None,
                  node_resources: dict[str, str] | None = None, kubeflow: bool = True, gang: str | None = None,
-                 node_side: bool = True, kai: bool = False):
+                 node_side: bool = True, kai: bool = False, exec_root: str | None = None):
         self.token, self.pull_seconds, self.run_seconds, self.tick = token, pull_seconds, run_seconds, tick
         self.schedule_seconds = schedule_seconds  # how long a new pod waits before the scheduler sees it
         # node_side=False: the API server and a real control plane's controllers only — no Nodes, nobody running
@@ -64,6 +64,10 @@ class KubeSim:
             else:
                 self._side_tls = context
         self.stopping = False
+        # What stands in for containers in exec and port-forward (kubesim/streams.py): a folder per pod, and the
+        # local addresses of forwarded ports (`forward_port`).
+        self.runtime = streams.Runtime(exec_root)
+        self.forward_port = self.runtime.forward_port
         self._faults = {"outage": False, "latency_ms": 0, "pull_fail_images": frozenset(), "crash_images": frozenset()}
         self._stats, self._stats_lock = Counter(), threading.Lock()
         # kubeflow: serve the Training Operator's jobs; gang: "scheduler-plugins" or "volcano" serves its PodGroup.
@@ -128,6 +132,7 @@ class KubeSim:
                 server.shutdown()
                 server.server_close()
         self.controller.stop()
+        self.runtime.cleanup()
 
     def __enter__(self):
         return self.start()

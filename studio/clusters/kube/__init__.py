@@ -68,6 +68,12 @@ from studio.clusters.kube.pods import (
     pod_metrics,
     prometheus_query,
 )
+from studio.clusters.kube.streams import (
+    StreamEndpoint,
+    StreamRefused,
+    open_stream,
+    stream_endpoint,
+)
 
 __all__ = [
     "API_CALLS",
@@ -124,4 +130,8 @@ __all__ = [
     "pod_log_follow",
     "pod_metrics",
     "prometheus_query",
+    "StreamEndpoint",
+    "StreamRefused",
+    "open_stream",
+    "stream_endpoint",
 ]
