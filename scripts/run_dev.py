@@ -42,12 +42,20 @@ def kubesim_command(port: str, tls_port: str, kubeconfig: Path) -> list[str]:
             # KAI Scheduler (queues per project, lending and reclaim): the product schedules through it.
             *(["--kai"] if os.environ.get("KUBESIM_KAI", "true").lower() in ("1", "true", "yes") else []),
             # A gang scheduler's PodGroup API (distributed trainings get a PodGroup where one is served).
-            *(["--gang", os.environ["KUBESIM_GANG"]] if os.environ.get("KUBESIM_GANG") else [])]
+            *(["--gang", os.environ["KUBESIM_GANG"]] if os.environ.get("KUBESIM_GANG") else []),
+            # What `studio workspace port-forward NAME --port 8888:8888` reaches in every pod: a local port
+            # (KUBESIM_PORT_FORWARD="8888=127.0.0.1:8888,…"; none by default).
+            *[arg for rule in os.environ.get("KUBESIM_PORT_FORWARD", "").split(",") if rule.strip()
+              for arg in ("--port-forward", rule.strip())]]
 
 
 PROCESSES = {
     "kubesim": kubesim_command(KUBESIM_PORT, KUBESIM_TLS_PORT, KUBECONFIG),
-    "web": [PY, "manage.py", "runserver", f"{HOST}:{PORT}", "--noreload"],
+    # The ASGI application (config/asgi.py): Django for HTTP, and the WebSocket sessions of exec, attach and
+    # port-forward, which runserver cannot serve. No access log: the product logs its requests (studio.request),
+    # redacted, and a path may carry a token (Kit client URLs).
+    "web": [PY, "-m", "uvicorn", "config.asgi:application", "--host", HOST, "--port", PORT, "--lifespan", "off",
+            "--ws", "websockets-sansio", "--no-access-log", "--log-level", "warning"],
     "worker": [PY, "-m", "celery", "-A", "config", *(["--quiet"] * QUIET), "worker", "-l", LOG_LEVEL,
                "--concurrency", "2"],
     "beat": [PY, "-m", "celery", "-A", "config", *(["--quiet"] * QUIET), "beat", "-l", LOG_LEVEL,

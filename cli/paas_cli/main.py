@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import click
 
-from paas_cli import __version__, output, submit
+from paas_cli import __version__, output, streams, submit
 from paas_cli.client import NOT_AVAILABLE, NOT_FOUND, USAGE, Api, CliError
 from paas_cli.config import Config, ConfigError
 from paas_cli.sso import device_login
@@ -372,12 +372,71 @@ def kind_group(kind: str) -> click.Group:
         action("resume", "POST")
     action("delete", "DELETE")
 
-    for verb in ("exec", "attach", "port-forward"):
-        @group.command(verb, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-                       help=f"Not available on this server yet (exit code {NOT_AVAILABLE}).")
-        @click.pass_context
-        def unavailable(ctx, verb=verb):
-            raise CliError(f"{kind} {verb} is not available on this server yet", NOT_AVAILABLE)
+    def pod_options(function):
+        for option in reversed([
+            click.argument("name"), project_option,
+            click.option("--pod", metavar="NAME", help="Which pod (default: the first running one)."),
+        ]):
+            function = option(function)
+        return function
+
+    def terminal_params(pod, container, stdin, tty) -> list:
+        params = [("container", container), ("pod", pod), ("stdin", "true" if stdin else "false"),
+                  ("stdout", "true"), ("stderr", "false" if tty else "true"), ("tty", "true" if tty else "false")]
+        return [(k, v) for k, v in params if v]
+
+    @group.command("exec", context_settings={"ignore_unknown_options": True})
+    @pod_options
+    @click.option("-c", "--container", metavar="NAME", help="Which container of the pod.")
+    @click.option("-i", "--stdin", is_flag=True, help="Pass stdin to the command.")
+    @click.option("-t", "--tty", is_flag=True, help="Run the command on a terminal (with -i: interactive).")
+    @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+    def exec_command(name, project, pod, container, stdin, tty, command):
+        """Run a command in a running pod: `studio workspace exec NAME [-it] -- COMMAND [ARGS…]`; exits with
+        the command's exit code."""
+        config, api = session()
+        row = workload_named(api, kind, name, project_of(config, project))
+        params = [("command", word) for word in command] + terminal_params(pod, container, stdin, tty)
+        code = streams.terminal_session(config.url, config.token, f"/api/v1/workloads/{row['id']}/exec", params,
+                                        stdin=stdin, tty=tty)
+        raise SystemExit(code)
+
+    @group.command("attach")
+    @pod_options
+    @click.option("-c", "--container", metavar="NAME", help="Which container of the pod.")
+    @click.option("-i", "--stdin", is_flag=True, help="Pass stdin to the container.")
+    @click.option("-t", "--tty", is_flag=True, help="The container runs on a terminal.")
+    def attach_command(name, project, pod, container, stdin, tty):
+        """Follow what a running container writes (and, with -i, write to it) until Ctrl-C."""
+        config, api = session()
+        row = workload_named(api, kind, name, project_of(config, project))
+        try:
+            streams.terminal_session(config.url, config.token, f"/api/v1/workloads/{row['id']}/attach",
+                                     terminal_params(pod, container, stdin, tty), stdin=stdin, tty=tty)
+        except KeyboardInterrupt:
+            pass
+
+    @group.command("port-forward")
+    @pod_options
+    @click.option("--port", "ports", required=True, metavar="[LOCAL:]REMOTE",
+                  help="The local port and the workload's port (e.g. 8888:8888; LOCAL 0 picks a free one).")
+    @click.option("--address", default="127.0.0.1", show_default=True, help="The local address to listen on.")
+    def port_forward(name, project, pod, ports, address):
+        """Listen on a local port and relay each connection to the workload's port, until Ctrl-C."""
+        local, _, remote = ports.rpartition(":")
+        if not remote.isdigit() or (local and not local.isdigit()) or not 0 < int(remote) < 65536:
+            raise click.BadParameter(f"{ports!r} is not [LOCAL:]REMOTE", param_hint="--port")
+        local_port = int(local) if local else int(remote)
+        config, api = session()
+        row = workload_named(api, kind, name, project_of(config, project))
+        params = [("port", remote)] + ([("pod", pod)] if pod else [])
+        forward = streams.PortForward(config.url, config.token, f"/api/v1/workloads/{row['id']}/portforward",
+                                      params, address, local_port)
+        click.echo(f"Forwarding from {forward.address[0]}:{forward.address[1]} -> {remote}")
+        try:
+            forward.serve()
+        except KeyboardInterrupt:
+            pass
 
     return group
 

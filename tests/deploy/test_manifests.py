@@ -17,12 +17,26 @@ def test_the_folder_holds_what_the_product_needs():
     docs = rendered()
     assert {doc["metadata"].get("namespace") for doc in docs if doc["kind"] != "Namespace"} == {"paas-studio"}
     assert set(by_kind(docs, "Deployment")) == {"paas-studio-web", "paas-studio-worker", "paas-studio-beat",
-                                                "paas-studio-watcher"}
+                                                "paas-studio-watcher", "paas-studio-streams"}
     assert set(by_kind(docs, "Job")) == {"paas-studio-migrate"}
     assert set(by_kind(docs, "HorizontalPodAutoscaler")) == {"paas-studio-web", "paas-studio-worker"}
     assert set(by_kind(docs, "PodDisruptionBudget")) == {"paas-studio-web", "paas-studio-worker",
-                                                         "paas-studio-watcher"}
-    assert set(by_kind(docs, "Service")) == {"paas-studio-web"} and set(by_kind(docs, "Ingress")) == {"paas-studio"}
+                                                         "paas-studio-watcher", "paas-studio-streams"}
+    assert set(by_kind(docs, "Service")) == {"paas-studio-web", "paas-studio-streams"}
+    assert set(by_kind(docs, "Ingress")) == {"paas-studio", "paas-studio-streams"}
+
+
+def test_the_sessions_paths_go_to_the_asgi_pods():
+    """exec, attach and port-forward (WebSockets) reach uvicorn's ASGI application; the rest gunicorn's WSGI."""
+    docs = rendered()
+    streams = by_kind(docs, "Deployment")["paas-studio-streams"]["spec"]["template"]["spec"]["containers"][0]
+    assert streams["command"][:2] == ["uvicorn", "config.asgi:application"]
+    paths = by_kind(docs, "Ingress")["paas-studio-streams"]["spec"]["rules"][0]["http"]["paths"]
+    pattern = re.compile(paths[0]["path"])
+    assert paths[0]["backend"]["service"]["name"] == "paas-studio-streams"
+    for path in ("/api/v1/workloads/0b6e/exec", "/api/v1/workloads/0b6e/attach", "/api/v1/workloads/0b6e/portforward"):
+        assert pattern.match(path), path
+    assert not pattern.match("/api/v1/workloads/0b6e/pods") and not pattern.match("/api/v1/workloads/0b6e/execs")
 
 
 def test_every_pod_runs_unprivileged_with_requests_and_no_cluster_token():

@@ -211,8 +211,7 @@ def session_for(*, kind: str, workload_id: str, query: str, headers: dict, schem
         if workload is None:
             raise Refused(4404, "Workload not found.")
         if not may_open_session(user=user, workload=workload):
-            raise Refused(4403, f"Your role in project {workload.project.name} may not open a terminal or a "
-                                "tunnel into its workloads (viewers may not).")
+            raise Refused(4403, f"Viewers may not exec, attach or port-forward in project {workload.project.name}.")
         pods = list(workload.pods.order_by("created_at", "name", "pk"))
         if parsed["pod"]:
             chosen = next((p for p in pods if parsed["pod"] in (p.name, p.uid)), None)
@@ -332,7 +331,7 @@ async def relay(receive, send, upstream, counted: dict) -> int | None:
                     await send({"type": "websocket.send", "text": data})
         except Exception:  # the cluster's side broke off: the session ends as a closed one does
             pass
-        close = upstream.close_rcvd
+        close = upstream.protocol.close_rcvd
         code = close.code if close is not None else 1011
         code = code if code in (1000, 1001) or 3000 <= code < 5000 else 1000 if code == 1005 else 1011
         result["code"] = code
