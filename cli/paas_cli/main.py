@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 import click
 
 from paas_cli import __version__, output, streams, submit
-from paas_cli.client import NOT_AVAILABLE, NOT_FOUND, USAGE, Api, CliError
+from paas_cli.client import NOT_FOUND, USAGE, Api, CliError
 from paas_cli.config import Config, ConfigError
 from paas_cli.sso import device_login
 
