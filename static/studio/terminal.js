@@ -9,7 +9,8 @@
 
   const STDIN = 0, STDOUT = 1, STDERR = 2, STATUS = 3, RESIZE = 4;
   const PROTOCOLS = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
-  // The server's refusals: a close code and, as the reason, JSON {"code", "message"} naming what was wrong.
+  // The server's refusals: a close code and, as the reason, JSON {"code", "message"} naming what was wrong; these
+  // words only where it gave none.
   const REFUSED = {
     4400: "The terminal's request was refused",
     4401: "You are not signed in (log in again)",
@@ -79,7 +80,9 @@
     }
 
     function reasonOf(text) {
-      try { return JSON.parse(text).message || ""; } catch (e) { return text || ""; }
+      let message;
+      try { message = JSON.parse(text).message || ""; } catch (e) { message = text || ""; }
+      return message.replace(/\.$/, "");
     }
 
     function url() {
@@ -138,7 +141,7 @@
         disconnect.hidden = true;
         const refused = REFUSED[event.code];
         let why;
-        if (refused) why = `${refused}: ${reasonOf(event.reason) || "no reason given"}.`;
+        if (refused) why = `${reasonOf(event.reason) || refused}.`;  // the server's own words, where it gave them
         else if (status) why = ended(status);
         else if (event.code === 1000) why = `The session ended${event.reason ? `: ${event.reason}` : ""}.`;
         else why = `The connection closed (code ${event.code}${event.reason ? `: ${event.reason}` : ""}): the server refused it or could not be reached.`;

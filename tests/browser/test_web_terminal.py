@@ -137,6 +137,12 @@ def test_a_member_runs_ls_in_the_web_terminal_and_a_viewer_cannot(browser, asgi_
         panel.get_by_role("button", name="Reconnect").click()
         expect(rows).to_contain_text("workspace")
         expect(rows).to_contain_text("[The command ended (exit code 0).]")
+        # Refused: the server's reason, as a line.
+        page.evaluate("() => { const s = document.getElementById('terminal-pod'); s.add(new Option('gone-0', 'gone-0'));"
+                      " s.value = 'gone-0'; }")
+        panel.get_by_role("button", name="Reconnect").click()
+        expect(page.locator("#terminal-note")).to_have_text("Pod gone-0 not found in this workload. Reconnect to "
+                                                            "start again.")
         opened = AuditEvent.objects.filter(object_type="workloads.exec", action="create",
                                            actor=sim_org.user).order_by("at")
         assert [e.changes["command"][1] for e in opened] == [["sh"], ["ls", "/"]]
