@@ -5,8 +5,8 @@ with something local standing in for the container:
 
 - **exec** runs the command as a local process in a folder of its own per pod (KWOK's ClusterExec `local.workDir`):
   `<exec root>/<namespace>/<pod>/`, made on the first exec with `etc/hostname`, `home/`, `tmp/` and `workspace/`.
-  Absolute paths among the arguments are read inside that folder (`ls /` lists the pod's folder, not the host's):
-  a stand-in, not a container. With `tty=true` it runs on a pseudo-terminal that resize frames size.
+  The process runs in that folder, and absolute paths among the arguments are read inside it (`ls /` lists the
+  pod's folder, not the host's; `cat /etc/hostname` is the pod's name): a stand-in, not a container. With `tty=true` it runs on a pseudo-terminal that resize frames size.
 - **attach** sends what the container writes (its log, as it grows) on stdout until the caller closes.
 - **portforward** (`v4.channel.k8s.io`, Kubernetes' WebSocket port-forward: per requested port a data channel 2i and
   an error channel 2i+1, each opened by a frame with the port as 2 bytes little-endian) connects to a local
@@ -203,9 +203,10 @@ class Runtime:
             shutil.rmtree(self._root, ignore_errors=True)
 
 
-def _inside(root: str, argument: str) -> str:
+def _inside(argument: str) -> str:
+    """An absolute path as the same path under the pod's folder, the process's working directory (`/` is `.`)."""
     if argument.startswith("/"):
-        return os.path.join(root, argument.lstrip("/")) or root
+        return argument.lstrip("/") or "."
     return argument
 
 
@@ -213,7 +214,7 @@ def run_exec(ws: WebSocket, protocol: str, query: dict, root: str, pod: str) -> 
     command = query.get("command") or []
     stdin, stdout, stderr, tty = (_flag(query, "stdin", False), _flag(query, "stdout", True),
                                   _flag(query, "stderr", True), _flag(query, "tty", False))
-    argv = [command[0], *(_inside(root, a) for a in command[1:])]
+    argv = [command[0], *(_inside(a) for a in command[1:])]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.path.join(root, "home"),
            "HOSTNAME": pod, "TERM": "xterm-256color" if tty else "dumb", "PS1": f"{pod}$ "}
     master = None

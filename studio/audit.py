@@ -103,33 +103,13 @@ def audit_record(*, actor, action: str, instance: models.Model, before: dict | N
     )
 
 
-# Sessions into running containers (exec, attach, port-forward) are recorded as objects of their own: a "create"
-# row when the session opens (who, which workload, pod, container, command or ports) and an "update" row on the
-# same object id when it ends (when, how, how many bytes each way). What flows through the session never is.
-STREAM_TYPES = {"exec": "workloads.exec", "attach": "workloads.attach", "portforward": "workloads.portforward"}
-
-
-def audit_stream_open(*, actor, session_id: str, kind: str, workload_id: str, workload_name: str, project: str,
-                      pod: str, container: str, command: list[str] | None = None, ports: list[int] | None = None,
-                      tty: bool = False, started_at: str, request_id: str = "") -> AuditEvent:
-    opened = {"workloadId": str(workload_id), "workload": workload_name, "project": project, "pod": pod,
-              "container": container, "startedAt": started_at}
-    if command is not None:
-        opened["command"] = list(command)
-        opened["tty"] = tty
-    if ports is not None:
-        opened["ports"] = list(ports)
+def audit_values_record(*, actor, action: str, object_type: str, object_id: str, object_repr: str,
+                        values: dict) -> AuditEvent:
+    """Record `action` on something that is no row (a session into a container: its caller names the type):
+    `values` as the changes from nothing to each value, masked as every row's are."""
+    authenticated = actor is not None and getattr(actor, "is_authenticated", False)
     return AuditEvent.objects.create(
-        actor=actor, actor_name=actor.get_username(), action=AuditEvent.Action.CREATE,
-        object_type=STREAM_TYPES[kind], object_id=session_id, object_repr=f"{workload_name}/{pod}"[:200],
-        changes={name: [None, value] for name, value in masked(opened).items()}, request_id=request_id)
-
-
-def audit_stream_close(*, actor, session_id: str, kind: str, workload_name: str, pod: str, ended_at: str,
-                       bytes_in: int, bytes_out: int, close_code: int | None, request_id: str = "") -> AuditEvent:
-    """`bytes_in`: what the caller sent into the session; `bytes_out`: what the session sent back."""
-    ended = {"endedAt": ended_at, "bytesIn": bytes_in, "bytesOut": bytes_out, "closeCode": close_code}
-    return AuditEvent.objects.create(
-        actor=actor, actor_name=actor.get_username(), action=AuditEvent.Action.UPDATE,
-        object_type=STREAM_TYPES[kind], object_id=session_id, object_repr=f"{workload_name}/{pod}"[:200],
-        changes={name: [None, value] for name, value in ended.items()}, request_id=request_id)
+        actor=actor if authenticated else None, actor_name=actor.get_username() if authenticated else "system",
+        action=action, object_type=object_type, object_id=object_id, object_repr=object_repr[:200],
+        changes={name: [None, value] for name, value in masked(values).items()},
+        request_id=current_request_id() or "")

@@ -400,3 +400,13 @@ def start_watcher(transactional_db):
     yield start
     for watcher in started:
         watcher.stop()
+
+
+@pytest.fixture
+def asgi_server(transactional_db):
+    """config.asgi under uvicorn (HTTP and the WebSocket sessions of exec, attach, port-forward): `.url`."""
+    from tests.asgi_support import AsgiServer
+
+    server = AsgiServer().start()
+    yield server
+    server.stop()

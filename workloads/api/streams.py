@@ -12,7 +12,7 @@ with a same-origin `Origin` (a browser cannot set headers; the Origin check keep
 cookie). The session is accepted, then refused with a close code and a JSON reason when it may not go on:
 4400 bad parameters, 4401 not authenticated, 4403 a role that may not (viewers), 4404 not visible, 4409 no running
 pod (or the pod/container is not running), 4502 the cluster refused or could not be reached. Each session is in
-the audit trail (studio.audit.audit_stream_open/close): who, what, when, bytes — never the content."""
+the audit trail (record_open, record_close): who, what, when, bytes — never the content."""
 
 from __future__ import annotations
 
@@ -242,22 +242,34 @@ def session_for(*, kind: str, workload_id: str, query: str, headers: dict, schem
         close_old_connections()
 
 
+# Each session is two rows of the audit trail, one object id per session: "create" when it opens (who, what,
+# where) and "update" when it ends (when, how, bytes each way: `bytesIn` from the caller, `bytesOut` to it).
+# What flows through it never is.
+AUDIT_TYPES = {"exec": "workloads.exec", "attach": "workloads.attach", "portforward": "workloads.portforward"}
+
+
 def record_open(session: Session, session_id: str) -> None:
     close_old_connections()
-    audit.audit_stream_open(actor=session.user, session_id=session_id, kind=session.kind,
-                            workload_id=str(session.workload.pk), workload_name=session.workload.name,
-                            project=session.workload.project.name, pod=session.pod, container=session.container,
-                            command=session.command, ports=session.ports, tty=session.tty,
-                            started_at=timezone.now().isoformat())
+    values = {"workloadId": str(session.workload.pk), "workload": session.workload.name,
+              "project": session.workload.project.name, "pod": session.pod, "container": session.container,
+              "startedAt": timezone.now().isoformat()}
+    if session.command is not None:
+        values.update(command=list(session.command), tty=session.tty)
+    if session.ports is not None:
+        values["ports"] = list(session.ports)
+    audit.audit_values_record(actor=session.user, action=audit.AuditEvent.Action.CREATE,
+                              object_type=AUDIT_TYPES[session.kind], object_id=session_id,
+                              object_repr=f"{session.workload.name}/{session.pod}", values=values)
     close_old_connections()
 
 
 def record_close(session: Session, session_id: str, *, bytes_in: int, bytes_out: int, close_code) -> None:
     close_old_connections()
-    audit.audit_stream_close(actor=session.user, session_id=session_id, kind=session.kind,
-                             workload_name=session.workload.name, pod=session.pod,
-                             ended_at=timezone.now().isoformat(), bytes_in=bytes_in, bytes_out=bytes_out,
-                             close_code=close_code)
+    audit.audit_values_record(actor=session.user, action=audit.AuditEvent.Action.UPDATE,
+                              object_type=AUDIT_TYPES[session.kind], object_id=session_id,
+                              object_repr=f"{session.workload.name}/{session.pod}",
+                              values={"endedAt": timezone.now().isoformat(), "bytesIn": bytes_in,
+                                      "bytesOut": bytes_out, "closeCode": close_code})
     close_old_connections()
 
 
