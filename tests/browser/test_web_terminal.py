@@ -4,9 +4,6 @@ page clean under axe-core in both themes. Live: the portal served by its ASGI ap
 as deploy/ runs it), a workspace running on kubesim, a member opens a shell, types `ls /` and reads the listing;
 the viewer's page offers nothing and the endpoint refuses her socket."""
 
-import socket
-import threading
-
 import pytest
 from playwright.sync_api import expect
 
@@ -77,28 +74,9 @@ def test_a_member_gets_the_terminal_and_a_viewer_sees_why_not(open_session, org)
     axe_clean(viewer)
 
 
-@pytest.fixture
-def asgi_portal(transactional_db):
-    """The product's ASGI application (pages, API and the WebSocket sessions) under uvicorn, in a thread of this
-    process (it shares the test database); its base URL."""
-    import uvicorn
-
-    from config.asgi import application
-
-    listening = socket.socket()
-    listening.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, lifespan="off", log_level="warning", ws="websockets-sansio"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, what="uvicorn to start")
-    yield f"http://127.0.0.1:{listening.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    listening.close()
-
-
 @pytest.mark.worker
-def test_a_member_runs_ls_in_the_web_terminal_and_a_viewer_cannot(browser, asgi_portal, sim_org, worker):
+def test_a_member_runs_ls_in_the_web_terminal_and_a_viewer_cannot(browser, asgi_server, sim_org, worker):
+    asgi_portal = asgi_server.url  # the portal's pages and the sessions, as deploy/ serves them
     body = {"name": "lab", "projectId": sim_org.project.id, "clusterId": str(sim_org.cluster.pk),
             "spec": {"image": "jupyter/base-notebook"}}
     answer = sim_org.api.post("/api/v1/workloads/workspaces", body, format="json")
