@@ -85,10 +85,10 @@ def test_bad_input_unknown_names_and_refusals(logged_in, org):
     assert member("training", "submit", "x", "-i", "python:3.11", "-p", "alpha").code == 0
     result = member("training", "submit", "x", "-i", "python:3.11", "-p", "alpha")
     assert result.code == 1 and "x" in result.err  # the same name again: a conflict (409)
-    # Not available on this server yet.
-    for verb in ("exec", "attach", "port-forward"):
-        result = member("workspace", verb, "lab", "-it", "--", "bash")
-        assert result.code == 5 and "not available on this server yet" in result.err
+    # exec, attach and port-forward of a workload that does not exist: not found, before any session opens.
+    for args in (["exec", "lab", "-it", "--", "bash"], ["attach", "lab"], ["port-forward", "lab", "--port", "8888"]):
+        result = member("workspace", args[0], "-p", "alpha", *args[1:])
+        assert result.code == 3 and "not found" in result.err, result
 
 
 def test_a_viewers_submit_is_refused_with_exit_4(logged_in, org):
