@@ -72,6 +72,17 @@ phase: Failed
 """
 
 
+def kwok_exec_and_forward(work_dir: Path, forwards: dict[int, int]) -> list[dict]:
+    """KWOK's ClusterExec (a command in any pod runs as a local process in `work_dir`) and ClusterPortForward
+    (container port -> a local port on 127.0.0.1)."""
+    return [{"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterExec", "metadata": {"name": "exec"},
+             "spec": {"execs": [{"local": {"workDir": str(work_dir)}}]}},
+            {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
+             "metadata": {"name": "forward"},
+             "spec": {"forwards": [{"ports": [port], "target": {"port": target, "address": "127.0.0.1"}}
+                                   for port, target in forwards.items()]}}]
+
+
 def kwok_stages(folder: Path, *, start_ms: int, complete_ms: int) -> list[dict]:
     """KWOK's own Stages (manifests/kwok/stages: nodes Ready with lease heartbeats; pods created, ready, deleted;
     pods of a Job or a training operator's job complete), quicker, plus one that stands in for KAI's reservation

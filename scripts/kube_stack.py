@@ -237,12 +237,22 @@ class Stack(RealKube):
 
     def _start_kwok(self, timeout: float) -> None:
         config = self.workdir / "kwok.yaml"
-        config.write_text(yaml.safe_dump_all(objs.kwok_stages(
-            self.manifests / "kwok" / "stages", start_ms=self.pod_start_ms, complete_ms=self.job_run_ms)))
+        # exec and port-forward into KWOK's pods (the API server reaches KWOK's kubelet server): a command runs
+        # locally in a folder of its own, and container port 8888 is the local port `ports["pod-8888"]`, where a
+        # test serves what the pod would.
+        self.ports["pod-8888"] = free_port()
+        exec_root = self.workdir / "kwok-exec"
+        exec_root.mkdir(exist_ok=True)
+        config.write_text(yaml.safe_dump_all([*objs.kwok_stages(
+            self.manifests / "kwok" / "stages", start_ms=self.pod_start_ms, complete_ms=self.job_run_ms),
+            *objs.kwok_exec_and_forward(exec_root, {8888: self.ports["pod-8888"]})]))
+        server_port = self._port("kwok")
         self._spawn("kwok", [
             binary("kwok"), f"--kubeconfig={self.kubeconfig}", f"--config={config}",
             f"--manage-nodes-with-annotation-selector={objs.KWOK_NODE_ANNOTATION}=fake",
-            "--cidr=10.246.0.0/16", "--node-ip=127.0.0.1", f"--server-address={self._addr('kwok')}",
+            "--cidr=10.246.0.0/16", "--node-ip=127.0.0.1", f"--server-address=127.0.0.1:{server_port}",
+            # The nodes' kubelet port is KWOK's server: the API server reaches it there for exec and port-forward.
+            f"--node-port={server_port}",
             "--node-lease-duration-seconds=40", "--v=WARN"])
         for index in range(self.gpu_nodes):
             self.create(objs.kwok_node(index, gpus=self.gpus_per_node, cpu="64", memory="512Gi",

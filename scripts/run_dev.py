@@ -118,7 +118,9 @@ def main() -> int:
     metrics_dir.mkdir(parents=True)
     env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(metrics_dir))
     env.setdefault("LOG_FORMAT", "console")
-    env.setdefault("PYTHONWARNINGS", "ignore:::celery.platforms")  # "running as root" is the reader's choice
+    # "running as root" is the reader's choice; static files answered through the ASGI handler are read in a
+    # thread (whitenoise's iterators are synchronous), which Django warns about on each one.
+    env.setdefault("PYTHONWARNINGS", "ignore:::celery.platforms,ignore:StreamingHttpResponse must consume")
     # NVIDIA's web-viewer-sample under `npm run dev` (Vite) may call the Kit APIs from its own origin.
     env.setdefault("CORS_ALLOWED_ORIGINS", "http://localhost:5173,http://127.0.0.1:5173")
     children = {}

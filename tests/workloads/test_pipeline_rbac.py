@@ -83,6 +83,8 @@ def test_the_namespace_role_grants_exactly_the_verbs_the_pipeline_uses():
     needed[resource(kube.POD)] = needed[resource(kube.EVENT)] = {"list", "watch"}
     needed[resource(scheduler.POD_GROUP)] |= {"list", "watch"}  # KAI's PodGroups (kai_sync; the watcher)
     needed[("", "pods/log")] = {"get"}
+    for subresource in kube.streams.SUBRESOURCES:  # sessions (exec, attach, port-forward): a WebSocket upgrade
+        needed[("", f"pods/{subresource}")] = {"get", "create"}
     needed[("", "secrets")].add("patch")  # credentials' Secrets whose values drifted (assets/secrets_sync.py)
     assert granted_by(kube.NAMESPACE_ROLE) == dict(needed)
 

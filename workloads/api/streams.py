@@ -310,9 +310,12 @@ async def stream_session(scope, receive, send, kind: str, workload_id: str) -> N
     await sync_to_async(record_open)(session, session_id)
     await send({"type": "websocket.accept", "subprotocol": chosen})
     counted = {"in": 0, "out": 0}
-    close_code = await relay(receive, send, upstream, counted)
-    await sync_to_async(record_close)(session, session_id, bytes_in=counted["in"], bytes_out=counted["out"],
-                                      close_code=close_code)
+    close_code = None
+    try:
+        close_code = await relay(receive, send, upstream, counted)
+    finally:  # the end is recorded however the session ended
+        await sync_to_async(record_close)(session, session_id, bytes_in=counted["in"], bytes_out=counted["out"],
+                                          close_code=close_code)
 
 
 async def relay(receive, send, upstream, counted: dict) -> int | None:
