@@ -14,6 +14,7 @@ import threading
 from urllib.parse import urlencode
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, WebSocketException
+from websockets.protocol import State
 from websockets.sync.client import connect
 
 from paas_cli import __version__
@@ -165,6 +166,8 @@ class PortForward:
         while True:
             client, _ = self.listener.accept()
             connection, self.waiting = self.waiting, None
+            if connection is not None and connection.protocol.state is not State.OPEN:
+                connection = None  # the first session, opened at the start, ended while nobody connected
             if connection is None:
                 try:
                     connection = self._open()
