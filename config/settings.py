@@ -199,10 +199,18 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "login-client": env.str("LOGIN_RATE_PER_CLIENT", default="30/min"),
         "login-account": env.str("LOGIN_RATE_PER_ACCOUNT", default="10/min"),
+        # The CLI's single sign-on (studio/cli_device.py): pairs of codes asked per client address, user codes
+        # tried per signed-in user.
+        "cli-device": env.str("CLI_DEVICE_RATE_PER_CLIENT", default="10/min"),
+        "cli-device-entry": env.str("CLI_DEVICE_RATE_PER_USER", default="10/min"),
     },
     # Behind a reverse proxy (BEHIND_PROXY), the client is the last address it adds to X-Forwarded-For.
     "NUM_PROXIES": 1 if env.bool("BEHIND_PROXY", default=False) else 0,
 }
+
+# The CLI's single sign-on (studio/iam/device_codes.py): how long a pair of codes lives, the poll interval.
+CLI_DEVICE_CODE_SECONDS = env.int("CLI_DEVICE_CODE_SECONDS", default=600)
+CLI_DEVICE_POLL_SECONDS = env.int("CLI_DEVICE_POLL_SECONDS", default=5)
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(seconds=env.int("TOKEN_LIFETIME_SECONDS", default=3600)),

@@ -11,6 +11,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from assets import api_urls as assets_urls
 from studio import api, audit_logs, errors, metrics, ops, views
 from studio.cli_api import cli_urls
+from studio.cli_device import device_page, device_urls
 from studio.clusters import api as cluster_api
 from studio.clusters import k8s_node_pools
 from studio.iam import api as iam_api
@@ -66,6 +67,7 @@ api_v1 = [
     path("service-accounts/<str:serviceAccountId>/secret", service_account_api.ServiceAccountSecretView.as_view(),
          name="service-account-secret"),
     *cli_urls(),  # Run:ai's Researcher Command Line Interface: the `studio` CLI's installers and wheel
+    *device_urls(),  # the CLI's single sign-on (RFC 8628's device authorization grant)
     *router.urls,
     path("", include("workloads.api.urls")),
     path("", include("assets.api_urls")),
@@ -101,6 +103,7 @@ urlpatterns = [
     path("account/access-keys/export.csv", user_views.access_key_export, name="portal-access-keys-export"),
     path("account/access-keys/bulk", user_views.access_key_bulk, name="portal-access-keys-bulk"),
     path("account/password", user_views.account_password, name="account-password"),
+    path("cli/device", device_page, name="cli-device"),  # the CLI's single sign-on: approve its code
     path("account/access-keys/<uuid:pk>/delete", user_views.access_key_delete, name="portal-access-key-delete"),
     path("org/projects/<int:pk>/members", org_views.project_members, name="project-members"),
     path("org/projects/<int:pk>/members/<int:user_id>/remove", org_views.member_remove, name="member-remove"),

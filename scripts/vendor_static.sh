@@ -1,7 +1,8 @@
 #!/bin/sh
 # Re-fetch the vendored front-end files under static/vendor from the npm registry (`make vendor`).
 # Only the files the pages use are kept: Tabler's CSS and JS, an SVG sprite of the Tabler icons named below,
-# Chart.js with its date adapter, and axe-core (a test asset: the browser tests inject it, pages never load it).
+# Chart.js with its date adapter, xterm.js with its fit addon (the workload page's terminal), and axe-core (a test
+# asset: the browser tests inject it, pages never load it).
 # Versions are pinned here; docs/vendor.md lists them with their licences.
 set -eu
 
@@ -10,6 +11,8 @@ TABLER_ICONS=3.35.0
 CHARTJS=4.6.1
 CHARTJS_ADAPTER=3.0.0
 AXE_CORE=4.11.0
+XTERM=6.0.0
+XTERM_FIT=0.11.0
 
 # The icons the templates use (templates refer to them as `#ti-<name>` in the sprite).
 ICONS="home layout-grid stack-2 template box player-play device-desktop apps adjustments server building folders
@@ -24,14 +27,15 @@ trap 'rm -rf "$WORK"' EXIT
 
 cd "$WORK"
 for pkg in "@tabler/core@$TABLER_CORE" "@tabler/icons@$TABLER_ICONS" "chart.js@$CHARTJS" \
-           "chartjs-adapter-date-fns@$CHARTJS_ADAPTER" "axe-core@$AXE_CORE"; do
+           "chartjs-adapter-date-fns@$CHARTJS_ADAPTER" "axe-core@$AXE_CORE" "@xterm/xterm@$XTERM" \
+           "@xterm/addon-fit@$XTERM_FIT"; do
   tarball=$(npm pack --silent "$pkg" 2>/dev/null | tail -1)
   dir=$(echo "$pkg" | sed 's/^@//; s/[@/]/-/g')
   mkdir -p "$dir" && tar xzf "$tarball" -C "$dir"
 done
 
-rm -rf "$OUT/tabler" "$OUT/tabler-icons" "$OUT/chartjs" "$OUT/axe-core"
-mkdir -p "$OUT/tabler" "$OUT/tabler-icons" "$OUT/chartjs" "$OUT/axe-core"
+rm -rf "$OUT/tabler" "$OUT/tabler-icons" "$OUT/chartjs" "$OUT/axe-core" "$OUT/xterm"
+mkdir -p "$OUT/tabler" "$OUT/tabler-icons" "$OUT/chartjs" "$OUT/axe-core" "$OUT/xterm"
 
 core="tabler-core-$TABLER_CORE/package"
 cp "$core/dist/css/tabler.min.css" "$core/dist/js/tabler.min.js" "$core/dist/js/tabler-theme.min.js" "$OUT/tabler/"
@@ -55,8 +59,12 @@ cp "chart.js-$CHARTJS/package/dist/chart.umd.min.js" "chart.js-$CHARTJS/package/
 cp "chartjs-adapter-date-fns-$CHARTJS_ADAPTER/package/dist/chartjs-adapter-date-fns.bundle.min.js" "$OUT/chartjs/"
 cp "chartjs-adapter-date-fns-$CHARTJS_ADAPTER/package/LICENSE.md" "$OUT/chartjs/LICENSE-adapter-date-fns.md"
 cp "axe-core-$AXE_CORE/package/axe.min.js" "axe-core-$AXE_CORE/package/LICENSE" "$OUT/axe-core/"
+cp "xterm-xterm-$XTERM/package/lib/xterm.js" "xterm-xterm-$XTERM/package/css/xterm.css" \
+   "xterm-xterm-$XTERM/package/LICENSE" "$OUT/xterm/"
+cp "xterm-addon-fit-$XTERM_FIT/package/lib/addon-fit.js" "$OUT/xterm/"
+cp "xterm-addon-fit-$XTERM_FIT/package/LICENSE" "$OUT/xterm/LICENSE-addon-fit"
 # No source maps are shipped: drop the comments that point at them (collectstatic's manifest would chase them).
-for f in "$OUT"/tabler/*.js "$OUT"/tabler/*.css "$OUT"/chartjs/*.js "$OUT"/axe-core/*.js; do
+for f in "$OUT"/tabler/*.js "$OUT"/tabler/*.css "$OUT"/chartjs/*.js "$OUT"/axe-core/*.js "$OUT"/xterm/*.js; do
   sed -i '/sourceMappingURL=/d' "$f"
 done
 echo "static/vendor refreshed"

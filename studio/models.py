@@ -28,6 +28,7 @@ from studio.iam.models import (
     AccessKey,
     AccessRule,
     AccessRuleQuerySet,
+    CliDeviceAuthorization,
     ExternalIdentity,
     IdentityProvider,
     Level,
@@ -42,6 +43,7 @@ from studio.org.models import Department, DepartmentQuerySet, Project, ProjectQu
 __all__ = [
     "DEFAULT_NODE_POOL", "DEFAULT_ROLE_OF_LEVEL", "LEVEL_RANK", "NODE_POOL_LABEL", "PLATFORM_ADMINS_GROUP",
     "PLATFORM_ADMIN_ROLE", "SERVICE_ACCOUNT_USERNAME", "AccessKey", "AccessRule", "AccessRuleQuerySet", "AuditEvent",
+    "CliDeviceAuthorization",
     "Cluster", "ClusterQuerySet", "Department", "DepartmentQuerySet", "ExternalIdentity", "GpuScheduler",
     "IdentityProvider", "Level", "NodePool", "NodePoolQuerySet", "Project", "ProjectQuerySet", "Role",
     "ServiceAccount", "TemporaryPassword", "default_gpu_scheduler", "is_platform_admin", "subject_rules",

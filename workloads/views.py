@@ -23,7 +23,7 @@ from studio.ids import is_uuid
 from studio.models import Level
 from studio.pages import selected_filters
 from workloads import services
-from workloads.api import pod_logs
+from workloads.api import pod_logs, streams
 from workloads.cluster import reclaim
 from workloads.cluster.replicas import replicas_by_role
 from workloads.models import Workload
@@ -147,6 +147,8 @@ def workload_detail(request, workload_id):
         "events": workload.events.order_by("-at", "-id")[:100],
         "pods": pods,
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
+        # as the exec endpoint decides (workloads.api.streams): members, the project's admins, platform admins
+        "can_exec": streams.may_open_session(user=request.user, workload=workload),
         # as the logs API decides (workloads.api.pod_logs): the submitter, the project's admins, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
         "metric_ranges": METRIC_RANGES, "metrics_range": metrics_range(workload),

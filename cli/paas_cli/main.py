@@ -1,7 +1,7 @@
 """`studio`: log in, choose a project, and submit, list, describe, follow and manage workloads.
 
 Every command talks to the server's HTTP API (the Run:ai-compatible workloads API) with the bearer token that
-`studio login` got for an access key. Exit codes: paas_cli.client."""
+`studio login` got for an access key or through single sign-on (paas_cli.sso). Exit codes: paas_cli.client."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from datetime import datetime, timedelta, timezone
 import click
 
 from paas_cli import __version__, output, streams, submit
-from paas_cli.client import NOT_AVAILABLE, NOT_FOUND, USAGE, Api, CliError
+from paas_cli.client import NOT_FOUND, USAGE, Api, CliError
 from paas_cli.config import Config, ConfigError
+from paas_cli.sso import device_login
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # The command word (also the workloads list's `type`) -> its collection under /api/v1/workloads/.
@@ -112,27 +113,32 @@ def cli():
               "(or STUDIO_CLIENT_ID).")
 @click.option("--client-secret", envvar="STUDIO_CLIENT_SECRET", metavar="SECRET",
               help="The access key's secret (or STUDIO_CLIENT_SECRET; asked for when absent).")
-@click.option("--sso", is_flag=True, help="Single sign-on in a browser or with a device code.")
+@click.option("--sso", is_flag=True, help="Single sign-on: approve a code in the browser (opened when possible).")
+@click.option("--device", is_flag=True, help="As --sso, without opening a browser: open the printed page on any "
+              "device.")
 @output_option
-def login(url, client_id, client_secret, sso, fmt):
-    """Log in with an access key (the portal's Access keys, or POST /api/v1/access-keys)."""
+def login(url, client_id, client_secret, sso, device, fmt):
+    """Log in with an access key (the portal's Access keys, or POST /api/v1/access-keys), or with --sso."""
     config = Config.load()
     url = (url or config.url or "").rstrip("/")
     if not url:
         raise click.UsageError("no server: pass --url URL (or set STUDIO_URL)")
-    if sso:
-        raise CliError(f"{url} offers no single sign-on for the command line (no device-code or browser flow): "
-                       "create an access key in the portal (Access keys) and run `studio login --client-id …`",
-                       NOT_AVAILABLE)
-    client_id = client_id or click.prompt("Client id")
-    client_secret = client_secret or click.prompt("Client secret", hide_input=True)
     api = Api(url)
-    granted = api.post("/api/v1/token", {"grantType": "client_credentials", "clientId": client_id,
-                                         "clientSecret": client_secret}, auth=False)
-    api.token = granted["accessToken"]
+    if sso or device:
+        if client_id:
+            raise click.UsageError("--sso and --device sign in through the browser: drop --client-id")
+        granted = device_login(api, open_browser=not device)
+        token, lifetime = granted["access_token"], granted.get("expires_in")
+    else:
+        client_id = client_id or click.prompt("Client id")
+        client_secret = client_secret or click.prompt("Client secret", hide_input=True)
+        granted = api.post("/api/v1/token", {"grantType": "client_credentials", "clientId": client_id,
+                                             "clientSecret": client_secret}, auth=False)
+        token, lifetime = granted["accessToken"], granted.get("expiresIn")
+    api.token = token
     me = api.get("/api/v1/me")
-    expires = datetime.now(timezone.utc) + timedelta(seconds=int(granted.get("expiresIn") or 0))
-    config.values.update(url=url, token=api.token, clientId=client_id,
+    expires = datetime.now(timezone.utc) + timedelta(seconds=int(lifetime or 0))
+    config.values.update(url=url, token=token, clientId=client_id,
                          expiresAt=expires.replace(microsecond=0).isoformat())
     config.save()
     result = {"url": url, "username": me.get("username"), "clientId": client_id,

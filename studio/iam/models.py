@@ -14,6 +14,8 @@ studio.clusters, which stand above it.
   stored hashed. It acts through a user row of its own, never able to log in with a password, so that access
   rules, visibility and the workloads it submits work as they do for a person.
 - `TemporaryPassword`: present while the user's password is one an admin was shown (studio/iam/passwords.py).
+- `CliDeviceAuthorization`: a command line's sign-in through the browser (OAuth's device authorization grant,
+  studio/iam/device_codes.py): both its codes stored as keyed digests only, short-lived, used once.
 """
 
 import secrets
@@ -296,3 +298,34 @@ class TemporaryPassword(models.Model):
 
     def __str__(self) -> str:
         return f"temporary password of user {self.user_id}"
+
+
+class CliDeviceAuthorization(models.Model):
+    """One `studio login --sso`: the CLI holds the device code and polls; a signed-in user types (or follows) the
+    user code in the portal and approves or denies. Neither code is stored, only their keyed digests."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        DENIED = "denied"
+        USED = "used"  # its token was handed out: the device code gives nothing more
+
+    device_code_digest = models.CharField(max_length=64, unique=True, editable=False)
+    user_code_digest = models.CharField(max_length=64, unique=True, editable=False)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
+                             related_name="cli_device_authorizations")  # who approved or denied
+    client_name = models.CharField(max_length=100, blank=True, default="")  # what the CLI says it is
+    client_address = models.GenericIPAddressField(null=True, blank=True)
+    client_agent = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    interval = models.PositiveSmallIntegerField()  # seconds between polls; slow_down adds 5
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"CLI sign-in from {self.client_address or 'an unknown address'}"

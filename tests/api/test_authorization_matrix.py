@@ -305,6 +305,9 @@ TABLE = {
        for tail in ("installer/unix", "installer/mac", "installer/linux", "installer/unix/commands",
                     "installer/mac/commands", "installer/linux/commands", "installer/windows/commands",
                     "dist/{operatingSystem}/{architecture}/runai", "docs/{documentName}")},
+    # Its single sign-on (studio/cli_device.py): public too; the poll without a device code is a 400 (invalid_request).
+    ("POST", "/api/v1/cli/device"): (200, 200, 200, 200, 200, 200),
+    ("POST", "/api/v1/cli/device/token"): (400, 400, 400, 400, 400, 400),
     ("GET", "/api/v1/kit/client-urls"): READ_ALL,
     ("POST", "/api/v1/kit/client-urls"): (401, 403, 201, 201, 400, 201),
     ("GET", "/api/v1/kit/client-urls/{clientUrlId}"): (401, 404, 200, 200, 404, 200),

@@ -46,13 +46,11 @@ def test_a_wrong_secret_is_exit_4_with_the_servers_message(live_server, cli, org
     assert not cli.config_file.exists()
 
 
-def test_not_logged_in_no_server_and_sso_say_so(cli, live_server):
+def test_not_logged_in_and_no_server_say_so(cli, live_server):
     result = cli("training", "list")
     assert result.code == 4 and "no server" in result.err
     result = cli("training", "list", env={"STUDIO_URL": live_server.url})
     assert result.code == 4 and "not logged in" in result.err
-    result = cli("login", "--sso", "--url", live_server.url)
-    assert result.code == 5 and "access key" in result.err
 
 
 def test_bad_input_unknown_names_and_refusals(logged_in, org):
