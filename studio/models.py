@@ -38,11 +38,12 @@ from studio.iam.models import (
     subject_rules,
 )
 from studio.org.models import Department, DepartmentQuerySet, Project, ProjectQuerySet
+from studio.saved_views import SavedView
 
 __all__ = [
     "DEFAULT_NODE_POOL", "DEFAULT_ROLE_OF_LEVEL", "LEVEL_RANK", "NODE_POOL_LABEL", "PLATFORM_ADMINS_GROUP",
     "PLATFORM_ADMIN_ROLE", "SERVICE_ACCOUNT_USERNAME", "AccessKey", "AccessRule", "AccessRuleQuerySet", "AuditEvent",
     "Cluster", "ClusterQuerySet", "Department", "DepartmentQuerySet", "ExternalIdentity", "GpuScheduler",
     "IdentityProvider", "Level", "NodePool", "NodePoolQuerySet", "Project", "ProjectQuerySet", "Role",
-    "ServiceAccount", "TemporaryPassword", "default_gpu_scheduler", "is_platform_admin", "subject_rules",
+    "SavedView", "ServiceAccount", "TemporaryPassword", "default_gpu_scheduler", "is_platform_admin", "subject_rules",
 ]
