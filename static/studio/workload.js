@@ -261,6 +261,7 @@
       if (busy || (!force && !follow.checked)) return;
       const option = pod.selectedOptions[0];
       if (!pod.value) { note.textContent = "No pods yet: the log appears when the first one starts."; return; }
+      if (option.dataset.phase === "Captured" && lastText !== null && !force) return;  // kept lines do not change
       if (NOT_STARTED.has(option.dataset.phase || "")) { note.textContent = "The pod has not started yet."; return; }
       busy = true;
       try {
@@ -269,7 +270,8 @@
         if (!response.ok) { note.textContent = `The log could not be read (${response.status}).`; return; }
         const body = await response.text();
         if (response.headers.get("X-Log-Problem")) { note.textContent = body; return; }
-        note.textContent = body ? "" : "The pod has written nothing yet.";
+        // A pod that is gone: its last lines as kept, and when they were captured.
+        note.textContent = response.headers.get("X-Log-Note") || (body ? "" : "The pod has written nothing yet.");
         if (body === lastText) { if (search.value.trim()) show(body); return; }
         const atEnd = view.scrollTop + view.clientHeight >= view.scrollHeight - 24;
         show(body);
