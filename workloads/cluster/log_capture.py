@@ -30,8 +30,12 @@ def pod_logs_capture(workload: Workload, *, reason: str) -> int:
     for name in names:
         try:
             text = kube.pod_log(conn, workload.project.namespace, name, tail_lines=CAPTURED_LINES, timestamps=True)
-        except (kube.ClusterError, *kube.TRANSIENT_ERRORS):
-            continue
+        except kube.ClusterError as exc:
+            if isinstance(exc, kube.TransientClusterError) and exc.status not in (500, 502):
+                break  # the cluster does not answer: the suspend goes on without waiting on every pod
+            continue  # this pod has no log to give (never started, its node's kubelet not answering)
+        except kube.TRANSIENT_ERRORS:
+            break
         if not text.strip():
             continue
         PodLogCapture.objects.update_or_create(workload=workload, pod_name=name, defaults={
