@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlencode
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.urls import Resolver404, resolve
 
 # Parameters of a list's URL that are not part of a view: the page (a view starts on its first page).
 NOT_KEPT = {"offset", "csrfmiddlewaretoken"}
@@ -42,6 +43,18 @@ def view_query(query: str) -> str:
     return urlencode(pairs)
 
 
+def is_page(path: str) -> bool:
+    """A path of this site's own pages (the view's link and the redirect after saving it): never another host
+    (`//x`, `/\\x`, a scheme)."""
+    if not path.startswith("/") or path.startswith("//") or "\\" in path or len(path) > 300:
+        return False
+    try:
+        resolve(path)
+    except Resolver404:
+        return False
+    return True
+
+
 # --- writes ----------------------------------------------------------------------------------------------------
 
 def saved_view_save(*, user, path: str, name: str, query: str) -> SavedView:
@@ -52,7 +65,7 @@ def saved_view_save(*, user, path: str, name: str, query: str) -> SavedView:
         errors["name"] = "Give the view a name."
     elif len(name) > MAX_NAME:
         errors["name"] = f"At most {MAX_NAME} characters."
-    if not path.startswith("/") or path.startswith("//") or len(path) > 300:
+    if not is_page(path):
         errors["path"] = "Not a page of this site."
     query = view_query(query)
     if len(query) > MAX_QUERY:

@@ -85,7 +85,7 @@ def saved_view_save(request):
         for field, problems in exc.message_dict.items():
             for problem in problems:
                 messages.error(request, f"View not saved — {field}: {problem}")
-        fallback = path if path.startswith("/") and not path.startswith("//") else reverse("home")
+        fallback = path if saved_views.is_page(path) else reverse("home")
         return HttpResponseRedirect(_back(request, fallback))
     messages.success(request, f"Saved the view “{view.name}”.")
     return HttpResponseRedirect(view.url)

@@ -92,6 +92,8 @@ def test_views_are_kept_per_list(client, org):
     ({"path": "/workloads", "name": "   ", "query": "search=a"}, "name: Give the view a name."),
     ({"path": "/workloads", "name": "x" * 61, "query": ""}, "name: At most 60 characters."),
     ({"path": "https://evil.example/x", "name": "v", "query": ""}, "path: Not a page of this site."),
+    ({"path": "/\\evil.example/x", "name": "v", "query": ""}, "path: Not a page of this site."),
+    ({"path": "/no/such/page", "name": "v", "query": ""}, "path: Not a page of this site."),
     ({"path": "/workloads", "name": "v", "query": "search=" + "a" * 2100}, "query: The filters are too long"),
 ])
 def test_a_bad_view_is_refused_naming_the_problem(client, org, fields, problem):
@@ -100,6 +102,8 @@ def test_a_bad_view_is_refused_naming_the_problem(client, org, fields, problem):
     assert response.status_code == 200
     assert problem in unescape(response.content.decode())
     assert not SavedView.objects.exists()
+    back = client.post("/account/views", fields)  # no `next`: back on the list, or home, never another host
+    assert back["Location"] in ("/workloads", "/")
 
 
 def test_only_its_owner_deletes_a_view(client, org):
