@@ -137,6 +137,10 @@ def test_the_last_lines_are_kept_after_a_suspend_and_shown_once_the_pod_is_gone(
     portal.force_login(outsider)
     assert portal.get(page, {"pod": pod["name"]}).status_code == 404
 
+    assert sim_org.api.delete(f"/api/v1/workloads/trainings/{workload_id}").status_code == 204
+    wait_for(lambda: not PodLogCapture.objects.filter(workload_id=workload_id).exists(),
+             what="the kept lines to go with the deleted workload", timeout=30)
+
 
 def test_bad_queries_are_400_naming_each_parameter(worker, sim_org):
     workload_id, pod = running_pod(sim_org, "queried")

@@ -234,6 +234,7 @@ def workload_remove(workload_id) -> int:
     workload = _load(workload_id)
     if workload is None or workload.desired_phase != Workload.Desired.DELETED:
         return 0
+    workload.log_captures.all().delete()  # its kept log lines go with it: nobody reads a deleted workload's page
     try:
         return _objects_delete(workload)
     except kube.PermanentClusterError as exc:
