@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from portal import home as reads
+from portal import visits
 from profiles.models import EnvironmentTemplate, ServiceProfile
 from studio.models import Cluster, Department, Project, is_platform_admin
 
@@ -15,7 +16,8 @@ from studio.models import Cluster, Department, Project, is_platform_admin
 @login_required
 def home(request):
     """A home per role: the platform for admins (counts, clusters and pools, what waits, what failed), the
-    user's own workloads and projects otherwise."""
+    user's own workloads, projects and what changed since their last visit otherwise; with ?part=live (htmx,
+    every few seconds) only the part that changes."""
     admin = is_platform_admin(request.user)
     workloads = reads.workload_counts(request.user, mine=not admin)
     if admin:
@@ -49,5 +51,11 @@ def home(request):
         context.update(clusters=reads.clusters(), waiting=reads.waiting(request.user),
                        failed=reads.failed_lately(request.user))
     else:
-        context.update(my_workloads=reads.my_workloads(request.user), my_projects=reads.my_projects(request.user))
+        live = request.htmx and request.GET.get("part") == "live"  # the page's refresh is not a new visit
+        been, since = (visits.visit_since(request.user) if live
+                       else visits.home_visit_record(user=request.user))
+        context.update(my_workloads=reads.my_workloads(request.user), my_projects=reads.my_projects(request.user),
+                       been_here=been, since=since, changes=visits.changes_since(request.user, since))
+    if request.htmx and request.GET.get("part") == "live":
+        return render(request, "portal/_home_live.html", context)
     return render(request, "portal/home.html", context)

@@ -39,6 +39,7 @@ from studio.iam.models import (
     subject_rules,
 )
 from studio.org.models import Department, DepartmentQuerySet, Project, ProjectQuerySet
+from studio.saved_views import SavedView
 
 __all__ = [
     "DEFAULT_NODE_POOL", "DEFAULT_ROLE_OF_LEVEL", "LEVEL_RANK", "NODE_POOL_LABEL", "PLATFORM_ADMINS_GROUP",
@@ -46,5 +47,5 @@ __all__ = [
     "CliDeviceAuthorization",
     "Cluster", "ClusterQuerySet", "Department", "DepartmentQuerySet", "ExternalIdentity", "GpuScheduler",
     "IdentityProvider", "Level", "NodePool", "NodePoolQuerySet", "Project", "ProjectQuerySet", "Role",
-    "ServiceAccount", "TemporaryPassword", "default_gpu_scheduler", "is_platform_admin", "subject_rules",
+    "SavedView", "ServiceAccount", "TemporaryPassword", "default_gpu_scheduler", "is_platform_admin", "subject_rules",
 ]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import StreamingHttpResponse
 from django.urls import reverse
@@ -18,7 +19,9 @@ from django.utils.html import conditional_escape
 from rest_framework.exceptions import ValidationError
 
 from studio.errors import flatten_errors
+from studio.listing import FILTER_PATTERN, split_list_param
 from studio.pages import PAGE_SIZE, Page, page_offset
+from studio.saved_views import saved_views_of, view_query
 
 _DIGITS = re.compile(r"(\d+)")
 # A cell starting with one of these is a formula to a spreadsheet: the export writes it as text.
@@ -42,6 +45,43 @@ class Column:
     default: bool = True  # shown until the user chooses otherwise
     numeric: bool = False
     export: bool = True  # False for a column of buttons (a row's actions): not in the CSV
+
+
+@dataclass(frozen=True)
+class Chip:
+    label: str
+    remove_url: str
+
+
+# Query parameters of a list that are not filters: its order, page and columns (and the project scope of a list,
+# which says so on its own line).
+NOT_FILTERS = {"sortBy", "sortOrder", "offset", "columns", "scope", "part", "csrfmiddlewaretoken"}
+OPERATOR_WORDS = {"==": "is", "!=": "is not", "<=": "≤", ">=": "≥", "=@": "contains", "!@": "does not contain",
+                  "=^": "starts with", "=$": "ends with"}
+
+
+def filter_chips(request, columns=()) -> list[Chip]:
+    labels = {c.sort: c.label for c in columns if c.sort} | {c.key: c.label for c in columns}
+    pairs = [(k, v) for k, values in request.GET.lists() for v in values]
+    chips = []
+    for index, (key, value) in enumerate(pairs):
+        if key in NOT_FILTERS or not value.strip():
+            continue
+        rest = [pair for i, pair in enumerate(pairs) if i != index and pair[0] != "offset"]
+        remove = "?" + urlencode(rest) if rest else "?"
+        if key == "filterBy":
+            for item in split_list_param([value], expressions=True):
+                match = FILTER_PATTERN.match(item)
+                label = (f"{labels.get(match['field'], match['field'])} {OPERATOR_WORDS[match['op']]} {match['value']}"
+                         if match else item)
+                others = [i for i in split_list_param([value], expressions=True) if i != item]
+                drop = rest + ([("filterBy", ",".join(others))] if others else [])
+                chips.append(Chip(label, "?" + urlencode(drop) if drop else "?"))
+        elif key == "search":
+            chips.append(Chip(f"Search: {value}", remove))
+        else:
+            chips.append(Chip(f"{labels.get(key, key)}: {value}", remove))
+    return chips
 
 
 @dataclass(frozen=True)
@@ -149,6 +189,33 @@ class Table:
 
     def row_label(self, row) -> str:
         return str(row)
+
+    # --- filters as chips, saved views --------------------------------------------------------------------
+
+    @property
+    def chips(self) -> list[Chip]:
+        """The filters of the URL as removable chips: each `filterBy` item, the search and any other parameter of
+        the list (not its order, page or columns), with the URL that drops it alone."""
+        return filter_chips(self.request, self.columns)
+
+    @property
+    def clear_url(self) -> str:
+        """The list without its filters (its order kept)."""
+        kept = [(k, v) for k, v in self.request.GET.lists() if k in NOT_FILTERS and k != "offset"]
+        return "?" + urlencode([(k, v) for k, values in kept for v in values]) if kept else "?"
+
+    @property
+    def view_query(self) -> str:
+        return view_query(self.request.GET.urlencode())
+
+    @property
+    def saved_views(self) -> list:
+        """The user's views of this list (one query a page, on the full page only: the live refresh of its rows
+        reads none)."""
+        kept = self.request.__dict__.setdefault("_studio_saved_views", {})  # the tables of one page: one read
+        if self.request.path not in kept:
+            kept[self.request.path] = saved_views_of(self.request.user, self.request.path)
+        return kept[self.request.path]
 
     def selectable(self, row) -> bool:
         """Whether the row offers its checkbox: the user may apply the bulk actions to it (a table sets

@@ -1,13 +1,17 @@
-"""Pages of the organisation: log in, the project switcher (the home page is the portal app's)."""
+"""Pages of the organisation: log in, the project switcher, saved views of lists (the home page is the portal
+app's)."""
 
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from studio import saved_views
 from studio.iam.backends import LOCAL_LOGIN_OFF, local_login_enabled
 from studio.iam.providers import configured_provider
 from studio.iam.sso_views import PROBLEM as SSO_PROBLEM
@@ -58,3 +62,42 @@ class LoginView(auth_views.LoginView):
         response = self.render_to_response(self.get_context_data(throttled=throttled), status=429)
         response["Retry-After"] = str(int(wait) + 1)
         return response
+
+
+def _back(request, fallback: str) -> str:
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()) or not target.startswith("/"):
+        return fallback
+    return target
+
+
+@login_required
+@require_POST
+def saved_view_save(request):
+    """Save the list's current filters under a name (the user's own); back on the view, or on the list with the
+    problems named."""
+    path = request.POST.get("path", "")
+    try:
+        view = saved_views.saved_view_save(user=request.user, path=path, name=request.POST.get("name", ""),
+                                           query=request.POST.get("query", ""))
+    except ValidationError as exc:
+        for field, problems in exc.message_dict.items():
+            for problem in problems:
+                messages.error(request, f"View not saved — {field}: {problem}")
+        fallback = path if saved_views.is_page(path) else reverse("home")
+        return HttpResponseRedirect(_back(request, fallback))
+    messages.success(request, f"Saved the view “{view.name}”.")
+    return HttpResponseRedirect(view.url)
+
+
+@login_required
+@require_POST
+def saved_view_delete(request, view_id: int):
+    """Delete one of the user's saved views (another's is a 404)."""
+    try:
+        saved_views.saved_view_delete(user=request.user, view_id=view_id)
+    except saved_views.SavedView.DoesNotExist:
+        raise Http404("No such saved view.") from None
+    messages.success(request, "Deleted the saved view.")
+    return HttpResponseRedirect(_back(request, reverse("home")))

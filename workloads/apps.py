@@ -11,6 +11,7 @@ class WorkloadsConfig(AppConfig):
         from studio.org.numbers import GpuUse, register_gpu_use
         from studio.signals import deleting
         from workloads.models import ALLOCATED, REQUESTED, Workload
+        from workloads.signals import phase_changed
         from workloads.specs import ALL_SPECS, validate_spec
         from workloads.telemetry import prometheus
 
@@ -18,6 +19,7 @@ class WorkloadsConfig(AppConfig):
         register_spec_check(validate_spec)  # templates and profiles must render to a spec this accepts
         register_spec_serializer(ALL_SPECS.get)  # the version editor's typed spec inputs
         deleting.connect(_project_deleting, sender=Project, dispatch_uid="workloads.project_deleting")
+        phase_changed.connect(_finished_logs_capture, sender=Workload, dispatch_uid="workloads.finished_logs")
         register_gpu_use(GpuUse(rows=lambda: Workload.objects.filter(deleted_at__isnull=True),
                                 allocated=ALLOCATED, requested=REQUESTED))
 
@@ -27,3 +29,12 @@ def _project_deleting(sender, instance, **kwargs):
     from workloads.services import project_workloads_release
 
     project_workloads_release(project=instance, unreached=leaving_workloads_remove(instance))
+
+
+def _finished_logs_capture(sender, changes: list[dict], **kwargs):
+    """A workload the sync saw finish: its pods' last lines are read before the pods go (a Job's time to live)."""
+    from studio.queue import enqueue_on_commit
+
+    for change in changes:
+        if change.get("phase") in ("Completed", "Failed"):
+            enqueue_on_commit("workloads.tasks.workload_logs_capture", change["workload_id"], change["phase"])

@@ -232,6 +232,24 @@ class Pod(models.Model):
         return self.name
 
 
+class PodLogCapture(models.Model):
+    """The last lines of a pod's log, read from the cluster before the pod went away (a suspend, a delete) or when
+    the workload finished: the log panel shows them once the pod is gone. One row per pod name, the latest."""
+
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="log_captures")
+    pod_name = models.CharField(max_length=253)
+    text = models.TextField(blank=True, default="")  # each line after its RFC 3339 time, as the kubelet writes it
+    captured_at = models.DateTimeField()
+    reason = models.CharField(max_length=16)  # Suspended, Deleted, Completed, Failed
+
+    class Meta:
+        ordering = ["pod_name"]
+        constraints = [models.UniqueConstraint(fields=["workload", "pod_name"], name="one_log_capture_per_pod")]
+
+    def __str__(self):
+        return f"{self.pod_name} at {self.captured_at:%Y-%m-%d %H:%M}"
+
+
 class MetricSample(models.Model):
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="samples")
     pod_name = models.CharField(max_length=253, blank=True, default="")

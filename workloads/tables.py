@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.db.models import Sum
 from django.template.loader import get_template
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from studio.iam.models import Level
@@ -28,6 +29,12 @@ def duration_text(seconds: int | None) -> str:
     if minutes:
         return f"{minutes}m {secs:02d}s"
     return f"{secs}s"
+
+
+def short_time(at) -> str:
+    """Nov 29 07:57 within this year, 2025-11-29 before it: a dense list's dates (the whole one in its title)."""
+    local = timezone.localtime(at)
+    return local.strftime("%b %d %H:%M") if local.year == timezone.localtime().year else local.strftime("%Y-%m-%d")
 
 
 def gpus_text(value) -> str:
@@ -61,15 +68,16 @@ class WorkloadTable(Table):
         Column("project", "Project", lambda w: w.project.name, sort="projectName"),
         Column("phase", "Phase", lambda w: w.actual_phase, sort="phase", html=_phase_html),
         Column("gpus", "GPUs", lambda w: gpus_text(w.gpu_request), numeric=True),
-        Column("owner", "Owner", lambda w: w.created_by_name, sort="submittedBy"),
+        Column("owner", "Owner", lambda w: w.created_by_name, sort="submittedBy",
+               html=lambda w: format_html('<span title="{}">{}</span>', w.created_by_name, w.created_by_name)),
         Column("duration", "Duration", _running_seconds, sort="totalRunningTimeSeconds",
                html=lambda w: duration_text(_running_seconds(w)) or "—"),
         # the pool it was placed in, where its pods run (not the pools it may use: spec.nodePools)
         Column("nodepool", "Node pool", lambda w: derived.listed_pool_of(w.node_pool, w.spec), sort="nodepool"),
         Column("pods", "Pods", lambda w: f"{w.running_pods}/{w.requested_pods}", sort="runningPods"),
         Column("created", "Created", lambda w: w.created_at.isoformat(timespec="seconds"), sort="createdAt",
-               html=lambda w: format_html('<time datetime="{}">{}</time>', w.created_at.isoformat(),
-                                          w.created_at.strftime("%Y-%m-%d %H:%M"))),
+               html=lambda w: format_html('<time datetime="{}" title="{}">{}</time>', w.created_at.isoformat(),
+                                          w.created_at.strftime("%Y-%m-%d %H:%M"), short_time(w.created_at))),
         Column("cluster", "Cluster", lambda w: w.cluster.name, default=False),
         Column("department", "Department", lambda w: w.department.name, sort="departmentName", default=False),
     )

@@ -14,7 +14,7 @@ from prometheus_client import Counter
 
 from studio.models import Cluster
 from studio.tasks import CLUSTER_WRITE
-from workloads.cluster import collect, push, reach, reclaim, sync
+from workloads.cluster import collect, log_capture, push, reach, reclaim, sync
 
 RETRIED = CLUSTER_WRITE
 TASK_RETRIES = Counter("studio_task_retries_total", "Celery task retries.", ["task"])
@@ -43,6 +43,12 @@ def workload_suspend(workload_id: str) -> None:
 @shared_task(name="workloads.tasks.workload_resume", **RETRIED)
 def workload_resume(workload_id: str) -> None:
     reach.write_or_park("workloads.tasks.workload_resume", workload_id, push.workload_apply_suspension)
+
+
+@shared_task(name="workloads.tasks.workload_logs_capture", acks_late=True)
+def workload_logs_capture(workload_id: str, reason: str) -> None:
+    """Keep the last lines of a finished workload's pod logs (best effort: a pod that cannot be read is skipped)."""
+    log_capture.workload_logs_capture(workload_id, reason=reason)
 
 
 @shared_task(name="workloads.tasks.workload_remove", **RETRIED)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 
 from studio.audit_words import history_of
 from studio.context import navigation
@@ -24,7 +24,7 @@ from studio.models import Level
 from studio.pages import selected_filters
 from workloads import services
 from workloads.api import pod_logs, streams
-from workloads.cluster import reclaim
+from workloads.cluster import log_capture, reclaim
 from workloads.cluster.replicas import replicas_by_role
 from workloads.models import Workload
 from workloads.services import SUSPENDABLE
@@ -141,7 +141,11 @@ def workload_detail(request, workload_id):
             return HttpResponse(status=286)  # htmx: stop polling, the workload is gone
         raise
     pods = list(workload.pods.all())
+    live_names = {p.name for p in pods}
     context = {
+        # pods gone, their last lines kept: offered in the log panel after the live ones
+        "captured_pods": [c for c in workload.log_captures.only("pod_name", "captured_at", "reason", "workload_id")
+                          if c.pod_name not in live_names],
         "workload": workload,
         "spec_json": json.dumps(workload.spec, indent=2),
         "events": workload.events.order_by("-at", "-id")[:100],
@@ -149,7 +153,7 @@ def workload_detail(request, workload_id):
         "can_change": has_project_role(request.user, workload.project_id, Level.MEMBER),
         # as the exec endpoint decides (workloads.api.streams): members, the project's admins, platform admins
         "can_exec": streams.may_open_session(user=request.user, workload=workload),
-        # as the logs API decides (workloads.api.pod_logs): the submitter, the project's admins, platform admins
+        # as the logs API decides (workloads.api.pod_logs): every role of the project, platform admins
         "can_read_logs": pod_logs.may_read_logs(workload=workload, user=request.user),
         "metric_ranges": METRIC_RANGES, "metrics_range": metrics_range(workload),
         "live": workload.actual_phase not in SETTLED,
@@ -181,24 +185,49 @@ def workload_logs(request, workload_id):
     read, what the cluster's refusals mean). A refusal is a note for the panel (status 200, X-Log-Problem), not a
     failed request: a pod that has not started or is gone is an ordinary moment of a workload's life."""
     workload = _workload(request, workload_id)
-    pod = workload.pods.filter(name=request.GET.get("pod", "")).first()
-    if pod is None:
-        return _log_problem("That pod is gone (replaced or stopped); choose another.")
+    name = request.GET.get("pod", "")
+    pod = workload.pods.filter(name=name).first()
     asked = {"tailLines": request.GET.get("tailLines", "500"),
              **{flag: "true" for flag in ("timestamps", "previous") if request.GET.get(flag) == "true"}}
     query = pod_logs.LogQuerySerializer(data=asked)
     try:
         pod_logs.check_may_read_logs(workload=workload, user=request.user)
         query.is_valid(raise_exception=True)
+        if pod is None:
+            return _captured_log(request, workload, name, query.validated_data) or _log_problem(
+                "That pod is gone (replaced or stopped) and no lines of it were kept; choose another.")
         text = pod_logs.pod_log(workload=workload, pod=pod, query=query.validated_data)
     except APIException as exc:
+        kept = _captured_log(request, workload, name, query.validated_data) if isinstance(exc, NotFound) else None
+        if kept is not None:  # gone from the cluster before the sync noticed: its kept lines
+            return kept
         detail = exc.detail
         return _log_problem(" ".join(e["message"] for e in flatten_errors(detail))
                             if isinstance(detail, (dict, list)) else str(detail))
+    return _log_response(request, text, name, previous="previous" in asked)
+
+
+def _captured_log(request, workload, pod_name: str, query: dict) -> HttpResponse | None:
+    """The last lines kept of a pod that is gone (workloads.cluster.log_capture), saying when they were captured;
+    None when none were kept."""
+    capture = workload.log_captures.filter(pod_name=pod_name).first()
+    if capture is None:
+        return None
+    if query.get("previous"):
+        return _log_problem("The pod is gone: only the last lines of its last container were kept.")
+    text = log_capture.captured_text(capture, tail_lines=query.get("tailLines", 500),
+                                     timestamps=bool(query.get("timestamps")))
+    response = _log_response(request, text, pod_name, previous=False)
+    response["X-Log-Note"] = log_capture.capture_note(capture)
+    response["X-Log-Captured-At"] = capture.captured_at.isoformat()
+    return response
+
+
+def _log_response(request, text: str, pod_name: str, *, previous: bool) -> HttpResponse:
     response = HttpResponse(text, content_type="text/plain; charset=utf-8")
     if request.GET.get("download") == "true":  # the panel's Download: the lines shown, as a file
-        suffix = "-previous" if "previous" in asked else ""
-        response["Content-Disposition"] = f'attachment; filename="{pod.name}{suffix}.log"'
+        suffix = "-previous" if previous else ""
+        response["Content-Disposition"] = f'attachment; filename="{pod_name}{suffix}.log"'
     return response
 
 

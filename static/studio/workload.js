@@ -236,6 +236,7 @@
     const download = panel.querySelector("#log-download");
     let lastText = null;
     let busy = false;
+    let kept = "";  // a gone pod's lines as kept: when they were captured (X-Log-Note)
 
     function query(extra) {
       const params = { pod: pod.value, tailLines: tail.value, ...extra };
@@ -251,7 +252,7 @@
       const lines = body.split("\n").filter((line) => line);
       const found = lines.filter((line) => line.toLowerCase().includes(wanted));
       view.textContent = found.join("\n");
-      note.textContent = `${found.length} of ${lines.length} lines hold "${search.value.trim()}".`;
+      note.textContent = `${kept ? kept + " " : ""}${found.length} of ${lines.length} lines hold "${search.value.trim()}".`;
     }
 
     // Pods that never ran have no log to give (the API answers 409): say so instead of asking.
@@ -261,6 +262,7 @@
       if (busy || (!force && !follow.checked)) return;
       const option = pod.selectedOptions[0];
       if (!pod.value) { note.textContent = "No pods yet: the log appears when the first one starts."; return; }
+      if (option.dataset.phase === "Captured" && lastText !== null && !force) return;  // kept lines do not change
       if (NOT_STARTED.has(option.dataset.phase || "")) { note.textContent = "The pod has not started yet."; return; }
       busy = true;
       try {
@@ -269,7 +271,9 @@
         if (!response.ok) { note.textContent = `The log could not be read (${response.status}).`; return; }
         const body = await response.text();
         if (response.headers.get("X-Log-Problem")) { note.textContent = body; return; }
-        note.textContent = body ? "" : "The pod has written nothing yet.";
+        // A pod that is gone: its last lines as kept, and when they were captured.
+        kept = response.headers.get("X-Log-Note") || "";
+        note.textContent = kept || (body ? "" : "The pod has written nothing yet.");
         if (body === lastText) { if (search.value.trim()) show(body); return; }
         const atEnd = view.scrollTop + view.clientHeight >= view.scrollHeight - 24;
         show(body);
@@ -297,7 +301,7 @@
     tail.addEventListener("change", () => { lastText = null; refresh(true); });
     follow.addEventListener("change", () => refresh(true));
     for (const toggle of [stamps, previous]) toggle.addEventListener("change", () => { lastText = null; refresh(true); });
-    search.addEventListener("input", () => { if (lastText !== null) show(lastText); if (!search.value.trim()) note.textContent = ""; });
+    search.addEventListener("input", () => { if (lastText !== null) show(lastText); if (!search.value.trim()) note.textContent = kept; });
     refresh(true);
     setInterval(() => refresh(false), LOG_POLL_MS);
   }

@@ -130,12 +130,14 @@ def test_workload_live_part_offers_only_what_applies(client, org):
 
 
 def test_the_logs_panel_follows_the_logs_rule(client, org):
-    """As the logs API decides (workloads.api.pod_logs): not for viewers; for platform admins."""
+    """As the logs API decides (workloads.api.pod_logs): every role of the project, viewers too, and platform
+    admins; another project's member does not see the page."""
     workload = make_workload(org, "train-a")
-    client.force_login(org.users.viewer)
-    assert b'id="logs"' not in client.get(f"/workloads/{workload.pk}").content
-    client.force_login(org.users.platform_admin)
-    assert b'id="logs"' in client.get(f"/workloads/{workload.pk}").content
+    for user in (org.users.viewer, org.users.member, org.users.platform_admin):
+        client.force_login(user)
+        assert b'id="logs"' in client.get(f"/workloads/{workload.pk}").content
+    client.force_login(org.users.other)
+    assert client.get(f"/workloads/{workload.pk}").status_code == 404
 
 
 def test_clone_from_the_page_needs_an_owner_project(admin_client, org, make_profile):

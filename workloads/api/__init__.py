@@ -246,7 +246,7 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         responses={(200, "text/plain"): OpenApiTypes.STR},
         description="The pod's log as text (`tailLines`/`tail`, `sinceSeconds`/`since`, `container`); with "
                     "`follow=true` a stream that goes on while the container writes (at most "
-                    f"{pod_logs.MAX_FOLLOW_SECONDS} s). The workload's submitter, the project's admins and platform admins (as its sensitive outputs). "
+                    f"{pod_logs.MAX_FOLLOW_SECONDS} s). Every role of the workload's project and platform admins may read it. "
                     "`podId` is a pod's `id` from `/pods` (or its name). A pod with no log to give (not started, "
                     "no kubelet behind it) is a 409 that says why.",
     )

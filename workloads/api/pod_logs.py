@@ -1,9 +1,10 @@
 """A pod's log, read from its cluster for the workloads API (`GET /api/v1/workloads/{id}/pods/{podId}/logs`).
 
-Who may read: those who see the workload's sensitive outputs — its submitter, the project's admins and
-platform admins (profiles.selectors.sensitive_outputs_visible). Run:ai shows logs to every project role, but a
-log routinely carries what the outputs mask (a notebook prints its token when it starts, a launch's secret
-input may be echoed), so reading it must not be a way around the mask.
+Who may read: whoever may see the workload, as in Run:ai, whose roles grant View, Edit, Create and Delete on a
+workload and no separate right to its logs — every role in the workload's project (viewers included, their View
+covers the workload's details and logs) and platform admins. A user outside the project does not see the workload:
+a 404. A log may print what the workload's outputs mask (a notebook's token): the outputs stay masked, the log is
+the project's to read, as on Run:ai.
 
 What the cluster answers is translated here, never passed through as a 500: a pod with no kubelet behind it
 (not yet scheduled, or a cluster whose nodes are simulated without a log server), a container that has not
@@ -14,9 +15,10 @@ from collections.abc import Iterator
 
 from rest_framework import exceptions, serializers
 
-from profiles.selectors import sensitive_outputs_visible
 from studio.clusters import kube
 from studio.errors import Conflict, ServiceUnavailable
+from studio.iam.permissions import has_project_role
+from studio.models import Level
 
 MAX_TAIL_LINES = 100_000
 MAX_FOLLOW_SECONDS = 300
@@ -44,14 +46,12 @@ class LogQuerySerializer(serializers.Serializer):
 
 
 def may_read_logs(*, workload, user) -> bool:
-    return sensitive_outputs_visible(workload=workload, user=user)
+    return has_project_role(user, workload.project_id, Level.VIEWER)
 
 
 def check_may_read_logs(*, workload, user) -> None:
     if not may_read_logs(workload=workload, user=user):
-        raise exceptions.PermissionDenied("Only the workload's submitter and the project's admins can read its pod "
-                                          "logs: a log may hold what the workload's outputs mask (a token, a "
-                                          "secret input).")
+        raise exceptions.NotFound("No such workload.")  # outside the project: as if it were not there
 
 
 def _cluster_refusal(exc: kube.ClusterError, pod_name: str) -> exceptions.APIException:

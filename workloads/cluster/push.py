@@ -23,6 +23,7 @@ from studio.org.queues import detect_kai
 from studio.selectors import node_pool_labels
 from workloads import manifests
 from workloads.cluster import applied
+from workloads.cluster.log_capture import pod_logs_capture
 from workloads.manifests import distributed as manifest_distributed
 from workloads.manifests import parts
 from workloads.models import Workload, WorkloadEvent
@@ -206,6 +207,8 @@ def workload_apply_suspension(workload_id) -> None:
     if workload.desired_phase not in (Workload.Desired.STOPPED, Workload.Desired.RUNNING):
         return
     ref = workload_ref(workload)
+    if ref.suspended:  # the pods go with the suspend: their last lines stay readable
+        pod_logs_capture(workload, reason="Suspended")
     api_version, kind, body = manifests.suspend_patch(ref, suspended=ref.suspended, spec=workload.spec)
     try:
         kube.patch(kube.connect(workload.cluster), api_version, kind, ref.namespace, manifests.object_name(ref),
@@ -231,6 +234,7 @@ def workload_remove(workload_id) -> int:
     workload = _load(workload_id)
     if workload is None or workload.desired_phase != Workload.Desired.DELETED:
         return 0
+    workload.log_captures.all().delete()  # its kept log lines go with it: nobody reads a deleted workload's page
     try:
         return _objects_delete(workload)
     except kube.PermanentClusterError as exc:
