@@ -19,7 +19,9 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import statistics
+import sys
 import threading
 import time
 import uuid
@@ -412,6 +414,9 @@ def main(argv=None) -> int:
     parser.add_argument("--gpus-per-node", type=int, default=32)
     parser.add_argument("--timeout", type=float, default=1200, help="seconds to wait for every pod to be bound")
     args = parser.parse_args(argv)
+    # SIGTERM (and SIGINT, which a shell's background job ignores) unwind through the `finally`s: the clusters,
+    # gunicorn, the worker and the watcher all stop
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     (env.ROOT / "var").mkdir(exist_ok=True)
     os.environ.setdefault("CLUSTER_ALLOWED_NETWORKS", "127.0.0.0/8")  # the cluster is on loopback
     print(f"bench.versus_kube: {env.machine()}; load average {os.getloadavg()[0]:.2f}", flush=True)
