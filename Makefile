@@ -10,7 +10,7 @@ WITH_KEYS := set -a && . $(abspath $(DEV_KEYS)) && set +a &&
 # The simulated clusters of run, bench and faults listen on loopback, which production does not allow.
 export CLUSTER_ALLOWED_NETWORKS ?= 127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7
 
-.PHONY: install run test e2e-real dex registry bench faults lint system-deps services migrate demo vendor
+.PHONY: install run test e2e-real dex registry bench bench-real faults lint system-deps services migrate demo vendor
 
 $(STAMP): pyproject.toml cli/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -64,6 +64,15 @@ registry:
 
 bench: install services $(DEV_KEYS)
 	$(WITH_KEYS) $(PY) -m bench
+
+# PaaS Studio beside raw Kubernetes on e2e-real's cluster (bench/versus_kube.py): one-GPU trainings by 16 clients
+# through the API, then the same Jobs straight to the cluster; time to every pod bound, submit -> bound p50/p90/p99.
+# Minutes of a real cluster per size, so not in `make bench`: `make bench-real COUNT="1000 5000"`.
+COUNT ?= 1000
+bench-real: install system-deps services $(DEV_KEYS)
+	./scripts/system_deps.sh e2e-real
+	./scripts/kube/build_stack.sh
+	$(WITH_KEYS) $(PY) -m bench.versus_kube $(foreach n,$(COUNT),--count $(n))
 
 faults: install services $(DEV_KEYS)
 	@failed=""; for scenario in worker_kill watcher_kill redis_stop kubesim_outage postgres_restart apiserver_restart; do \

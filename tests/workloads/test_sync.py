@@ -247,3 +247,37 @@ def test_a_repair_the_broker_refused_is_named_so_that_the_next_tick_tries_it_aga
     report = sync.cluster_sync(sim_org.cluster.pk)
     assert (report.repushed, report.unsent) == (1, set())
     assert sent == [("workloads.tasks.workload_push", [str(workload.pk)])]
+
+
+def test_a_push_still_queued_behind_the_clusters_others_is_not_pushed_twice(sim_org, settings, monkeypatch):
+    """A backlog of pushes longer than the repair's grace: a workload created after the newest one pushed meanwhile
+    waits for its own push (a second one would double the backlog), and is derived again next tick; once pushes
+    of newer workloads went by it, or none went for a grace (the queue stalled), its push was lost: pushed again."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.SYNC_REPAIR_GRACE_SECONDS = 60
+    now = timezone.now()
+    older, waiting, newer = (make_workload(sim_org.project, name) for name in ("older", "waiting", "newer"))
+    for workload, age in ((older, 130), (waiting, 120), (newer, 90)):
+        Workload.objects.filter(pk=workload.pk).update(created_at=now - timedelta(seconds=age))
+    push.workload_push(older.pk)  # the queue's front: pushed a moment ago
+    sent = []
+    monkeypatch.setattr("studio.queue.app.send_task", lambda name, args: sent.append((name, args)))
+
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert (report.repushed, report.unsent, sent) == (0, {str(waiting.pk), str(newer.pk)}, [])
+
+    push.workload_push(newer.pk)  # the queue went past `waiting`: its push was lost
+    report = sync.cluster_sync(sim_org.cluster.pk)
+    assert (report.repushed, report.unsent) == (1, set())
+    assert sent == [("workloads.tasks.workload_push", [str(waiting.pk)])]
+
+    sent.clear()
+    last = make_workload(sim_org.project, "last")
+    Workload.objects.filter(pk=last.pk).update(created_at=now - timedelta(seconds=80))
+    Workload.objects.filter(pk__in=[older.pk, newer.pk]).update(submitted_at=now - timedelta(seconds=70))
+    report = sync.cluster_sync(sim_org.cluster.pk)  # no push for a grace: the queue stalled, or lost them all
+    assert report.repushed == 2 and report.unsent == set()
+    assert sorted(args[0] for _, args in sent) == sorted([str(waiting.pk), str(last.pk)])

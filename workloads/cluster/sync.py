@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
@@ -74,7 +74,8 @@ class SyncReport:
     removed: int = 0
     orphans_deleted: int = 0
     retry: set = field(default_factory=set)  # workloads whose row changed meanwhile: to derive again
-    unsent: set = field(default_factory=set)  # workloads whose repair could not be enqueued (the broker away)
+    # workloads whose repair was not sent: the broker away, or their push still queued behind others (PushQueue)
+    unsent: set = field(default_factory=set)
 
 
 def listed_kinds(groups) -> list[tuple[str, str]]:
@@ -223,6 +224,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     changes = sync_writes.Changes(cluster=cluster, now=now, whole=full)
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
     waiting = reach.Waiting(cluster.pk, since=grace)
+    pushes = PushQueue(cluster.pk, grace)
     read_as = {}  # wid -> (workload pk, desired, actual) of each row read
     moved = full
     if seen.kai:
@@ -257,7 +259,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         moved = queues.follow(wid, row, reason if live else None) or moved
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
-        report.repushed += _repair_missing(workload, primary, phase, seen, grace, report.unsent, waiting)
+        report.repushed += _repair_missing(workload, primary, phase, seen, grace, report.unsent, waiting, pushes)
         report.resuspended += _repair_suspension(workload, ref, primary, phase, grace, report.unsent)
         report.removed += _repair_deleted(workload, objects, pods, grace, report.unsent)
     for wid in (only or set()) - set(read_as):
@@ -353,15 +355,39 @@ def _running(pods: list[dict]) -> int:
                and not p["metadata"].get("deletionTimestamp"))
 
 
+class PushQueue:
+    """Whether a workload's push is still waiting in the task queue behind the cluster's other pushes. The
+    workers take pushes in about the order they were enqueued: while pushes of the cluster go on (one done
+    within the grace), a workload created after the newest workload pushed meanwhile has its push ahead of it,
+    not lost. Read once a round, and only when a repair may be due."""
+
+    def __init__(self, cluster_id, grace: datetime):
+        self.cluster_id, self.grace = cluster_id, grace
+        self.newest_pushed: datetime | None = None
+        self.read = False
+
+    def waiting(self, workload: Followed) -> bool:
+        if not self.read:
+            self.newest_pushed = Workload.objects.filter(
+                cluster_id=self.cluster_id, submitted_at__gte=self.grace).aggregate(newest=Max("created_at"))["newest"]
+            self.read = True
+        return self.newest_pushed is not None and workload.created_at > self.newest_pushed
+
+
 def _repair_missing(workload: Followed, primary, phase: str, seen: Seen, grace: datetime, unsent: set,
-                    waiting: reach.Waiting) -> int:
+                    waiting: reach.Waiting, pushes: PushQueue) -> int:
     """Push again a workload that should run and has no object: one seen before (removed behind our back) at
-    once, one never seen after the grace (its push task was lost with a killed worker or gave up); not one whose
-    push waits for the cluster or was just sent again when it answered."""
+    once, one never seen after the grace (its push task was lost with a killed worker or gave up). Not one whose
+    push waits for the cluster or was just sent again when it answered; not one whose push still waits behind the
+    cluster's others (a backlog longer than the grace: a second push of each would double it): it is derived again
+    next tick (`unsent`) until its object shows or the pushes pass it by."""
     if primary is not None or workload.desired_phase != Workload.Desired.RUNNING or phase in Workload.FINISHED:
         return 0
     seen_before = workload.submitted_at is not None and workload.submitted_at < seen.started_at
     if (not seen_before and workload.created_at > grace) or workload.pk in waiting:
+        return 0
+    if not seen_before and pushes.waiting(workload):
+        unsent.add(str(workload.pk))
         return 0
     enqueue_on_commit("workloads.tasks.workload_push", str(workload.pk), unsent=unsent)
     return 1
