@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import orjson
+import zstandard
 
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
@@ -168,14 +169,48 @@ def _version(obj: dict) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
+class Packer:
+    """One kind's objects as the store keeps them: their compact JSON compressed with zstandard against the first
+    object of the kind it packed (a raw-content dictionary). Objects of a kind share their keys and most values
+    (a trimmed pod: 840 bytes of JSON, 70-80 bytes packed); packing one costs about 4 µs, unpacking 1-2 µs.
+
+    `pack` is called under the store's lock; `unpack` from any thread (a decompressor per thread: zstandard's
+    are not thread-safe)."""
+
+    LEVEL = 1
+    DICTIONARY_LIMIT = 16_384
+
+    def __init__(self, first: bytes):
+        self.dictionary = zstandard.ZstdCompressionDict(first[:self.DICTIONARY_LIMIT],
+                                                        dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+        self.dictionary.precompute_compress(level=self.LEVEL)
+        self.compressor = zstandard.ZstdCompressor(level=self.LEVEL, dict_data=self.dictionary,
+                                                   write_checksum=False, write_content_size=True,
+                                                   write_dict_id=False)
+        self.local = threading.local()
+        self.unpack(self.pack(first))  # the dictionary's decoding tables, made here rather than in two threads at once
+
+    def pack(self, data: bytes) -> bytes:
+        # A copy of the exact size: the compressor's result sits in a buffer of the input's size.
+        return bytes(memoryview(self.compressor.compress(data)))
+
+    def unpack(self, packed: bytes) -> dict:
+        decompressor = getattr(self.local, "decompressor", None)
+        if decompressor is None:
+            decompressor = self.local.decompressor = zstandard.ZstdDecompressor(dict_data=self.dictionary)
+        return orjson.loads(decompressor.decompress(packed))
+
+
 class Store:
     """A cluster's objects by kind, and which belong to each workload (by its id label); Warning events by the
-    object they are about. Objects are kept as compact JSON (a third of the memory of the dicts: at 100,000
-    workloads, hundreds of megabytes), decoded when a pass reads them."""
+    object they are about. Objects are kept packed (`Packer`: compact JSON, compressed against an object of their
+    kind: a twentieth of the memory of the dicts; at 100,000 workloads a hundred megabytes, not gigabytes),
+    decoded when a pass reads them."""
 
     def __init__(self, *, namespaces: Iterable[str] | None = None):
         self.lock = threading.Lock()
-        self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> (resourceVersion, wid, JSON)
+        self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> (resourceVersion, wid, packed JSON)
+        self.packers: dict[tuple, Packer] = {}  # kind -> its Packer, made with the first object of the kind
         self.groups: dict = {}  # wid -> ((kind, (namespace, name)), ...): the workload's objects
         self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> Warning event
         self.evictions: dict = defaultdict(dict)  # (namespace, pod group) -> uid -> KAI's Evict event
@@ -255,8 +290,11 @@ class Store:
         if old is not None and old[1] != wid:
             self._remove(kind, key)
             old = None
-        # A copy of the exact size: orjson leaves each result in a buffer of several kilobytes.
-        self.items[kind][key] = (_version(obj), wid, bytes(memoryview(orjson.dumps(obj))))
+        data = orjson.dumps(obj)
+        packer = self.packers.get(kind)
+        if packer is None:
+            packer = self.packers[kind] = Packer(data)
+        self.items[kind][key] = (_version(obj), wid, packer.pack(data))
         if wid:
             if old is None:
                 self.groups[wid] = (*self.groups.get(wid, ()), (kind, key))
@@ -324,29 +362,37 @@ class Store:
             keys = {key for members in found.values() for _, key, _ in members}
             warnings = {key: list(self.warnings[key].values()) for key in keys if key in self.warnings}
             evictions = {key: list(self.evictions[key].values()) for key in keys if key in self.evictions}
+            packers = dict(self.packers)
         objects, pods = {}, {}
         for wid, members in found.items():  # decoded outside the lock: the reflectors go on meanwhile
             for kind, _, blob in members:
                 if kind == POD:
-                    pods.setdefault(wid, []).append(orjson.loads(blob))
+                    pods.setdefault(wid, []).append(packers[kind].unpack(blob))
                 else:
-                    objects.setdefault(wid, {}).setdefault(kind, []).append(orjson.loads(blob))
+                    objects.setdefault(wid, {}).setdefault(kind, []).append(packers[kind].unpack(blob))
         return objects, pods, warnings, evictions
 
     def every(self, kind: tuple[str, str]) -> list[dict]:
         """Every object of a kind (Queues, Nodes: those that belong to no workload)."""
         with self.lock:
             blobs = [entry[2] for entry in self.items.get(kind, {}).values()]
-        return [orjson.loads(blob) for blob in blobs]
+            packer = self.packers.get(kind)
+        return [packer.unpack(blob) for blob in blobs]
 
     def by_workload(self, kind: tuple[str, str]) -> dict:
         """wid -> [objects of this kind]: every workload's, whether a pass reads the workload or not."""
         with self.lock:
             blobs = [(entry[1], entry[2]) for entry in self.items.get(kind, {}).values() if entry[1]]
+            packer = self.packers.get(kind)
         found: dict = defaultdict(list)
         for wid, blob in blobs:
-            found[wid].append(orjson.loads(blob))
+            found[wid].append(packer.unpack(blob))
         return found
+
+    def workloads(self) -> set[str]:
+        """The ids of the workloads the store holds objects of."""
+        with self.lock:
+            return set(self.groups)
 
     def take_changed(self) -> set:
         """The kinds that changed since the last call."""

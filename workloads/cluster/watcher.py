@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
+FULL_PASS_PART = 5000  # workloads derived and written together in a full pass
 # (label selector, field selector) of the kinds not read by the product's managed-by label.
 SELECTORS = {kube.EVENT: ("", informer.WARNING_SELECTOR), informer.EVICTION: ("", informer.EVICTION_SELECTOR),
              informer.NAMESPACE: (kube.MANAGED_BY_SELECTOR, ""), sched.QUEUE: ("", ""), informer.NODE: ("", "")}
@@ -208,7 +209,7 @@ class Following:
         # all) is covered, and only what changes from here on makes the next pass of changes.
         self.store.take_dirty()
         with gc_paused():
-            report = sync.reconcile(self.conn, self.cluster, self._seen(now), now=now, queues=self.queues)
+            report = self._full_reconcile(now)
         PASSES.labels(self.cluster.name, "full").inc()
         APPLIED.labels(self.cluster.name).inc(report.workloads)
         self.store.mark(report.retry)
@@ -217,6 +218,24 @@ class Following:
         log.log(logging.DEBUG if self.scanned_to else logging.INFO, "watch of cluster %s: full pass over %d "
                 "workloads, %d changed", self.cluster.name, report.workloads, report.changed)
         self.scanned_to = self.scanned_to or now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
+        return report
+
+    def _full_reconcile(self, now) -> sync.SyncReport:
+        """Every followed row and every workload the store holds, FULL_PASS_PART at a time: a part's objects are
+        decoded, derived and written, then freed, so that the pass's memory is a part's, not the cluster's (at
+        100,000 workloads, the decoded objects of all of them were gigabytes at their peak). The queues' places,
+        which depend on every live row, are computed once the parts are read."""
+        self.queues.clear()
+        wids = sorted(sync.followed_ids(self.cluster) | self.store.workloads())
+        if self.kai:  # a preemptor's workload is named whichever part it is in
+            self.queues.names.update(sync.followed_names(self.cluster))
+        pod_groups = self.store.by_workload(sched.POD_GROUP) if self.kai else None
+        report = sync.SyncReport()
+        for start in range(0, len(wids), FULL_PASS_PART):
+            part = set(wids[start:start + FULL_PASS_PART])
+            report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part, pod_groups=pod_groups), now=now,
+                                      only=part, queues=self.queues, place=False))
+        report.add(sync.place_queues(self.cluster, self.queues, now=now, kai=self.kai))
         return report
 
     def apply(self, wids: set[str]) -> sync.SyncReport | None:
@@ -235,7 +254,7 @@ class Following:
         self.unsent |= report.unsent
         return report
 
-    def _seen(self, now, wids: set[str] | None = None) -> sync.Seen:
+    def _seen(self, now, wids: set[str] | None = None, *, pod_groups: dict | None = None) -> sync.Seen:
         """What a round would have read, from the store: for these workloads, or all. On KAI, every PodGroup
         (a preemptor's names the workload it evicted), the Evict events of the pass's groups and every Queue."""
         objects, pods, warnings, evictions = self.store.view(wids)
@@ -244,7 +263,7 @@ class Following:
         if self.kai:
             for kinds in objects.values():
                 kinds.pop(sched.POD_GROUP, None)
-            seen.pod_groups = self.store.by_workload(sched.POD_GROUP)
+            seen.pod_groups = self.store.by_workload(sched.POD_GROUP) if pod_groups is None else pod_groups
             seen.evictions = evictions
             seen.queues = self.store.every(sched.QUEUE)
         return seen
