@@ -48,7 +48,6 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
-FULL_PASS_PART = 5000  # workloads derived and written together in a full pass
 # (label selector, field selector) of the kinds not read by the product's managed-by label.
 SELECTORS = {kube.EVENT: ("", informer.WARNING_SELECTOR), informer.EVICTION: ("", informer.EVICTION_SELECTOR),
              informer.NAMESPACE: (kube.MANAGED_BY_SELECTOR, ""), sched.QUEUE: ("", ""), informer.NODE: ("", "")}
@@ -221,7 +220,7 @@ class Following:
         return report
 
     def _full_reconcile(self, now) -> sync.SyncReport:
-        """Every followed row and every workload the store holds, FULL_PASS_PART at a time: a part's objects are
+        """Every followed row and every workload the store holds, WATCH_FULL_PASS_PART at a time: a part's objects are
         decoded, derived and written, then freed, so that the pass's memory is a part's, not the cluster's (at
         100,000 workloads, the decoded objects of all of them were gigabytes at their peak). The queues' places,
         which depend on every live row, are computed once the parts are read."""
@@ -231,8 +230,9 @@ class Following:
             self.queues.names.update(sync.followed_names(self.cluster))
         pod_groups = self.store.by_workload(sched.POD_GROUP) if self.kai else None
         report = sync.SyncReport()
-        for start in range(0, len(wids), FULL_PASS_PART):
-            part = set(wids[start:start + FULL_PASS_PART])
+        size = max(1, settings.WATCH_FULL_PASS_PART)
+        for start in range(0, len(wids), size):
+            part = set(wids[start:start + size])
             report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part, pod_groups=pod_groups), now=now,
                                       only=part, queues=self.queues, place=False))
         report.add(sync.place_queues(self.cluster, self.queues, now=now, kai=self.kai))
