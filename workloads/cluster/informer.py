@@ -181,6 +181,7 @@ class Packer:
     DICTIONARY_LIMIT = 16_384
 
     def __init__(self, first: bytes):
+        self.lock = threading.Lock()  # the compressor's: reflectors of one kind in several namespaces pack at once
         self.dictionary = zstandard.ZstdCompressionDict(first[:self.DICTIONARY_LIMIT],
                                                         dict_type=zstandard.DICT_TYPE_RAWCONTENT)
         self.dictionary.precompute_compress(level=self.LEVEL)
@@ -191,8 +192,9 @@ class Packer:
         self.unpack(self.pack(first))  # the dictionary's decoding tables, made here rather than in two threads at once
 
     def pack(self, data: bytes) -> bytes:
-        # A copy of the exact size: the compressor's result sits in a buffer of the input's size.
-        return bytes(memoryview(self.compressor.compress(data)))
+        with self.lock:
+            packed = self.compressor.compress(data)
+        return bytes(memoryview(packed))  # a copy of the exact size: the result sits in a buffer of the input's size
 
     def unpack(self, packed: bytes) -> dict:
         decompressor = getattr(self.local, "decompressor", None)
@@ -221,21 +223,38 @@ class Store:
 
     # writers: the reflectors
 
-    def apply(self, kind: tuple[str, str], kind_of_event: str, obj: dict) -> None:
-        """One watch event (ADDED, MODIFIED, DELETED) of `kind`."""
+    def pack(self, kind: tuple[str, str], obj: dict):
+        """A trimmed object as `apply` and `replace` take it: an event as it is; any other object as its entry,
+        ((namespace, name), resourceVersion, workload id, packed JSON), packed as a LIST's page arrives (a LIST of
+        100,000 pods held as dicts until the store took them was half a gigabyte)."""
+        if kind in EVENT_KINDS:
+            return obj
+        data = orjson.dumps(obj)
+        packer = self.packers.get(kind)
+        if packer is None:
+            with self.lock:
+                packer = self.packers.get(kind)
+                if packer is None:
+                    packer = self.packers[kind] = Packer(data)
+        namespace, name = _key(obj)
+        wid = _wid(obj)
+        return (sys.intern(namespace), name), _version(obj), sys.intern(wid) if wid else None, packer.pack(data)
+
+    def apply(self, kind: tuple[str, str], kind_of_event: str, item) -> None:
+        """One watch event (ADDED, MODIFIED, DELETED) of `kind`, its object as `pack` made it."""
         with self.lock:
             self.changed_kinds.add(kind)
             if kind in EVENT_KINDS:
-                self._event(kind, kind_of_event, obj)
+                self._event(kind, kind_of_event, item)
             elif kind_of_event == "DELETED":
-                self._remove(kind, _key(obj))
+                self._remove(kind, item[0])
             else:
-                self._put(kind, obj)
+                self._put(kind, item)
             self._wake()
 
-    def replace(self, kind: tuple[str, str], namespace: str | None, objects: list[dict]) -> None:
-        """What a LIST of `kind` (in `namespace`, or everywhere) found: objects gone are removed, changed ones
-        put, unchanged ones (same resourceVersion) left as they are."""
+    def replace(self, kind: tuple[str, str], namespace: str | None, objects: list) -> None:
+        """What a LIST of `kind` (in `namespace`, or everywhere) found, each object as `pack` made it: objects
+        gone are removed, changed ones put, unchanged ones (same resourceVersion) left as they are."""
         with self.lock:
             self.changed_kinds.add(kind)
             if kind in EVENT_KINDS:
@@ -254,14 +273,14 @@ class Store:
                     if old is None or _version(old) != _version(event):
                         self._event(kind, "ADDED", event)
             else:
-                current = {_key(o): o for o in objects}
+                current = {entry[0]: entry for entry in objects}
                 for key in [k for k in self.items[kind] if namespace is None or k[0] == namespace]:
                     if key not in current:
                         self._remove(kind, key)
-                for key, obj in current.items():
+                for key, entry in current.items():
                     old = self.items[kind].get(key)
-                    if old is None or old[0] != _version(obj) or not old[0]:
-                        self._put(kind, obj)
+                    if old is None or old[0] != entry[1] or not old[0]:
+                        self._put(kind, entry)
             self._wake()
 
     def forget_namespace(self, namespace: str) -> None:
@@ -281,20 +300,13 @@ class Store:
         with self.lock:
             self.namespaces = set(namespaces)
 
-    def _put(self, kind, obj: dict) -> None:
-        namespace, name = _key(obj)
-        key = (sys.intern(namespace), name)
-        wid = _wid(obj)
-        wid = sys.intern(wid) if wid else None
+    def _put(self, kind, entry: tuple) -> None:
+        key, version, wid, packed = entry
         old = self.items[kind].get(key)
         if old is not None and old[1] != wid:
             self._remove(kind, key)
             old = None
-        data = orjson.dumps(obj)
-        packer = self.packers.get(kind)
-        if packer is None:
-            packer = self.packers[kind] = Packer(data)
-        self.items[kind][key] = (_version(obj), wid, packer.pack(data))
+        self.items[kind][key] = (version, wid, packed)
         if wid:
             if old is None:
                 self.groups[wid] = (*self.groups.get(wid, ()), (kind, key))
@@ -486,7 +498,7 @@ class Reflector(threading.Thread):
     def _list(self) -> None:
         items, version = kube.list_snapshot(self.conn, *self.api_kind, namespace=self.namespace,
                                             label_selector=self.label_selector, field_selector=self.field_selector,
-                                            each=lambda obj: trim(self.kind, obj))
+                                            each=lambda obj: self.store.pack(self.kind, trim(self.kind, obj)))
         self.lists += 1
         self.forbidden = False
         self.store.replace(self.kind, self.namespace, items)
@@ -508,7 +520,7 @@ class Reflector(threading.Thread):
                     return
                 version = _version(event["object"])
                 if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
-                    self.store.apply(self.kind, event["type"], trim(self.kind, event["object"]))
+                    self.store.apply(self.kind, event["type"], self.store.pack(self.kind, trim(self.kind, event["object"])))
                 if version:
                     self.resource_version = version
         finally:
