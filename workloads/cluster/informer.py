@@ -165,6 +165,11 @@ def _event_key(event: dict) -> tuple[tuple[str, str], str]:
     return (namespace, involved.get("name") or ""), (event.get("metadata") or {}).get("uid") or ""
 
 
+def _pairs(members: tuple):
+    """A workload's (kind, key) pairs from its group."""
+    return zip(members[::2], members[1::2], strict=True)
+
+
 def _version(obj: dict) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
@@ -193,14 +198,31 @@ class Packer:
 
     def pack(self, data: bytes) -> bytes:
         with self.lock:
-            packed = self.compressor.compress(data)
-        return bytes(memoryview(packed))  # a copy of the exact size: the result sits in a buffer of the input's size
+            return self.compressor.compress(data)  # copied into the store's entry (`_entry`), of its exact size
 
-    def unpack(self, packed: bytes) -> dict:
+    def unpack(self, packed) -> dict:
         decompressor = getattr(self.local, "decompressor", None)
         if decompressor is None:
             decompressor = self.local.decompressor = zstandard.ZstdDecompressor(dict_data=self.dictionary)
         return orjson.loads(decompressor.decompress(packed))
+
+
+# An object's entry in the store: (workload id or None, blob), the blob its resourceVersion (two bytes of length,
+# then the text) followed by its packed JSON: one bytes object, not a tuple of three with a string of its own.
+
+def _entry(wid: str | None, version: str, packed: bytes) -> tuple:
+    text = version.encode()
+    return wid, len(text).to_bytes(2, "big") + text + packed
+
+
+def _entry_version(entry: tuple) -> str:
+    blob = entry[1]
+    return blob[2:2 + int.from_bytes(blob[:2], "big")].decode()
+
+
+def _entry_packed(entry: tuple) -> memoryview:
+    blob = entry[1]
+    return memoryview(blob)[2 + int.from_bytes(blob[:2], "big"):]
 
 
 class Store:
@@ -211,9 +233,9 @@ class Store:
 
     def __init__(self, *, namespaces: Iterable[str] | None = None):
         self.lock = threading.Lock()
-        self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> (resourceVersion, wid, packed JSON)
+        self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> its entry (`_entry`)
         self.packers: dict[tuple, Packer] = {}  # kind -> its Packer, made with the first object of the kind
-        self.groups: dict = {}  # wid -> ((kind, (namespace, name)), ...): the workload's objects
+        self.groups: dict = {}  # wid -> (kind, (namespace, name), kind, (namespace, name), ...): its objects
         self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> Warning event
         self.evictions: dict = defaultdict(dict)  # (namespace, pod group) -> uid -> KAI's Evict event
         self.changed_kinds: set = set()  # kinds with a change since taken (`take_changed`)
@@ -225,7 +247,7 @@ class Store:
 
     def pack(self, kind: tuple[str, str], obj: dict):
         """A trimmed object as `apply` and `replace` take it: an event as it is; any other object as its entry,
-        ((namespace, name), resourceVersion, workload id, packed JSON), packed as a LIST's page arrives (a LIST of
+        ((namespace, name), (workload id, blob): `_entry`), packed as a LIST's page arrives (a LIST of
         100,000 pods held as dicts until the store took them was half a gigabyte)."""
         if kind in EVENT_KINDS:
             return obj
@@ -238,7 +260,9 @@ class Store:
                     packer = self.packers[kind] = Packer(data)
         namespace, name = _key(obj)
         wid = _wid(obj)
-        return (sys.intern(namespace), name), _version(obj), sys.intern(wid) if wid else None, packer.pack(data)
+        # The entry made here, in the reflector's thread: the compressor's result sits in a buffer of the input's
+        # size, freed at once rather than held by a whole LIST's page until the store takes it.
+        return (sys.intern(namespace), name), _entry(sys.intern(wid) if wid else None, _version(obj), packer.pack(data))
 
     def apply(self, kind: tuple[str, str], kind_of_event: str, item) -> None:
         """One watch event (ADDED, MODIFIED, DELETED) of `kind`, its object as `pack` made it."""
@@ -279,7 +303,8 @@ class Store:
                         self._remove(kind, key)
                 for key, entry in current.items():
                     old = self.items[kind].get(key)
-                    if old is None or old[0] != entry[1] or not old[0]:
+                    version = _entry_version(entry[1])
+                    if old is None or _entry_version(old) != version or not version:
                         self._put(kind, entry)
             self._wake()
 
@@ -300,24 +325,25 @@ class Store:
         with self.lock:
             self.namespaces = set(namespaces)
 
-    def _put(self, kind, entry: tuple) -> None:
-        key, version, wid, packed = entry
+    def _put(self, kind, item: tuple) -> None:
+        key, entry = item
+        wid = entry[0]
         old = self.items[kind].get(key)
-        if old is not None and old[1] != wid:
+        if old is not None and old[0] != wid:
             self._remove(kind, key)
             old = None
-        self.items[kind][key] = (version, wid, packed)
+        self.items[kind][key] = entry
         if wid:
             if old is None:
-                self.groups[wid] = (*self.groups.get(wid, ()), (kind, key))
+                self.groups[wid] = (*self.groups.get(wid, ()), kind, key)
             self.dirty.add(wid)
 
     def _remove(self, kind, key) -> None:
         old = self.items[kind].pop(key, None)
-        if old is None or not old[1]:
+        if old is None or not old[0]:
             return
-        wid = old[1]
-        members = tuple(m for m in self.groups.get(wid, ()) if m != (kind, key))
+        wid = old[0]
+        members = tuple(item for pair in _pairs(self.groups.get(wid, ())) if pair != (kind, key) for item in pair)
         if members:
             self.groups[wid] = members
         else:
@@ -326,7 +352,7 @@ class Store:
 
     def _owners(self, key: tuple[str, str]) -> set[str]:
         """The workloads whose objects are named `key` (an event's object): one lookup per kind."""
-        return {entry[1] for found in self.items.values() if (entry := found.get(key)) and entry[1]}
+        return {entry[0] for found in self.items.values() if (entry := found.get(key)) and entry[0]}
 
     def _bucket(self, kind) -> dict:
         return self.evictions if kind == EVICTION else self.warnings
@@ -370,7 +396,8 @@ class Store:
         wid -> [pod], (namespace, name) -> [event] — for these workloads, or for every workload the store holds."""
         with self.lock:
             chosen = list(self.groups) if wids is None else [w for w in wids if w in self.groups]
-            found = {wid: [(kind, key, self.items[kind][key][2]) for kind, key in self.groups[wid]] for wid in chosen}
+            found = {wid: [(kind, key, _entry_packed(self.items[kind][key])) for kind, key in _pairs(self.groups[wid])]
+                     for wid in chosen}
             keys = {key for members in found.values() for _, key, _ in members}
             warnings = {key: list(self.warnings[key].values()) for key in keys if key in self.warnings}
             evictions = {key: list(self.evictions[key].values()) for key in keys if key in self.evictions}
@@ -387,14 +414,14 @@ class Store:
     def every(self, kind: tuple[str, str]) -> list[dict]:
         """Every object of a kind (Queues, Nodes: those that belong to no workload)."""
         with self.lock:
-            blobs = [entry[2] for entry in self.items.get(kind, {}).values()]
+            blobs = [_entry_packed(entry) for entry in self.items.get(kind, {}).values()]
             packer = self.packers.get(kind)
         return [packer.unpack(blob) for blob in blobs]
 
     def by_workload(self, kind: tuple[str, str]) -> dict:
         """wid -> [objects of this kind]: every workload's, whether a pass reads the workload or not."""
         with self.lock:
-            blobs = [(entry[1], entry[2]) for entry in self.items.get(kind, {}).values() if entry[1]]
+            blobs = [(entry[0], _entry_packed(entry)) for entry in self.items.get(kind, {}).values() if entry[0]]
             packer = self.packers.get(kind)
         found: dict = defaultdict(list)
         for wid, blob in blobs:
@@ -420,7 +447,7 @@ class Store:
         with self.lock:
             return {"objects": sum(len(v) for k, v in self.items.items() if k != NAMESPACE),
                     "workloads": len(self.groups), "warnings": sum(len(v) for v in self.warnings.values()),
-                    "bytes": sum(len(e[2]) for v in self.items.values() for e in v.values())}
+                    "bytes": sum(len(e[1]) for v in self.items.values() for e in v.values())}
 
 
 # --- the reflectors --------------------------------------------------------------------------------------
