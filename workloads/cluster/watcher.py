@@ -34,6 +34,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from perf.gc_pause import gc_paused
+from perf.malloc_trim import release_free_memory
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
+RELEASE_AFTER = 1000  # a pass over this many workloads gives its freed memory back to the system
 # (label selector, field selector) of the kinds not read by the product's managed-by label.
 SELECTORS = {kube.EVENT: ("", informer.WARNING_SELECTOR), informer.EVICTION: ("", informer.EVICTION_SELECTOR),
              informer.NAMESPACE: (kube.MANAGED_BY_SELECTOR, ""), sched.QUEUE: ("", ""), informer.NODE: ("", "")}
@@ -209,6 +211,7 @@ class Following:
         self.store.take_dirty()
         with gc_paused():
             report = self._full_reconcile(now)
+        release_free_memory()
         PASSES.labels(self.cluster.name, "full").inc()
         APPLIED.labels(self.cluster.name).inc(report.workloads)
         self.store.mark(report.retry)
@@ -243,9 +246,15 @@ class Following:
         if not wids:
             return None
         now = timezone.now()
-        with gc_paused():
-            report = sync.reconcile(self.conn, self.cluster, self._seen(now, wids), now=now, only=wids,
-                                    queues=self.queues)
+        report = sync.SyncReport()
+        ordered, size = sorted(wids), max(1, settings.WATCH_FULL_PASS_PART)
+        with gc_paused():  # a burst in parts as well: each part as a pass of its own
+            for start in range(0, len(ordered), size):
+                part = set(ordered[start:start + size])
+                report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part), now=now, only=part,
+                                          queues=self.queues))
+        if len(wids) >= RELEASE_AFTER:
+            release_free_memory()
         PASSES.labels(self.cluster.name, "changes").inc()
         APPLIED.labels(self.cluster.name).inc(len(wids))
         log.debug("watch of cluster %s: %d workloads derived, %d written in %.2f s", self.cluster.name, len(wids),
