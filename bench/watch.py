@@ -37,9 +37,10 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """The process's resident memory now (VmRSS), or at its peak (VmHWM)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -152,6 +153,7 @@ def _measure(size: int) -> dict:
             pass_line = _wait_for_log(log, r"full pass over (\d+) workloads", timeout=1800)
             result["first_pass_seconds"] = time.monotonic() - started - seeding
             assert int(pass_line.group(1)) == size, pass_line.group(0)
+            result["watcher_rss_after_pass_mib"] = _rss_mib(watcher.pid)
             # The first pass's writes settle and the collector meets what the pass made (it runs with the
             # collector paused): measured apart from the idle figure.
             settled = _idle(sim, watcher.pid, SETTLE_SECONDS)
@@ -162,6 +164,7 @@ def _measure(size: int) -> dict:
             result.update(_burst(sim, watcher.pid, rows[CHANGES:CHANGES + BURST]))
             result["burst_derived"] = _derived(log) - derived_before
             result["watcher_rss_mib"] = _rss_mib(watcher.pid)
+            result["watcher_peak_rss_mib"] = _rss_mib(watcher.pid, "VmHWM")
         if not os.environ.get("BENCH_WATCH_NO_ROUND"):
             result.update(_round(sim, cluster))
         return result
@@ -240,12 +243,19 @@ def _round(sim, cluster) -> dict:
             "round_rps": (_requests(sim) - requests) / ROUND_INTERVAL}
 
 
-def run(sizes=SIZES) -> dict:
-    return {size: _measure(size) for size in sizes}
+def run(sizes=SIZES, *, each=None) -> dict:
+    """{size: figures}; `each(figures)` is called as each size is measured."""
+    measured = {}
+    for size in sizes:
+        measured[size] = _measure(size)
+        if each is not None:
+            each(measured[size])
+    return measured
 
 
 if __name__ == "__main__":
     import sys
 
-    for figures in run(tuple(int(s) for s in sys.argv[1:]) or SIZES).values():
-        print({k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}, flush=True)
+    run(tuple(int(s) for s in sys.argv[1:]) or SIZES,
+        each=lambda figures: print({k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()},
+                                   flush=True))

@@ -179,3 +179,32 @@ def test_the_first_full_pass_is_not_followed_by_a_second_one(sim_org, start_watc
     wait_for(lambda: watcher.said("full pass over 3 workloads"), timeout=30, what="the first full pass")
     time.sleep(3)  # many batch windows and ticks
     assert watcher.said("workloads derived") == 0, [line for line in watcher.lines if "derived" in line]
+
+
+def test_a_full_pass_in_parts_places_the_waiting_workloads_of_every_part_in_one_queue(sim_org, start_watcher):
+    """A full pass derives and writes WATCH_FULL_PASS_PART workloads at a time; the pool's queue is computed over
+    the rows of all the parts, and an orphan in any part is deleted."""
+    waiting = [make_workload(sim_org.project, f"huge-{i}", compute={"gpuDevicesRequest": 16}) for i in range(3)]
+    running = make_workload(sim_org.project, "small", annotations=run_seconds(600))
+    for workload in [*waiting, running]:
+        push.workload_push(workload.pk)
+    wait_for(lambda: all(phase_of(w) == "Pending" for w in waiting) and phase_of(running) == "Running", timeout=30,
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Pending and Running, by rounds")
+    assert [Workload.objects.get(pk=w.pk).queue_position for w in waiting] == [1, 2, 3]
+    Workload.objects.filter(pk__in=[w.pk for w in waiting]).update(queue_position=None, pending_reason=None)
+    orphan = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "orphan", "labels": {manifests.MANAGED_BY_LABEL: manifests.MANAGED_BY,
+                                     manifests.WORKLOAD_ID_LABEL: "00000000-0000-0000-0000-000000000000"}},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    batch = client.BatchV1Api(sim_org.k8s)
+    batch.create_namespaced_job(sim_org.namespace, orphan)
+
+    watcher = start_watcher(WATCH_FULL_PASS_PART=1, SYNC_REPAIR_GRACE_SECONDS=600)
+    wait_for(lambda: watcher.said("full pass over 4 workloads"), timeout=30, what="the first full pass, in parts")
+    rows = [Workload.objects.get(pk=w.pk) for w in waiting]
+    assert [(w.queue_position, w.pending_reason["type"], w.pending_reason["queueLength"]) for w in rows] == [
+        (1, "NoNodeRoom", 3), (2, "NoNodeRoom", 3), (3, "NoNodeRoom", 3)]
+    assert phase_of(running) == "Running"
+    assert Workload.objects.get(pk=running.pk).queue_position is None
+    wait_for(lambda: "orphan" not in [j.metadata.name for j in batch.list_namespaced_job(sim_org.namespace).items],
+             timeout=10, what="the orphan deleted")

@@ -176,7 +176,7 @@ def why(phase: str, message: str, pods: list, groups: list, evictions: list[dict
     return {**evicted, "waitingFor": now, **({"nodePool": now["nodePool"]} if now.get("nodePool") else {})}
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
     id: str
     queue: str

@@ -14,6 +14,7 @@ two callers, which hold the same per-cluster lock (`round_locks`: one that dies 
 """
 
 import logging
+import sys
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -76,6 +77,13 @@ class SyncReport:
     retry: set = field(default_factory=set)  # workloads whose row changed meanwhile: to derive again
     # workloads whose repair was not sent: the broker away, or their push still queued behind others (PushQueue)
     unsent: set = field(default_factory=set)
+
+    def add(self, other: "SyncReport") -> None:
+        """Count in a part of the same pass (a watcher's full pass goes in parts)."""
+        for name in ("workloads", "changed", "repushed", "resuspended", "removed", "orphans_deleted"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.retry |= other.retry
+        self.unsent |= other.unsent
 
 
 def listed_kinds(groups) -> list[tuple[str, str]]:
@@ -211,9 +219,11 @@ class Queues:
 
 
 def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datetime, only: set[str] | None = None,
-              queues: Queues | None = None) -> SyncReport:
+              queues: Queues | None = None, place: bool = True) -> SyncReport:
     """Converge the followed rows of the cluster (or only the workloads `only`, as a watcher does with those
-    whose objects changed) with what `seen` holds of them; the queues over every live row, kept in `queues`."""
+    whose objects changed) with what `seen` holds of them; the queues over every live row, kept in `queues`.
+    `place=False` (a part of a watcher's full pass): the live rows' places in the queues are left to
+    `place_queues`, once every part is read."""
     full = only is None
     if queues is None:
         queues = Queues()
@@ -227,6 +237,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     pushes = PushQueue(cluster.pk, grace)
     read_as = {}  # wid -> (workload pk, desired, actual) of each row read
     moved = full
+    shared_quotas: dict = {}  # (project, department, pool) -> the quotas of its rows, one tuple for them all
     if seen.kai:
         queues.names.update((str(w.pk), w.name) for w in rows)
     owners = kai_sync.owners(seen, rows, cluster.pk, names=queues.names) if seen.kai else {}
@@ -255,7 +266,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
             row = kai_sync.queue_row(workload, phase) if live else None
         else:
             reason = pending.cluster_reason(phase, message, pods, events, pool=pool) if live else None
-            row = _queue_row(workload, phase, pool) if live else None
+            row = _queue_row(workload, phase, pool, wid, shared_quotas) if live else None
         moved = queues.follow(wid, row, reason if live else None) or moved
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
@@ -265,9 +276,35 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     for wid in (only or set()) - set(read_as):
         moved = queues.forget(wid) or moved  # no longer followed (deleted, or not this cluster's)
     answered = set(read_as)  # the rows read, and those whose place in a queue moved
-    if moved:
-        before, queues.places = queues.places, (kai_queue if seen.kai else pending.queue)(list(queues.rows.values()))
-        answered.update(w for w in before.keys() | queues.places.keys() if before.get(w) != queues.places.get(w))
+    if not place:
+        answered = {wid for wid in answered if wid not in queues.rows}  # the live ones: by place_queues
+    elif moved:
+        answered |= _placed(queues, kai=seen.kai)
+    _answer(changes, queues, answered, read_as)
+    report.changed = changes.save()
+    _answers_written(changes, queues, report)
+    report.orphans_deleted = delete_orphans(conn, cluster, seen, set(read_as))
+    return report
+
+
+def place_queues(cluster: Cluster, queues: Queues, *, now: datetime, kai: bool) -> SyncReport:
+    """The end of a full pass made of parts (`reconcile(..., place=False)`): every live row's place in its
+    pool's queue, over the rows of all the parts, and the answers that changed written."""
+    changes = sync_writes.Changes(cluster=cluster, now=now, whole=False)
+    _answer(changes, queues, _placed(queues, kai=kai), {})
+    report = SyncReport(changed=changes.save())
+    _answers_written(changes, queues, report)
+    return report
+
+
+def _placed(queues: Queues, *, kai: bool) -> set[str]:
+    """The places computed again over every live row; the workloads whose place moved."""
+    before, queues.places = queues.places, (kai_queue if kai else pending.queue)(list(queues.rows.values()))
+    return {w for w in before.keys() | queues.places.keys() if before.get(w) != queues.places.get(w)}
+
+
+def _answer(changes: sync_writes.Changes, queues: Queues, answered: set[str], read_as: dict) -> None:
+    """(pendingReason, queuePosition) of each of `answered` that differs from the one its row holds."""
     for wid in answered:
         answer = pending.answer(queues.reasons.get(wid), queues.places.get(wid))
         if answer == queues.written.get(wid, (None, None)):
@@ -279,12 +316,24 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         else:
             continue
         changes.waiting(pk, *answer, read_as=(desired, actual))
-    report.changed = changes.save()
+
+
+def _answers_written(changes: sync_writes.Changes, queues: Queues, report: SyncReport) -> None:
     for pk, answer in changes.answers_written().items():
         queues.wrote(str(pk), answer)
     report.retry = {str(pk) for pk in changes.not_written()}
-    report.orphans_deleted = delete_orphans(conn, cluster, seen, set(read_as))
-    return report
+
+
+def followed_ids(cluster: Cluster) -> set[str]:
+    """The ids of every row the sync follows on the cluster."""
+    return {str(pk) for pk in Workload.objects.filter(cluster=cluster).filter(in_play()).order_by()
+            .values_list("pk", flat=True)}
+
+
+def followed_names(cluster: Cluster) -> dict[str, str]:
+    """wid -> name of every row the sync follows on the cluster (KAI: who evicted whom)."""
+    return {str(pk): name for pk, name in Workload.objects.filter(cluster=cluster).filter(in_play()).order_by()
+            .values_list("pk", "name")}
 
 
 ROW_FIELDS = ("id", "name", "kind", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
@@ -335,12 +384,18 @@ PROJECT_FIELDS = ("name", "namespace", "gpu_deserved", "gpu_limit", "node_pool_r
 DEPARTMENT_FIELDS = ("name", "node_pool_resources")
 
 
-def _queue_row(workload: Followed, phase: str, pool: str) -> pending.Row:
+def _queue_row(workload: Followed, phase: str, pool: str, wid: str, shared: dict) -> pending.Row:
+    """The row a watcher keeps between passes: its strings shared (the id is the key it is kept under, the kind,
+    phase and pool interned), its quotas one tuple for every row of its project and pool in the pass."""
     project, department = workload.project, workload.department
-    quotas = pending.quotas_of(project=project.name, deserved=project.gpu_deserved, limit=project.gpu_limit,
-                               project_pools=project.node_pool_resources, department=department.name,
-                               department_pools=department.node_pool_resources, pool=pool)
-    return pending.Row(id=str(workload.pk), kind=workload.kind, phase=phase, pool=pool,
+    key = (project.pk, department.pk, pool)
+    quotas = shared.get(key)
+    if quotas is None:
+        quotas = shared[key] = tuple(pending.quotas_of(
+            project=project.name, deserved=project.gpu_deserved, limit=project.gpu_limit,
+            project_pools=project.node_pool_resources, department=department.name,
+            department_pools=department.node_pool_resources, pool=pool))
+    return pending.Row(id=wid, kind=sys.intern(workload.kind), phase=sys.intern(phase), pool=sys.intern(pool),
                        gpus=float(workload.gpu_request), submitted=workload.created_at, quotas=quotas,
                        ends_at=pending.ends_at(workload.kind, workload.started_at, project.scheduling_rules))
 

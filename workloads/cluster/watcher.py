@@ -34,6 +34,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from perf.gc_pause import gc_paused
+from perf.malloc_trim import release_free_memory
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
+RELEASE_AFTER = 1000  # a pass over this many workloads gives its freed memory back to the system
 # (label selector, field selector) of the kinds not read by the product's managed-by label.
 SELECTORS = {kube.EVENT: ("", informer.WARNING_SELECTOR), informer.EVICTION: ("", informer.EVICTION_SELECTOR),
              informer.NAMESPACE: (kube.MANAGED_BY_SELECTOR, ""), sched.QUEUE: ("", ""), informer.NODE: ("", "")}
@@ -210,7 +212,8 @@ class Following:
         # all) is covered, and only what changes from here on makes the next pass of changes.
         self.store.take_dirty()
         with gc_paused():
-            report = sync.reconcile(self.conn, self.cluster, self._seen(now), now=now, queues=self.queues)
+            report = self._full_reconcile(now)
+        release_free_memory()
         PASSES.labels(self.cluster.name, "full").inc()
         APPLIED.labels(self.cluster.name).inc(report.workloads)
         self.store.mark(report.retry)
@@ -221,14 +224,39 @@ class Following:
         self.scanned_to = self.scanned_to or now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
         return report
 
+    def _full_reconcile(self, now) -> sync.SyncReport:
+        """Every followed row and every workload the store holds, WATCH_FULL_PASS_PART at a time: a part's objects are
+        decoded, derived and written, then freed, so that the pass's memory is a part's, not the cluster's (at
+        100,000 workloads, the decoded objects of all of them were gigabytes at their peak). The queues' places,
+        which depend on every live row, are computed once the parts are read."""
+        self.queues.clear()
+        wids = sorted(sync.followed_ids(self.cluster) | self.store.workloads())
+        if self.kai:  # a preemptor's workload is named whichever part it is in
+            self.queues.names.update(sync.followed_names(self.cluster))
+        pod_groups = self.store.by_workload(sched.POD_GROUP) if self.kai else None
+        report = sync.SyncReport()
+        size = max(1, settings.WATCH_FULL_PASS_PART)
+        for start in range(0, len(wids), size):
+            part = set(wids[start:start + size])
+            report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part, pod_groups=pod_groups), now=now,
+                                      only=part, queues=self.queues, place=False))
+        report.add(sync.place_queues(self.cluster, self.queues, now=now, kai=self.kai))
+        return report
+
     def apply(self, wids: set[str]) -> sync.SyncReport | None:
         """A pass over the workloads whose objects changed (or whose time came): derived again, written at once."""
         if not wids:
             return None
         now = timezone.now()
-        with gc_paused():
-            report = sync.reconcile(self.conn, self.cluster, self._seen(now, wids), now=now, only=wids,
-                                    queues=self.queues)
+        report = sync.SyncReport()
+        ordered, size = sorted(wids), max(1, settings.WATCH_FULL_PASS_PART)
+        with gc_paused():  # a burst in parts as well: each part as a pass of its own
+            for start in range(0, len(ordered), size):
+                part = set(ordered[start:start + size])
+                report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part), now=now, only=part,
+                                          queues=self.queues))
+        if len(wids) >= RELEASE_AFTER:
+            release_free_memory()
         PASSES.labels(self.cluster.name, "changes").inc()
         APPLIED.labels(self.cluster.name).inc(len(wids))
         log.debug("watch of cluster %s: %d workloads derived, %d written in %.2f s", self.cluster.name, len(wids),
@@ -237,7 +265,7 @@ class Following:
         self.unsent |= report.unsent
         return report
 
-    def _seen(self, now, wids: set[str] | None = None) -> sync.Seen:
+    def _seen(self, now, wids: set[str] | None = None, *, pod_groups: dict | None = None) -> sync.Seen:
         """What a round would have read, from the store: for these workloads, or all. On KAI, every PodGroup
         (a preemptor's names the workload it evicted), the Evict events of the pass's groups and every Queue."""
         objects, pods, warnings, evictions = self.store.view(wids)
@@ -246,7 +274,7 @@ class Following:
         if self.kai:
             for kinds in objects.values():
                 kinds.pop(sched.POD_GROUP, None)
-            seen.pod_groups = self.store.by_workload(sched.POD_GROUP)
+            seen.pod_groups = self.store.by_workload(sched.POD_GROUP) if pod_groups is None else pod_groups
             seen.evictions = evictions
             seen.queues = self.store.every(sched.QUEUE)
         return seen
