@@ -15,10 +15,12 @@ from scripts.faults.stack import Stack
 
 COUNT = 500
 DOWN_SECONDS = 10
-# Not yet the 15 s of the kubesim outage (docs/faults.md): on this shared 2-core machine the ~425 pushes that waited
-# are all sent within 15-25 s of the server answering again, but their Pods then stay Pending on the cluster's side
-# for more than 30 s after the restart; the bound stays the one before the waiting writes until that is understood.
-RECOVERY_BOUND = CONVERGE_BOUND = 180.0
+# PaaS Studio's part is held to cluster_outage's 15 s: every waiting push on the cluster within 15 s of the server
+# answering (10 s measured), every phase within 15 s of its pod Running. The whole is the real controller manager's
+# own recovery, which no client can shorten: its Job controller makes no pod for ~20 s after the restart (its
+# informers' backoff), then makes the backlog's ~420 pods at ~8 a second (its default client rate, 20 requests a
+# second): 72-91 s in all on this 2-core machine (docs/faults.md).
+RECOVERY_BOUND = CONVERGE_BOUND = 120.0
 
 
 def main() -> int:

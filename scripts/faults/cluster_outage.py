@@ -2,17 +2,29 @@
 500 submissions under way, the cluster's API gone for a while, its history compacted meanwhile (as etcd does),
 then back; every workload must end on the cluster exactly once with its phase within RECOVERY_BOUND of the API
 answering again, some push must have found the cluster silent and waited for it while only a few tried it, and
-the watcher's watches must have resumed into a 410 and listed again, else nothing was tested."""
+the watcher's watches must have resumed into a 410 and listed again, else nothing was tested.
 
+After the API answers, three clocks are read for the workloads accepted by then (`Timeline`): every Job on the
+cluster (PaaS Studio's waiting pushes), every pod Running on the cluster (the cluster's own controllers), every
+phase in PaaS Studio (the watcher). PaaS Studio answers for the first and for the lag of the third behind the
+second, each within 15 s; the second is the cluster's own, reported as the floor."""
+
+import collections
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scripts.faults.load import Census, Load, converge, recover, report
+import psycopg
+import requests
+
+from scripts.faults.load import MANAGED, WORKLOAD_ID, Census, Load, Recovery, converge, report
 from scripts.faults.stack import Stack, wait_until
 
 # Pushes parked while the cluster does not answer are sent again at once when the watcher's probe sees it answer
-# (workloads/cluster/reach.py): the backlog converges within this many seconds of the API answering again.
+# (workloads/cluster/reach.py): every Job is on the cluster within PUSH_BOUND of the API answering again, and
+# every phase follows its pod within FOLLOW_BOUND. On kubesim, whose pods follow their Jobs at once, the whole
+# backlog converges within RECOVERY_BOUND of the API answering.
+PUSH_BOUND = FOLLOW_BOUND = 15.0
 RECOVERY_BOUND = CONVERGE_BOUND = 15.0
 # Pushes that may reach for the silent cluster: those in flight when it went silent (the worker's two processes),
 # and a few that raced the first one's mark; every other push waits without trying, and none is retried.
@@ -37,13 +49,14 @@ def cluster_outage(stack: Stack, name: str, *, prefix: str, count: int, seconds:
     fault_ended = time.monotonic()
     pushes = Pushes.read(stack)
     print(f"{name}: cluster API back after {seconds}s; {len(load.accepted)} accepted; meanwhile {pushes}", flush=True)
-    recovery = recover(stack, load, fault_ended=fault_ended, bound=recovery_bound)
+    timeline = Timeline.follow(stack, load, fault_ended=fault_ended, bound=recovery_bound)
     load.wait(timeout=300)
     census, took = converge(stack, load, timeout=converge_bound)
     relists = stack.relists()
-    notes = [f"{on_cluster} on the cluster when it went down", f"while it was down {pushes}",
+    notes = [f"{on_cluster} on the cluster when it went down", f"while it was down {pushes}", str(timeline),
              f"{relists} watches listed again after a 410"]
-    problems = pushes.problems()
+    problems = pushes.problems() + timeline.problems()
+    recovery = timeline.recovery
     if not relists:
         problems.append("no watch resumed into a 410 after the compaction: the relist was not tested")
     return report(name, load, census, seconds=took, notes=notes, extra_problems=problems, recovery=recovery,
@@ -78,3 +91,63 @@ class Pushes:
             return [f"{self.attempts} push attempts and {self.retries} retries while the cluster was down "
                     f"(bound {MAX_ATTEMPTS}): the pushes hammered it instead of waiting"]
         return []
+
+
+@dataclass
+class Timeline:
+    """Seconds after the API answered again until every workload accepted by then had its Job on the cluster
+    (`jobs`), a Running pod on the cluster (`pods`) and its phase in PaaS Studio (`phases`); None: not within
+    the bound."""
+
+    recovery: Recovery
+    jobs: float | None
+    pods: float | None
+    phases: float | None
+
+    @classmethod
+    def follow(cls, stack: Stack, load: Load, *, fault_ended: float, bound: float) -> "Timeline":
+        names = list(load.accepted)
+        seen: dict[str, float] = {}
+        unsettled = names
+        while True:
+            seconds = time.monotonic() - fault_ended
+            try:
+                census = Census.take(stack, load.org)
+                by_name = {name: wid for wid, name in census.rows.items()}
+                pods = stack.cluster_get(f"/api/v1/namespaces/{load.org['namespace']}/pods", labelSelector=MANAGED)
+                pods.raise_for_status()
+                running = collections.Counter(
+                    pod["metadata"]["labels"].get(WORKLOAD_ID) for pod in pods.json().get("items", [])
+                    if pod.get("status", {}).get("phase") == "Running")
+            except (psycopg.Error, requests.RequestException):
+                census = None  # the database or the cluster still coming back
+            if census is not None:
+                ids = [by_name.get(name) for name in names]
+                if "jobs" not in seen and all(wid in census.jobs for wid in ids):
+                    seen["jobs"] = seconds
+                if "pods" not in seen and all(running.get(wid) for wid in ids):
+                    seen["pods"] = seconds
+                unsettled = census.unsettled(names)
+                if not unsettled:
+                    seen["phases"] = seconds
+            if "phases" in seen or seconds > bound:
+                recovery = Recovery(bound=bound, seconds=seconds, workloads=len(names), unsettled=unsettled)
+                return cls(recovery=recovery, jobs=seen.get("jobs"), pods=seen.get("pods"),
+                           phases=seen.get("phases"))
+            time.sleep(0.5)
+
+    def __str__(self) -> str:
+        said = lambda s: "not within the bound" if s is None else f"{s:.1f}s"  # noqa: E731
+        return (f"after the API answered: every Job on the cluster {said(self.jobs)} (bound {PUSH_BOUND:.0f}s), "
+                f"every pod Running on the cluster {said(self.pods)} (the cluster's own), every phase in PaaS "
+                f"Studio {said(self.phases)} (bound: the pods' + {FOLLOW_BOUND:.0f}s)")
+
+    def problems(self) -> list[str]:
+        problems = []
+        if self.jobs is None or self.jobs > PUSH_BOUND:
+            problems.append(f"the waiting pushes: not every Job was on the cluster within {PUSH_BOUND:.0f}s of "
+                            "the API answering again")
+        if self.pods is not None and (self.phases is None or self.phases - self.pods > FOLLOW_BOUND):
+            problems.append(f"the watcher: the phases lagged the cluster's Running pods by more than "
+                            f"{FOLLOW_BOUND:.0f}s")
+        return problems

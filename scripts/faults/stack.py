@@ -115,7 +115,7 @@ class Stack:
         self.url = f"http://127.0.0.1:{self.web_port}"
         self.sim_url = f"http://127.0.0.1:{self.sim_port}"
         self.processes: dict[str, subprocess.Popen] = {}
-        self.keep_logs = False  # a failed run keeps its folder, logs and all
+        self.keep_logs = bool(os.environ.get("FAULTS_KEEP_LOGS"))  # a failed run keeps its folder, logs and all
         self.worker_starts = 0
         self.worker_restarts = 0  # by the supervisor (supervise_worker)
         self._closing = threading.Event()
