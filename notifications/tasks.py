@@ -19,7 +19,16 @@ def deliver(self, delivery_id: int) -> None:
 
 @shared_task(name="notifications.tasks.workload_changed", acks_late=True)
 def workload_changed(workload_id: str, category: str, type_: str, message: str, at: str) -> None:
+    """One change a message: what the receiver sent before the batches below (messages still queued in an
+    upgrade)."""
     events.workload_changed(workload_id=workload_id, category=category, type_=type_, message=message, at=at)
+
+
+@shared_task(name="notifications.tasks.workloads_changed", acks_late=True)
+def workloads_changed(changes: list[list[str]]) -> None:
+    """A batch of [workload id, category, type, message, at] (notifications.receivers)."""
+    for workload_id, category, type_, message, at in changes:
+        events.workload_changed(workload_id=workload_id, category=category, type_=type_, message=message, at=at)
 
 
 @shared_task(name="notifications.tasks.stream_ended", acks_late=True)

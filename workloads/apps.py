@@ -31,10 +31,16 @@ def _project_deleting(sender, instance, **kwargs):
     project_workloads_release(project=instance, unreached=leaving_workloads_remove(instance))
 
 
+LOGS_CAPTURE_BATCH = 20
+
+
 def _finished_logs_capture(sender, changes: list[dict], **kwargs):
-    """A workload the sync saw finish: its pods' last lines are read before the pods go (a Job's time to live)."""
+    """Workloads the sync saw finish: their pods' last lines are read before the pods go (a Job's time to live), in
+    tasks of LOGS_CAPTURE_BATCH workloads each (a send costs the sender ~0.5 ms of CPU: a pass that sees 10,000
+    workloads fail sends 500 messages, not 10,000)."""
     from studio.queue import enqueue_on_commit
 
-    for change in changes:
-        if change.get("phase") in ("Completed", "Failed"):
-            enqueue_on_commit("workloads.tasks.workload_logs_capture", change["workload_id"], change["phase"])
+    finished = [[change["workload_id"], change["phase"]] for change in changes
+                if change.get("phase") in ("Completed", "Failed")]
+    for start in range(0, len(finished), LOGS_CAPTURE_BATCH):
+        enqueue_on_commit("workloads.tasks.workloads_logs_capture", finished[start:start + LOGS_CAPTURE_BATCH])

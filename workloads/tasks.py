@@ -47,8 +47,17 @@ def workload_resume(workload_id: str) -> None:
 
 @shared_task(name="workloads.tasks.workload_logs_capture", acks_late=True)
 def workload_logs_capture(workload_id: str, reason: str) -> None:
-    """Keep the last lines of a finished workload's pod logs (best effort: a pod that cannot be read is skipped)."""
+    """Keep the last lines of a finished workload's pod logs (best effort: a pod that cannot be read is skipped).
+    One workload a message: what the sync sent before the batches below (messages still queued in an upgrade)."""
     log_capture.workload_logs_capture(workload_id, reason=reason)
+
+
+@shared_task(name="workloads.tasks.workloads_logs_capture", acks_late=True)
+def workloads_logs_capture(finished: list[list[str]]) -> None:
+    """`workload_logs_capture` for each [workload id, reason] of a batch the sync saw finish (workloads.apps's
+    receiver of phase_changed)."""
+    for workload_id, reason in finished:
+        log_capture.workload_logs_capture(workload_id, reason=reason)
 
 
 @shared_task(name="workloads.tasks.workload_remove", **RETRIED)

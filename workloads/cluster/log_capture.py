@@ -1,6 +1,6 @@
 """The last lines of a workload's pod logs, kept after the pods are gone: read from the cluster before a suspend or
 a delete removes the pods (workloads.cluster.push), and when the sync sees the workload finish (a receiver of
-`phase_changed` enqueues workloads.tasks.workload_logs_capture), then shown by the log panel in their place.
+`phase_changed` enqueues workloads.tasks.workloads_logs_capture, a batch), then shown by the log panel in their place.
 
 Best effort: a pod whose log cannot be read (no kubelet behind it, never started, the cluster not answering) keeps
 its previous capture, if any; nothing here stops a suspend or a delete."""
