@@ -34,7 +34,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from perf.gc_pause import gc_paused
-from perf.malloc_trim import release_free_memory
+from perf.malloc_trim import limit_heaps, release_free_memory
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster
@@ -49,7 +49,10 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
-RELEASE_AFTER = 1000  # a pass over this many workloads gives its freed memory back to the system
+# The C allocator's heaps shared by the reflector and watcher threads: with one each, the freed pages and fragments
+# of every heap added up (at 10,000 workloads, 268 MiB after bench.watch's burst; 178 MiB with 2 heaps and the
+# memory freed by each pass given back, docs/performance.md).
+HEAPS = 2
 # (label selector, field selector) of the kinds not read by the product's managed-by label.
 SELECTORS = {kube.EVENT: ("", informer.WARNING_SELECTOR), informer.EVICTION: ("", informer.EVICTION_SELECTOR),
              informer.NAMESPACE: (kube.MANAGED_BY_SELECTOR, ""), sched.QUEUE: ("", ""), informer.NODE: ("", "")}
@@ -255,8 +258,7 @@ class Following:
                 part = set(ordered[start:start + size])
                 report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part), now=now, only=part,
                                           queues=self.queues))
-        if len(wids) >= RELEASE_AFTER:
-            release_free_memory()
+        release_free_memory()  # a fraction of a millisecond; a burst's passes freed what they decoded
         PASSES.labels(self.cluster.name, "changes").inc()
         APPLIED.labels(self.cluster.name).inc(len(wids))
         log.debug("watch of cluster %s: %d workloads derived, %d written in %.2f s", self.cluster.name, len(wids),
@@ -399,6 +401,7 @@ class Following:
 def run_watchers(stopping: threading.Event, *, alive_file=None) -> None:
     """Follow every cluster of the database until `stopping` is set: one watcher per cluster, started for a new
     cluster, stopped for a deleted one, started again when a cluster's row changes (its credentials)."""
+    limit_heaps(HEAPS)
     watchers: dict[str, ClusterWatcher] = {}
     try:
         while not stopping.is_set():
