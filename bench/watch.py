@@ -45,6 +45,17 @@ def _rss_mib(pid: int, field: str = "VmRSS") -> float:
     return 0.0
 
 
+def _quiet_rss_mib(pid: int, timeout: float = 30.0) -> float:
+    """The process's resident memory once a second of it used under 5% of a core (or after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cpu = _cpu_seconds(pid)
+        time.sleep(1.0)
+        if _cpu_seconds(pid) - cpu < 0.05:
+            break
+    return _rss_mib(pid)
+
+
 def _requests(sim) -> int:
     return sim.call("requests")
 
@@ -163,7 +174,10 @@ def _measure(size: int) -> dict:
             derived_before = _derived(log)
             result.update(_burst(sim, watcher.pid, rows[CHANGES:CHANGES + BURST]))
             result["burst_derived"] = _derived(log) - derived_before
-            result["watcher_rss_mib"] = _rss_mib(watcher.pid)
+            # The moment the burst's last phase is written, its pass may still be finishing (the messages after its
+            # commit, the memory it frees given back): that figure, then the process's once it is quiet again.
+            result["watcher_rss_at_burst_end_mib"] = _rss_mib(watcher.pid)
+            result["watcher_rss_mib"] = _quiet_rss_mib(watcher.pid)
             result["watcher_peak_rss_mib"] = _rss_mib(watcher.pid, "VmHWM")
         if not os.environ.get("BENCH_WATCH_NO_ROUND"):
             result.update(_round(sim, cluster))
