@@ -1,20 +1,8 @@
-"""JSON text decoded by orjson (several times faster than the standard library's json) with json's values: the one
-difference, an integer beyond 64 bits (which orjson reads as a float where json reads an int), sends the text to
-json, as does anything orjson refuses (NaN, which json writes for a float nan on SQLite)."""
-
-import json
-
-import orjson
+"""When orjson's reading of JSON text differs from json's: orjson reads an integer beyond 64 bits as a float, json
+as an int. The workload list's cold rows (`workloads/api/list_rows.py` `full_row`) are decoded by orjson, several
+times faster than json, and sent to json where `has_huge_float` finds such a value in their JSON columns."""
 
 BEYOND_64_BITS = 2.0**63
-
-
-def loads(text: str):
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-    return json.loads(text) if has_huge_float(value) else value
 
 
 def has_huge_float(value) -> bool:

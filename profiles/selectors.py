@@ -2,12 +2,13 @@
 launched workload; the Kubernetes Secret of a launch, for the pipeline."""
 
 import base64
+import json
 from functools import lru_cache
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 
-from perf import json_values, keyed_rows
+from perf import keyed_rows
 from profiles.compose import MASK
 from profiles.models import EnvironmentTemplate, LaunchSecret, ServiceProfile, TemplateVersion
 from profiles.rendering import evaluate
@@ -89,7 +90,7 @@ def _shown_json(text: str):
     """A profile's inputs or outputs decoded, kept per process by their text for the next pages that show them
     (a catalog is read again and again; its profiles seldom change, and a changed one has a new text): decoding was
     a tenth of a page's CPU. Shared between pages, so read only: CatalogEntrySerializer copies what it shows."""
-    return json_values.loads(text)
+    return json.loads(text)
 
 
 def listed_profiles(rows: list[dict]) -> list[ListedProfile]:
