@@ -58,5 +58,7 @@ class Cli:
             self.transcript.append(f"$ echo $?\n{result.code}")
 
     def popen(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "paas_cli", *args], env=self.environment(),
+        # PYTHONFAULTHANDLER: a process that will not stop prints every thread's stack when sent SIGABRT.
+        return subprocess.Popen([sys.executable, "-m", "paas_cli", *args], env={**self.environment(),
+                                                                                 "PYTHONFAULTHANDLER": "1"},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import signal
 import socket
 import subprocess
 import threading
@@ -114,8 +115,14 @@ def test_a_member_execs_and_forwards_a_port_others_are_refused(asgi_server, work
             assert curl.returncode == 0 and curl.stdout == GREETING, curl
         cli.transcript += [f"$ curl -sS http://127.0.0.1:{local}/", GREETING.decode().rstrip()]
     finally:
-        forward.send_signal(2)  # Ctrl-C ends it
-        forward.wait(timeout=10)
+        forward.send_signal(signal.SIGINT)  # Ctrl-C ends it
+        try:
+            forward.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # seen once in a full run (passed alone): say where it waits
+            forward.send_signal(signal.SIGABRT)
+            forward.wait(timeout=10)
+            stacks = forward.stderr.read()
+            raise AssertionError(f"port-forward still running 30 s after Ctrl-C; its threads: {stacks}") from None
     cli.transcript += ["$ kill -INT %1"]
     assert forward.returncode == 0, forward.stderr.read()
 
