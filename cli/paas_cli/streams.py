@@ -163,8 +163,15 @@ class PortForward:
         return connection
 
     def serve(self) -> None:
+        # Ctrl-C's signal may reach a relay's thread, and then does not interrupt a blocking accept() (seen in a
+        # test run: still waiting 30 s later): waking every half second lets the main thread run Python's handler.
+        self.listener.settimeout(0.5)
         while True:
-            client, _ = self.listener.accept()
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            client.settimeout(None)
             connection, self.waiting = self.waiting, None
             if connection is not None and connection.protocol.state is not State.OPEN:
                 connection = None  # the first session, opened at the start, ended while nobody connected
