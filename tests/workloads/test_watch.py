@@ -12,7 +12,7 @@ from tests.conftest import official_client
 from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
 from workloads import manifests
 from workloads.cluster import collect, push, sync
-from workloads.models import MetricSample, Pod, Workload
+from workloads.models import MetricSample, Pod, Workload, WorkloadEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -208,3 +208,24 @@ def test_a_full_pass_in_parts_places_the_waiting_workloads_of_every_part_in_one_
     assert Workload.objects.get(pk=running.pk).queue_position is None
     wait_for(lambda: "orphan" not in [j.metadata.name for j in batch.list_namespaced_job(sim_org.namespace).items],
              timeout=10, what="the orphan deleted")
+
+
+def test_warning_events_arrive_by_watch_with_their_reason_message_and_uid(sim_org, start_watcher):
+    """The store keeps events packed (informer.Store): a Warning reaches the workload's events by watch, with its
+    reason, its message and the cluster's uid (what records it once)."""
+    watcher = start_watcher()
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = make_workload(sim_org.project, "unpullable", image="registry.example.com/does-not-exist:1")
+    push.workload_push(workload.pk)
+
+    def warnings():
+        return list(WorkloadEvent.objects.filter(workload=workload, source="cluster", type="Warning")
+                    .values_list("reason", "message", "dedup_key"))
+
+    wait_for(lambda: any("ErrImagePull" in message for _, message, _ in warnings()), timeout=30,
+             what="the pull's Warning events, by watch")
+    found = warnings()
+    assert any(reason == "Failed" and "does-not-exist" in message for reason, message, _ in found), found
+    events = client.CoreV1Api(official_client(sim_org.sim)).list_namespaced_event(
+        sim_org.namespace, field_selector="type=Warning").items
+    assert {key for _, _, key in found} <= {e.metadata.uid for e in events}

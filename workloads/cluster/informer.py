@@ -209,35 +209,47 @@ class Packer:
 
 # An object's entry in the store: (workload id or None, blob), the blob its resourceVersion (two bytes of length,
 # then the text) followed by its packed JSON: one bytes object, not a tuple of three with a string of its own.
+# An event is kept as its blob alone, under the object it is about and its uid.
+
+def _blob(version: str, packed: bytes) -> bytes:
+    text = version.encode()
+    return len(text).to_bytes(2, "big") + text + packed
+
 
 def _entry(wid: str | None, version: str, packed: bytes) -> tuple:
-    text = version.encode()
-    return wid, len(text).to_bytes(2, "big") + text + packed
+    return wid, _blob(version, packed)
 
 
-def _entry_version(entry: tuple) -> str:
-    blob = entry[1]
+def _blob_version(blob: bytes) -> str:
     return blob[2:2 + int.from_bytes(blob[:2], "big")].decode()
 
 
-def _entry_packed(entry: tuple) -> memoryview:
-    blob = entry[1]
+def _blob_packed(blob: bytes) -> memoryview:
     return memoryview(blob)[2 + int.from_bytes(blob[:2], "big"):]
+
+
+def _entry_version(entry: tuple) -> str:
+    return _blob_version(entry[1])
+
+
+def _entry_packed(entry: tuple) -> memoryview:
+    return _blob_packed(entry[1])
 
 
 class Store:
     """A cluster's objects by kind, and which belong to each workload (by its id label); Warning events by the
     object they are about. Objects are kept packed (`Packer`: compact JSON, compressed against an object of their
     kind: a twentieth of the memory of the dicts; at 100,000 workloads a hundred megabytes, not gigabytes),
-    decoded when a pass reads them."""
+    decoded when a pass reads them. Events as well: a Warning event kept as a dict took 1.7 KiB, and a burst of
+    10,000 failed Jobs brought as many (docs/performance.md)."""
 
     def __init__(self, *, namespaces: Iterable[str] | None = None):
         self.lock = threading.Lock()
         self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> its entry (`_entry`)
         self.packers: dict[tuple, Packer] = {}  # kind -> its Packer, made with the first object of the kind
         self.groups: dict = {}  # wid -> (kind, (namespace, name), kind, (namespace, name), ...): its objects
-        self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> Warning event
-        self.evictions: dict = defaultdict(dict)  # (namespace, pod group) -> uid -> KAI's Evict event
+        self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> Warning event's blob
+        self.evictions: dict = defaultdict(dict)  # (namespace, pod group) -> uid -> KAI's Evict event's blob
         self.changed_kinds: set = set()  # kinds with a change since taken (`take_changed`)
         self.dirty: set[str] = set()
         self.changed = threading.Event()  # set when something became dirty
@@ -246,11 +258,10 @@ class Store:
     # writers: the reflectors
 
     def pack(self, kind: tuple[str, str], obj: dict):
-        """A trimmed object as `apply` and `replace` take it: an event as it is; any other object as its entry,
-        ((namespace, name), (workload id, blob): `_entry`), packed as a LIST's page arrives (a LIST of
-        100,000 pods held as dicts until the store took them was half a gigabyte)."""
-        if kind in EVENT_KINDS:
-            return obj
+        """A trimmed object as `apply` and `replace` take it, packed as a LIST's page arrives (a LIST of
+        100,000 pods held as dicts until the store took them was half a gigabyte): an event as ((namespace, name)
+        of its object, its uid, whether it is kept (a Warning), its blob); any other object as its entry,
+        ((namespace, name), (workload id, blob): `_entry`)."""
         data = orjson.dumps(obj)
         packer = self.packers.get(kind)
         if packer is None:
@@ -258,6 +269,10 @@ class Store:
                 packer = self.packers.get(kind)
                 if packer is None:
                     packer = self.packers[kind] = Packer(data)
+        if kind in EVENT_KINDS:
+            (namespace, name), uid = _event_key(obj)
+            kept = kind != EVENT or obj.get("type") in (None, "Warning")
+            return (sys.intern(namespace), name), uid, kept, _blob(_version(obj), packer.pack(data))
         namespace, name = _key(obj)
         wid = _wid(obj)
         # The entry made here, in the reflector's thread: the compressor's result sits in a buffer of the input's
@@ -283,19 +298,15 @@ class Store:
             self.changed_kinds.add(kind)
             if kind in EVENT_KINDS:
                 bucket = self._bucket(kind)
-                fresh = {}
-                for event in objects:
-                    key, uid = _event_key(event)
-                    if uid:
-                        fresh[(key, uid)] = event
+                fresh = {(item[0], item[1]): item for item in objects if item[1]}
                 for key in [k for k in bucket if namespace is None or k[0] == namespace]:
-                    for uid, old in list(bucket[key].items()):
+                    for uid in list(bucket[key]):
                         if (key, uid) not in fresh:
-                            self._event(kind, "DELETED", old)
-                for (key, uid), event in fresh.items():
+                            self._drop_event(kind, key, uid)
+                for (key, uid), item in fresh.items():
                     old = bucket.get(key, {}).get(uid)
-                    if old is None or _version(old) != _version(event):
-                        self._event(kind, "ADDED", event)
+                    if old is None or _blob_version(old) != _blob_version(item[3]):
+                        self._event(kind, "ADDED", item)
             else:
                 current = {entry[0]: entry for entry in objects}
                 for key in [k for k in self.items[kind] if namespace is None or k[0] == namespace]:
@@ -318,7 +329,7 @@ class Store:
                 bucket = self._bucket(kind)
                 for key in [k for k in bucket if k[0] == namespace]:
                     for uid in list(bucket[key]):
-                        self._event(kind, "DELETED", bucket[key][uid])
+                        self._drop_event(kind, key, uid)
             self._wake()
 
     def set_namespaces(self, namespaces: Iterable[str]) -> None:
@@ -357,21 +368,24 @@ class Store:
     def _bucket(self, kind) -> dict:
         return self.evictions if kind == EVICTION else self.warnings
 
-    def _event(self, kind, kind_of_event: str, event: dict) -> None:
-        key, uid = _event_key(event)
+    def _event(self, kind, kind_of_event: str, item: tuple) -> None:
+        """One event as `pack` made it: ((namespace, name) of its object, uid, kept, blob)."""
+        key, uid, kept, blob = item
         if not uid or (self.namespaces is not None and key[0] not in self.namespaces):
             return
-        bucket = self._bucket(kind)
         if kind_of_event == "DELETED":
-            found = bucket.get(key)
-            if found is None or found.pop(uid, None) is None:
-                return
-            if not found:
-                del bucket[key]
-        else:
-            if kind == EVENT and event.get("type") not in (None, "Warning"):
-                return
-            bucket[key][uid] = event
+            self._drop_event(kind, key, uid)
+        elif kept:
+            self._bucket(kind)[key][uid] = blob
+            self.dirty.update(self._owners(key))
+
+    def _drop_event(self, kind, key: tuple[str, str], uid: str) -> None:
+        bucket = self._bucket(kind)
+        found = bucket.get(key)
+        if found is None or found.pop(uid, None) is None:
+            return
+        if not found:
+            del bucket[key]
         self.dirty.update(self._owners(key))
 
     def _wake(self) -> None:
@@ -402,6 +416,9 @@ class Store:
             warnings = {key: list(self.warnings[key].values()) for key in keys if key in self.warnings}
             evictions = {key: list(self.evictions[key].values()) for key in keys if key in self.evictions}
             packers = dict(self.packers)
+        for events, kind in ((warnings, EVENT), (evictions, EVICTION)):
+            for key, blobs in events.items():
+                events[key] = [packers[kind].unpack(_blob_packed(blob)) for blob in blobs]
         objects, pods = {}, {}
         for wid, members in found.items():  # decoded outside the lock: the reflectors go on meanwhile
             for kind, _, blob in members:
