@@ -2,6 +2,7 @@
 difference between a few hundred MiB and gigabytes (docs/performance.md). Measured with tracemalloc, on the objects
 the reflectors give it, one watch event at a time."""
 
+import json
 import tracemalloc
 import uuid
 
@@ -23,12 +24,14 @@ def _warning(i: int) -> dict:
 
 
 def _bytes_each(store: informer.Store, kind: tuple, objects: list[dict]) -> float:
+    """What the store holds more per object, each decoded from its JSON text as a watch event's is."""
+    texts = [json.dumps(obj) for obj in objects]
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        for obj in objects:
-            store.apply(kind, "ADDED", store.pack(kind, informer.trim(kind, obj)))
-        return (tracemalloc.get_traced_memory()[0] - before) / len(objects)
+        for text in texts:
+            store.apply(kind, "ADDED", store.pack(kind, informer.trim(kind, json.loads(text))))
+        return (tracemalloc.get_traced_memory()[0] - before) / len(texts)
     finally:
         tracemalloc.stop()
 
@@ -37,7 +40,7 @@ def test_a_burst_of_warning_events_is_kept_in_a_few_hundred_bytes_each_and_read_
     store = informer.Store()
     events = [_warning(i) for i in range(COUNT)]
     each = _bytes_each(store, informer.EVENT, events)
-    # Kept as dicts they took 1.7 KiB each, plus their buckets (a burst of 10,000 failed Jobs: ~19 MiB).
+    # Kept as dicts: 1,891 bytes each with their buckets (a burst of 10,000 failed Jobs: 18 MiB); packed: ~510.
     assert each < 600, f"{each:.0f} bytes per Warning event"
     _, _, warnings, _ = store.view()  # no workload holds their Jobs: read them by the Jobs' names instead
     assert warnings == {}
@@ -48,3 +51,20 @@ def test_a_burst_of_warning_events_is_kept_in_a_few_hundred_bytes_each_and_read_
     _, _, warnings, _ = store.view({"w7"})
     key = (events[7]["involvedObject"]["namespace"], events[7]["involvedObject"]["name"])
     assert warnings == {key: [informer.trim(informer.EVENT, events[7])]}
+
+
+def test_a_workloads_job_and_pod_are_kept_in_under_a_kilobyte():
+    """bench.store_memory's objects (a Job and its running pod, as the simulated cluster serves them) through the
+    reflectors' path: trimmed, packed, kept under one string key each."""
+    from bench.store_memory import JOB, POD, _object
+
+    store = informer.Store()
+    jobs = [_object(JOB, i, pod=False) for i in range(COUNT)]
+    pods = [_object(POD, i, pod=True) for i in range(COUNT)]
+    each = (_bytes_each(store, ("batch/v1", "Job"), jobs) + _bytes_each(store, informer.POD, pods))
+    # 1,002 bytes with (namespace, name) tuples as keys, ~890 with one string (docs/performance.md).
+    assert each < 950, f"{each:.0f} bytes per workload"
+    objects, pods_seen, _, _ = store.view({jobs[3]["metadata"]["labels"]["paas-studio/workload-id"]})
+    assert [p["metadata"]["name"] for found in pods_seen.values() for p in found] == [pods[3]["metadata"]["name"]]
+    assert [j["metadata"]["name"] for found in objects.values() for j in found[("batch/v1", "Job")]] == \
+        [jobs[3]["metadata"]["name"]]

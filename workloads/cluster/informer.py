@@ -149,20 +149,37 @@ def _without_pod_specs(spec: dict) -> dict:
 
 # --- the store -------------------------------------------------------------------------------------------
 
-def _key(obj: dict) -> tuple[str, str]:
+# An object is kept under the key "namespace/name" ("/name" when cluster-scoped; neither part may hold a "/"): one
+# string, where a tuple of two took 56 bytes more an object (11 MiB at 100,000 workloads, docs/performance.md).
+
+def _key_of(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+def _key(obj: dict) -> str:
     meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
+    return _key_of(meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _namespace_of(key: str) -> str:
+    return key.partition("/")[0]
+
+
+def _pair(key: str) -> tuple[str, str]:
+    """(namespace, name) of a key, as a round's readers look events up."""
+    namespace, _, name = key.partition("/")
+    return namespace, name
 
 
 def _wid(obj: dict) -> str | None:
     return ((obj.get("metadata") or {}).get("labels") or {}).get(manifests.WORKLOAD_ID_LABEL) or None
 
 
-def _event_key(event: dict) -> tuple[tuple[str, str], str]:
-    """((namespace, name) of the object an event is about, the event's uid)."""
+def _event_key(event: dict) -> tuple[str, str]:
+    """(the key of the object an event is about, the event's uid)."""
     involved = event.get("involvedObject") or {}
     namespace = involved.get("namespace") or (event.get("metadata") or {}).get("namespace") or ""
-    return (namespace, involved.get("name") or ""), (event.get("metadata") or {}).get("uid") or ""
+    return _key_of(namespace, involved.get("name") or ""), (event.get("metadata") or {}).get("uid") or ""
 
 
 def _pairs(members: tuple):
@@ -245,11 +262,11 @@ class Store:
 
     def __init__(self, *, namespaces: Iterable[str] | None = None):
         self.lock = threading.Lock()
-        self.items: dict = defaultdict(dict)  # kind -> (namespace, name) -> its entry (`_entry`)
+        self.items: dict = defaultdict(dict)  # kind -> key ("namespace/name") -> its entry (`_entry`)
         self.packers: dict[tuple, Packer] = {}  # kind -> its Packer, made with the first object of the kind
-        self.groups: dict = {}  # wid -> (kind, (namespace, name), kind, (namespace, name), ...): its objects
-        self.warnings: dict = defaultdict(dict)  # (namespace, name) -> uid -> Warning event's blob
-        self.evictions: dict = defaultdict(dict)  # (namespace, pod group) -> uid -> KAI's Evict event's blob
+        self.groups: dict = {}  # wid -> (kind, key, kind, key, ...): its objects
+        self.warnings: dict = defaultdict(dict)  # key of the object -> uid -> Warning event's blob
+        self.evictions: dict = defaultdict(dict)  # key of the pod group -> uid -> KAI's Evict event's blob
         self.changed_kinds: set = set()  # kinds with a change since taken (`take_changed`)
         self.dirty: set[str] = set()
         self.changed = threading.Event()  # set when something became dirty
@@ -259,9 +276,9 @@ class Store:
 
     def pack(self, kind: tuple[str, str], obj: dict):
         """A trimmed object as `apply` and `replace` take it, packed as a LIST's page arrives (a LIST of
-        100,000 pods held as dicts until the store took them was half a gigabyte): an event as ((namespace, name)
-        of its object, its uid, whether it is kept (a Warning), its blob); any other object as its entry,
-        ((namespace, name), (workload id, blob): `_entry`)."""
+        100,000 pods held as dicts until the store took them was half a gigabyte): an event as (the key of its
+        object, its uid, whether it is kept (a Warning), its blob); any other object as (its key, its entry:
+        (workload id, blob), `_entry`)."""
         data = orjson.dumps(obj)
         packer = self.packers.get(kind)
         if packer is None:
@@ -270,14 +287,13 @@ class Store:
                 if packer is None:
                     packer = self.packers[kind] = Packer(data)
         if kind in EVENT_KINDS:
-            (namespace, name), uid = _event_key(obj)
+            key, uid = _event_key(obj)
             kept = kind != EVENT or obj.get("type") in (None, "Warning")
-            return (sys.intern(namespace), name), uid, kept, _blob(_version(obj), packer.pack(data))
-        namespace, name = _key(obj)
+            return key, uid, kept, _blob(_version(obj), packer.pack(data))
         wid = _wid(obj)
         # The entry made here, in the reflector's thread: the compressor's result sits in a buffer of the input's
         # size, freed at once rather than held by a whole LIST's page until the store takes it.
-        return (sys.intern(namespace), name), _entry(sys.intern(wid) if wid else None, _version(obj), packer.pack(data))
+        return _key(obj), _entry(sys.intern(wid) if wid else None, _version(obj), packer.pack(data))
 
     def apply(self, kind: tuple[str, str], kind_of_event: str, item) -> None:
         """One watch event (ADDED, MODIFIED, DELETED) of `kind`, its object as `pack` made it."""
@@ -299,7 +315,7 @@ class Store:
             if kind in EVENT_KINDS:
                 bucket = self._bucket(kind)
                 fresh = {(item[0], item[1]): item for item in objects if item[1]}
-                for key in [k for k in bucket if namespace is None or k[0] == namespace]:
+                for key in [k for k in bucket if namespace is None or _namespace_of(k) == namespace]:
                     for uid in list(bucket[key]):
                         if (key, uid) not in fresh:
                             self._drop_event(kind, key, uid)
@@ -309,7 +325,7 @@ class Store:
                         self._event(kind, "ADDED", item)
             else:
                 current = {entry[0]: entry for entry in objects}
-                for key in [k for k in self.items[kind] if namespace is None or k[0] == namespace]:
+                for key in [k for k in self.items[kind] if namespace is None or _namespace_of(k) == namespace]:
                     if key not in current:
                         self._remove(kind, key)
                 for key, entry in current.items():
@@ -323,11 +339,11 @@ class Store:
         """Everything of a namespace no longer followed (namespaced reads: its reflectors stopped)."""
         with self.lock:
             for kind in list(self.items):
-                for key in [k for k in self.items[kind] if k[0] == namespace]:
+                for key in [k for k in self.items[kind] if _namespace_of(k) == namespace]:
                     self._remove(kind, key)
             for kind in EVENT_KINDS:
                 bucket = self._bucket(kind)
-                for key in [k for k in bucket if k[0] == namespace]:
+                for key in [k for k in bucket if _namespace_of(k) == namespace]:
                     for uid in list(bucket[key]):
                         self._drop_event(kind, key, uid)
             self._wake()
@@ -361,7 +377,7 @@ class Store:
             self.groups.pop(wid, None)
         self.dirty.add(wid)
 
-    def _owners(self, key: tuple[str, str]) -> set[str]:
+    def _owners(self, key: str) -> set[str]:
         """The workloads whose objects are named `key` (an event's object): one lookup per kind."""
         return {entry[0] for found in self.items.values() if (entry := found.get(key)) and entry[0]}
 
@@ -369,9 +385,9 @@ class Store:
         return self.evictions if kind == EVICTION else self.warnings
 
     def _event(self, kind, kind_of_event: str, item: tuple) -> None:
-        """One event as `pack` made it: ((namespace, name) of its object, uid, kept, blob)."""
+        """One event as `pack` made it: (the key of its object, uid, kept, blob)."""
         key, uid, kept, blob = item
-        if not uid or (self.namespaces is not None and key[0] not in self.namespaces):
+        if not uid or (self.namespaces is not None and _namespace_of(key) not in self.namespaces):
             return
         if kind_of_event == "DELETED":
             self._drop_event(kind, key, uid)
@@ -379,7 +395,7 @@ class Store:
             self._bucket(kind)[key][uid] = blob
             self.dirty.update(self._owners(key))
 
-    def _drop_event(self, kind, key: tuple[str, str], uid: str) -> None:
+    def _drop_event(self, kind, key: str, uid: str) -> None:
         bucket = self._bucket(kind)
         found = bucket.get(key)
         if found is None or found.pop(uid, None) is None:
@@ -417,8 +433,9 @@ class Store:
             evictions = {key: list(self.evictions[key].values()) for key in keys if key in self.evictions}
             packers = dict(self.packers)
         for events, kind in ((warnings, EVENT), (evictions, EVICTION)):
-            for key, blobs in events.items():
-                events[key] = [packers[kind].unpack(_blob_packed(blob)) for blob in blobs]
+            for key, blobs in list(events.items()):
+                del events[key]
+                events[_pair(key)] = [packers[kind].unpack(_blob_packed(blob)) for blob in blobs]
         objects, pods = {}, {}
         for wid, members in found.items():  # decoded outside the lock: the reflectors go on meanwhile
             for kind, _, blob in members:
@@ -458,7 +475,7 @@ class Store:
 
     def namespaces_seen(self) -> set[str]:
         with self.lock:
-            return {key[1] for key in self.items.get(NAMESPACE, {})}
+            return {_pair(key)[1] for key in self.items.get(NAMESPACE, {})}
 
     def size(self) -> dict:
         with self.lock:
