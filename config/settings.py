@@ -300,8 +300,9 @@ SYNC_INTERVAL_SECONDS = env.float("SYNC_INTERVAL_SECONDS", default=5.0)
 SYNC_BATCH_SECONDS = env.float("SYNC_BATCH_SECONDS", default=0.2)
 SYNC_RESYNC_SECONDS = env.float("SYNC_RESYNC_SECONDS", default=1800.0)
 WATCH_TIMEOUT_SECONDS = env.float("WATCH_TIMEOUT_SECONDS", default=300.0)
-# A watcher's full pass derives and writes this many workloads at a time (its memory is a part's, not the cluster's).
-WATCH_FULL_PASS_PART = env.int("WATCH_FULL_PASS_PART", default=5000)
+# A watcher's pass derives and writes this many workloads at a time: its memory is a part's, not the cluster's, and
+# a small part leaves pymalloc fewer arenas pinned by the objects a pass keeps (docs/performance.md).
+WATCH_FULL_PASS_PART = env.int("WATCH_FULL_PASS_PART", default=250)
 METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
 # Idle GPU reclaim and time limits (projects' schedulingRules, workloads/cluster/reclaim.py): how often the round runs,
 # and the GPU utilisation (percent) under which a workload counts as idle.
