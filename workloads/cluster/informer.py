@@ -150,7 +150,8 @@ def _without_pod_specs(spec: dict) -> dict:
 # --- the store -------------------------------------------------------------------------------------------
 
 # An object is kept under the key "namespace/name" ("/name" when cluster-scoped; neither part may hold a "/"): one
-# string, where a tuple of two took 56 bytes more an object (11 MiB at 100,000 workloads, docs/performance.md).
+# string, where a tuple of two took 56 bytes more an object (the store at 100,000 workloads: 222 -> 205 MiB RSS in
+# bench.store_memory, docs/performance.md).
 
 def _key_of(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
@@ -257,7 +258,7 @@ class Store:
     """A cluster's objects by kind, and which belong to each workload (by its id label); Warning events by the
     object they are about. Objects are kept packed (`Packer`: compact JSON, compressed against an object of their
     kind: a twentieth of the memory of the dicts; at 100,000 workloads a hundred megabytes, not gigabytes),
-    decoded when a pass reads them. Events as well: a Warning event kept as a dict took 1.7 KiB, and a burst of
+    decoded when a pass reads them. Events as well: a Warning event kept as a dict took 1.9 KB, and a burst of
     10,000 failed Jobs brought as many (docs/performance.md)."""
 
     def __init__(self, *, namespaces: Iterable[str] | None = None):
