@@ -210,7 +210,7 @@ class Following:
     # --- passes --------------------------------------------------------------------------------------------
 
     def full_pass(self) -> sync.SyncReport:
-        now = timezone.now()
+        now, began = timezone.now(), time.monotonic()
         # Every workload is derived from the store as it is now: what was marked before (the first LISTs mark them
         # all) is covered, and only what changes from here on makes the next pass of changes.
         self.store.take_dirty()
@@ -223,7 +223,8 @@ class Following:
         self.unsent |= report.unsent
         self.unknown = False
         log.log(logging.DEBUG if self.scanned_to else logging.INFO, "watch of cluster %s: full pass over %d "
-                "workloads, %d changed", self.cluster.name, report.workloads, report.changed)
+                "workloads, %d changed, in %.2f s", self.cluster.name, report.workloads, report.changed,
+                time.monotonic() - began)
         self.scanned_to = self.scanned_to or now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
         return report
 
