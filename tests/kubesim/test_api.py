@@ -397,3 +397,16 @@ def test_claims_are_provisioned_bound_to_their_volumes_as_the_volume_controller_
     assert core.read_persistent_volume(f"static-{ns}").status.phase == "Bound"
     assert core.read_namespaced_persistent_volume_claim("waiting", ns).status.phase == "Pending"
     assert core.delete_persistent_volume(f"static-{ns}").metadata.name == f"static-{ns}"  # the object, not a Status
+
+
+def test_text_outside_ascii_and_integers_beyond_64_bits_come_back_as_sent(sim, core, ns):
+    """The server writes its JSON with orjson (UTF-8, not json's \\u escapes) and falls back to json for what
+    orjson refuses: either way a client reads back what it wrote."""
+    from kubesim.server import dumps
+
+    config_map = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="words", annotations={"note": "Größe ≤ 2 GiB"}),
+                                    data={"greeting": "こんにちは"})
+    core.create_namespaced_config_map(ns, config_map)
+    read = admin(sim, f"/api/v1/namespaces/{ns}/configmaps/words")
+    assert read["data"] == {"greeting": "こんにちは"} and read["metadata"]["annotations"] == {"note": "Größe ≤ 2 GiB"}
+    assert json.loads(dumps({"n": 2**70, "m": -(2**64)})) == {"n": 2**70, "m": -(2**64)}
