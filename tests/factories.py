@@ -212,6 +212,19 @@ def seed_node_pools(cluster):
         NodePool.objects.get_or_create(cluster=cluster, name=name, defaults={"is_default": name == "default", **label})
 
 
+SEED_DATA_VOLUME = "123e4567-e89b-12d3-a456-426614174000"
+
+
+def seed_data_volume(project):
+    """The data volume the seeds' bodies mount (`storage.dataVolume`), made the project's own: a submission
+    mounting one its project may not use is a 400."""
+    from assets.models import DataVolume
+
+    DataVolume.objects.get_or_create(pk=SEED_DATA_VOLUME, defaults={
+        "name": "seed-data", "project": project, "cluster": project.cluster, "origin_pvc_name": "seed-data",
+        "phase": DataVolume.Phase.READY, "created_by": "seed", "updated_by": "seed"})
+
+
 def usage_history(project, *, hours: int = 24 * 7, gpus: float = 2.0, busy: float = 0.5, now=None,
                   node_pool: str = "default", user_name: str = "bob@example.com"):
     """Rolled-up usage of `project`, as the roll-up writes it: an hourly row for each of the last `hours` closed

@@ -3,6 +3,7 @@ event and enqueues the cluster work on commit."""
 
 import random
 import string
+import uuid
 from decimal import Decimal
 from urllib.parse import urlsplit
 
@@ -12,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
+from assets.datavolumes import usable_in as usable_data_volumes
 from assets.services import asset_use_release
 from perf import keyed_rows
 from policies.services import policy_enforce
@@ -251,10 +253,13 @@ def placed_pool(spec: dict) -> str:
 def project_spec_errors(*, project: Project, spec: dict, user, field: str = "spec") -> dict:
     """What a spec (after its policy) may not hold in its project as `user` sets it, {"<field>.<path>": [why]}:
     node pools outside the project's quotas or cluster (a workload naming one would stay Pending for ever), a
-    Secret whose values `user` may not see (S07), an exposed URL on a host that is not the project's (S06)."""
+    Secret whose values `user` may not see (S07), a data volume the project may not use, an exposed URL on a
+    host that is not the project's (S06)."""
     errors = {f"{field}.{key.removeprefix('spec.')}": value
               for key, value in node_pool_errors(project, spec.get("nodePools")).items()}
     for path, message in secret_errors(project=project, spec=spec, user=user).items():
+        errors.setdefault(f"{field}.{path}", []).append(message)
+    for path, message in data_volume_errors(project=project, spec=spec).items():
         errors.setdefault(f"{field}.{path}", []).append(message)
     own_hosts = frozenset(own_host_names())
     for path, message in exposed_url_errors(spec, project=project.name, domain=settings.EXPOSED_URL_DOMAIN,
@@ -293,6 +298,26 @@ def secret_errors(*, project: Project, spec: dict, user) -> dict[str, str]:
             errors[path] = (f"Secret {name} holds the launch values of workload {workload.name}: only its submitter "
                             "and the project's admins may use it in a workload, or change one that does.")
     return errors
+
+
+def data_volume_errors(*, project: Project, spec: dict) -> dict[str, str]:
+    """{field: why} for each data volume the spec mounts that its project may not use (not its own, nor shared
+    with it, its department or its cluster): its pods would wait for a claim that is never made. One message
+    whether the data volume is another tenant's or does not exist, so that the answer tells nothing of others."""
+    storage = spec.get("storage") if isinstance(spec.get("storage"), dict) else {}
+    mounted = {}
+    for i, item in enumerate(storage.get("dataVolume") or []):
+        if not isinstance(item, dict) or item.get("exclude"):
+            continue
+        try:
+            mounted[f"storage.dataVolume[{i}].id"] = uuid.UUID(str(item.get("id")))
+        except ValueError:
+            continue  # not an id: the spec's own validation names it
+    if not mounted:
+        return {}
+    usable = set(usable_data_volumes(project).filter(pk__in=set(mounted.values())).values_list("pk", flat=True))
+    return {path: f"No data volume {pk} that project {project.name} may use: its own, or one shared with it, its "
+                  "department or its cluster." for path, pk in mounted.items() if pk not in usable}
 
 
 def _may_see_launch_values(user, workload: Workload) -> bool:

@@ -58,14 +58,19 @@ def test_a_shared_data_volume_is_mounted_read_only_by_another_projects_training(
     status = owner.get(f"/api/v1/datavolumes/{dv_id}").json()["status"]
     assert status["phase"] == "Ready" and status["datavolumePvName"] == origin.spec.volume_name
 
-    # Not shared yet: the consumer may not see it, and a training of its naming it gets no claim for it.
+    # Not shared yet: the consumer may not see it, and a training of its naming it is refused, with the words a
+    # data volume that does not exist gets (nothing said of another tenant's); nothing reaches the cluster.
     consumer_api = bearer_client(member)
     assert consumer_api.get(f"/api/v1/datavolumes/{dv_id}").status_code == 404
-    early = consumer_api.post("/api/v1/workloads/trainings", training_body(
-        project, "too-early", storage={"dataVolume": [{"id": dv_id, "mountPath": "/results"}]}), format="json")
-    assert early.status_code == 200, early.json()
-    workload_tasks.workload_push.apply(args=[early.json()["workloadId"]])
-    assert batch.list_namespaced_job(project.namespace).items  # pushed, its pods waiting for a claim
+    refusals = {}
+    for name, volume in (("too-early", dv_id), ("no-such-volume", str(uuid.uuid4()))):
+        early = consumer_api.post("/api/v1/workloads/trainings", training_body(
+            project, name, storage={"dataVolume": [{"id": volume, "mountPath": "/results"}]}), format="json")
+        assert early.status_code == 400, early.json()
+        refusals[name] = str(early.json()).replace(volume, "<id>")
+        assert "spec.storage.dataVolume[0].id" in str(early.json()) and volume in str(early.json())
+    assert refusals["too-early"] == refusals["no-such-volume"]
+    assert batch.list_namespaced_job(project.namespace).items == []
     assert core.list_namespaced_persistent_volume_claim(project.namespace).items == []
     shared = owner.patch(f"/api/v1/datavolumes/{dv_id}/sharedScopes",
                          {"add": [{"scopeType": "project", "scopeId": str(project.pk)}]}, format="json")

@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from kit.models import ApplicationProfile
-from tests.factories import seed_node_pools
+from tests.factories import seed_data_volume, seed_node_pools
 from tests.kit.conftest import VALIDATION, error
 from tests.workloads.seed_bodies import TRAINING_REQUEST
 from workloads.models import Workload
@@ -65,6 +65,7 @@ def test_the_exploits_of_issue_12_are_refused_each_named(member, org):
 
 def test_seed_003_is_refused_only_for_its_host_path_until_a_platform_admin_allows_it(admin, member, org):
     seed_node_pools(org.cluster)  # the seed asks for my-node-pool-a and -b, which the cluster must have
+    seed_data_volume(org.a)  # and mounts a data volume the project may use
     body = copy.deepcopy(TRAINING_REQUEST)
     body.update(projectId=org.a.id, clusterId=str(org.cluster.id))
     assert errors_of(member.post("/api/v1/workloads/trainings", body, format="json")) == {
