@@ -317,6 +317,10 @@ USAGE_ROLLUP_INTERVAL_SECONDS = env.float("USAGE_ROLLUP_INTERVAL_SECONDS", defau
 USAGE_ROLLUP_MAX_HOURS = env.int("USAGE_ROLLUP_MAX_HOURS", default=48)
 CHARGEBACK_CURRENCY = env.str("CHARGEBACK_CURRENCY", default="USD")  # the unit of the node pools' prices
 STREAMS_GOVERN_INTERVAL_SECONDS = env.float("STREAMS_GOVERN_INTERVAL_SECONDS", default=15.0)
+# An exec, attach or port-forward session (workloads/api/streams.py): its credentials and rights checked again this
+# often (an expired token, a removed membership or a deleted workload ends it), and its longest life.
+STREAM_SESSION_RECHECK_SECONDS = env.float("STREAM_SESSION_RECHECK_SECONDS", default=60.0)
+STREAM_SESSION_MAX_SECONDS = env.float("STREAM_SESSION_MAX_SECONDS", default=8 * 3600.0)
 # Cluster tasks: retries of transient cluster errors (exponential backoff with jitter, capped).
 KUBE_RETRY_BACKOFF = env.int("KUBE_RETRY_BACKOFF", default=1)
 KUBE_RETRY_BACKOFF_MAX = env.int("KUBE_RETRY_BACKOFF_MAX", default=60)

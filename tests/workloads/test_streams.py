@@ -9,10 +9,12 @@ import json
 from urllib.parse import urlencode
 
 import pytest
+from django.db import transaction
 from django.test import Client
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from studio.audit import AuditEvent
 from studio.iam.auth import issue_token
 from studio.iam.models import Level
 from tests.factories import MembershipFactory, UserFactory
@@ -135,3 +137,37 @@ def test_refusals_are_close_codes_with_a_json_reason(asgi_server, running, sim_o
     stopped = make_workload(sim_org.project, "queued")  # never pushed: no pod
     code, reason = refused(asgi_server, stopped.pk, token=member)
     assert code == 4409 and "no running pod" in reason["message"]
+
+
+def test_a_session_ends_when_its_user_loses_the_right_to_open_it(asgi_server, running, sim_org, settings):
+    """Rights are checked again while a session lasts: a member removed from the project is cut off with the
+    refusal a stranger gets (the audit trail records the end), one lowered to viewer with a viewer's."""
+    settings.STREAM_SESSION_RECHECK_SECONDS = 0.3
+    member = UserFactory(username=f"leaver-{sim_org.project.name}")
+    membership = MembershipFactory(user=member, project=sim_org.project, role=Level.MEMBER)
+    with session(asgi_server, running.pk, "attach", "stdout=true", token=token_of(member)) as ws:
+        assert ws.recv(timeout=20)[0] == 1  # attached, following the container
+        membership.delete()
+        _, code, reason = collect(ws)
+    assert (code, json.loads(reason)["code"]) == (4404, 404)
+    ended = AuditEvent.objects.filter(object_type="workloads.attach", action=AuditEvent.Action.UPDATE)
+    wait_for(ended.exists, what="the session's end in the audit trail")  # written once the relay returned
+    assert ended.get().changes["closeCode"] == [None, 4404]
+
+    lowered = UserFactory(username=f"lowered-{sim_org.project.name}")
+    membership = MembershipFactory(user=lowered, project=sim_org.project, role=Level.MEMBER)
+    with session(asgi_server, running.pk, "attach", "stdout=true", token=token_of(lowered)) as ws:
+        assert ws.recv(timeout=20)[0] == 1
+        with transaction.atomic():  # one change as the guard sees it: member, then viewer
+            membership.delete()
+            MembershipFactory(user=lowered, project=sim_org.project, role=Level.VIEWER)
+        _, code, reason = collect(ws)
+    assert (code, json.loads(reason)["code"]) == (4403, 403) and "Viewers may not" in json.loads(reason)["message"]
+
+
+def test_a_session_ends_at_its_longest_life(asgi_server, running, sim_org, settings):
+    settings.STREAM_SESSION_MAX_SECONDS = 1.0
+    with session(asgi_server, running.pk, "attach", "stdout=true", token=token_of(sim_org.user)) as ws:
+        _, code, reason = collect(ws)
+    assert (code, json.loads(reason)["code"]) == (4408, 408)
+    assert "longest life (1 s)" in json.loads(reason)["message"]

@@ -73,6 +73,8 @@ class Session:
     tty: bool
     endpoint: kube.StreamEndpoint
     namespace: str
+    headers: dict  # the credentials it opened with, checked again while it lasts (`still_allowed`)
+    scheme: str
 
 
 # --- the request: parameters, credentials, authorization (synchronous: the database) -----------------------
@@ -237,7 +239,28 @@ def session_for(*, kind: str, workload_id: str, query: str, headers: dict, schem
         return Session(kind=kind, user=user, workload=workload, pod=chosen.name,
                        container=parsed.get("container", ""), query=upstream, command=parsed.get("command"),
                        ports=parsed.get("ports"), tty=bool(parsed.get("tty")), endpoint=endpoint,
-                       namespace=workload.project.namespace)
+                       namespace=workload.project.namespace, headers=headers, scheme=scheme)
+    finally:
+        close_old_connections()
+
+
+def still_allowed(session: Session) -> Refused | None:
+    """None while the session's credentials still name its user and that user may still open it; else why not
+    (an expired token or ended portal session, a membership removed or lowered, the workload deleted)."""
+    close_old_connections()
+    try:
+        user = authenticate(session.headers, session.scheme)
+        if user.pk != session.user.pk:
+            return Refused(4401, "Not authenticated: the credentials now name another user.")
+        workload = (Workload.objects.visible_to(user).live().select_related("project")
+                    .filter(pk=session.workload.pk).first())
+        if workload is None:
+            return Refused(4404, "Workload not found.")
+        if not may_open_session(user=user, workload=workload):
+            return Refused(4403, f"Viewers may not exec, attach or port-forward in project {workload.project.name}.")
+        return None
+    except Refused as refusal:
+        return refusal
     finally:
         close_old_connections()
 
@@ -312,15 +335,31 @@ async def stream_session(scope, receive, send, kind: str, workload_id: str) -> N
     counted = {"in": 0, "out": 0}
     close_code = None
     try:
-        close_code = await relay(receive, send, upstream, counted)
+        close_code = await relay(receive, send, upstream, counted, session)
     finally:  # the end is recorded however the session ended
         await sync_to_async(record_close)(session, session_id, bytes_in=counted["in"], bytes_out=counted["out"],
                                           close_code=close_code)
 
 
-async def relay(receive, send, upstream, counted: dict) -> int | None:
-    """Frames both ways, unchanged, until either side closes; the close code the caller got (or sent)."""
+async def relay(receive, send, upstream, counted: dict, session: Session) -> int | None:
+    """Frames both ways, unchanged, until either side closes or the session's rights end (`guard`); the close
+    code the caller got (or sent)."""
     result = {"code": None}
+
+    async def guard():
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + settings.STREAM_SESSION_MAX_SECONDS
+        while True:
+            await asyncio.sleep(max(0.0, min(settings.STREAM_SESSION_RECHECK_SECONDS, ends - loop.time())))
+            if loop.time() >= ends:
+                refusal = Refused(4408, f"The session reached its longest life "
+                                        f"({settings.STREAM_SESSION_MAX_SECONDS:.0f} s); open a new one.")
+            else:
+                refusal = await sync_to_async(still_allowed)(session)
+            if refusal is not None:
+                result["code"] = refusal.code
+                await send({"type": "websocket.close", "code": refusal.code, "reason": refusal.reason()})
+                return
 
     async def from_client():
         while True:
@@ -353,7 +392,7 @@ async def relay(receive, send, upstream, counted: dict) -> int | None:
         await send({"type": "websocket.close", "code": code,
                     "reason": close.reason if close is not None and code == close.code else ""})
 
-    tasks = [asyncio.ensure_future(from_client()), asyncio.ensure_future(from_cluster())]
+    tasks = [asyncio.ensure_future(from_client()), asyncio.ensure_future(from_cluster()), asyncio.ensure_future(guard())]
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
