@@ -17,11 +17,12 @@ from email.utils import formataddr
 
 import requests
 from django.conf import settings
-from django.core.mail import EmailMessage, get_connection
+from django.core.mail import EmailMessage
+from django.core.mail.backends.smtp import EmailBackend
 
 from notifications.catalogue import render_subject
 from notifications.channel_config import DEFAULT_SUBJECT, smtp_host_check
-from studio.outbound import OutboundRefused, fetch
+from studio.outbound import SMTP, AddressRefused, OutboundRefused, fetch
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Studio-Signature"
@@ -140,6 +141,14 @@ def _json(response: requests.Response) -> dict:
     return answer if isinstance(answer, dict) else {}
 
 
+class _PeerCheckedBackend(EmailBackend):
+    """Django's SMTP backend on `outbound.SMTP` (STARTTLS or plain; the channels have no implicit TLS)."""
+
+    @property
+    def connection_class(self):
+        return SMTP
+
+
 def smtp_connection(config: dict, secrets: dict):
     host, port = config["smtpHost"], config.get("smtpPort") or 587
     try:
@@ -147,11 +156,10 @@ def smtp_connection(config: dict, secrets: dict):
     except OutboundRefused as exc:
         raise Refused(f"{exc.field}: {exc.reason}") from None
     login = config.get("authType") not in ("auth_none", "")
-    return get_connection("django.core.mail.backends.smtp.EmailBackend", host=host, port=port,
-                          username=config.get("username", "") if login else "",
-                          password=secrets.get("password", "") if login else "",
-                          use_tls=bool(config.get("smtpTlsEnabled")), timeout=settings.NOTIFICATIONS_TIMEOUT_SECONDS,
-                          fail_silently=False)
+    return _PeerCheckedBackend(host=host, port=port, username=config.get("username", "") if login else "",
+                               password=secrets.get("password", "") if login else "",
+                               use_tls=bool(config.get("smtpTlsEnabled")),
+                               timeout=settings.NOTIFICATIONS_TIMEOUT_SECONDS, fail_silently=False)
 
 
 def send_email(config: dict, secrets: dict, payload: dict, *, to: list[str]) -> None:
@@ -164,6 +172,8 @@ def send_email(config: dict, secrets: dict, payload: dict, *, to: list[str]) -> 
                            connection=smtp_connection(config, secrets))
     try:
         message.send()
+    except AddressRefused as exc:
+        raise Refused(f"config.smtpHost: {exc}") from None
     except smtplib.SMTPAuthenticationError:
         raise Refused("The SMTP server refused the channel's username and password.") from None
     except (smtplib.SMTPException, OSError) as exc:
@@ -176,6 +186,6 @@ def smtp_reachable(config: dict, secrets: dict) -> bool:
         connection = smtp_connection(config, secrets)
         connection.open()
         connection.close()
-    except (Refused, smtplib.SMTPException, OSError):
+    except (Refused, AddressRefused, smtplib.SMTPException, OSError):
         return False
     return True

@@ -11,10 +11,12 @@ a document read again later may name other endpoints, and a name may resolve els
   once open, at the address actually reached, before a byte of the request is sent: a name that resolved to an
   allowed address for the check and to a refused one for the connection (DNS rebinding) reaches nothing. Through a proxy the operator set (HTTPS_PROXY,
   ...), the connection reaches the proxy: the URL's name is checked, the proxy is the operator's choice.
+- `SMTP` (notification channels' mail) checks its connection the same way.
 
 A refusal is an `OutboundRefused`: a requests ConnectionError, so code that handles a service it cannot reach
 handles it too; `field` and `reason` say which rule refused what."""
 
+import smtplib
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -70,6 +72,19 @@ class _HTTPSPool(urllib3.HTTPSConnectionPool):
 
 
 POOL_CLASSES = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class SMTP(smtplib.SMTP):
+    """smtplib's client, its connection checked at the address it reached before the server's greeting is read
+    (a name checked when the channel was saved or used may resolve elsewhere for the connection)."""
+
+    def _get_socket(self, host, port, timeout):
+        sock = super()._get_socket(host, port, timeout)
+        problem = address_problem(sock.getpeername()[0].split("%", 1)[0])
+        if problem:
+            sock.close()
+            raise AddressRefused(f"{host} may not be used: {problem}.")
+        return sock
 
 
 def pool_manager(**kwargs) -> urllib3.PoolManager:

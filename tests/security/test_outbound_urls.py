@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from studio.clusters import kube
 from studio.iam import providers
 from tests.factories import ClusterFactory
+from tests.notifications.servers import SmtpServer
 from workloads.cluster.sync import cluster_sync
 
 pytestmark = pytest.mark.django_db
@@ -218,3 +219,23 @@ def test_a_cluster_at_a_rebinding_name_gets_no_request_and_no_token(admin, idp, 
     message = admin.get(f"/api/v1/clusters/{created.json()['clusterId']}").json()["statusMessage"]
     assert "address cannot be used: k8s.rebind.test may not be used: 127.0.0.1" in message, message
     assert idp.paths() == []
+
+
+def test_an_smtp_server_at_a_rebinding_name_gets_no_login_and_no_mail(admin, rebinding):
+    """A notification channel's SMTP host is checked when it is saved or used, and its connection again at the
+    address reached: a name that resolves elsewhere for the connection gets nothing, neither the login nor a
+    message."""
+    from notifications.senders import Refused, send_email
+
+    with SmtpServer() as smtp:
+        config = {"smtpHost": "mail.rebind.test", "smtpPort": smtp.port, "from": "studio@example.com",
+                  "username": "mailer", "authType": "auth_login", "smtpTlsEnabled": False,
+                  "recipients": ["ops@example.com"]}
+        answer = admin.post("/api/v1/validate-notification-channel",
+                            {"type": "email", "config": {**config, "password": smtp.password}}, format="json")
+        assert (answer.status_code, answer.json()) == (200, False)
+        payload = {"category": "Workload", "type": "Failed", "title": "Workload train failed", "message": "",
+                   "createdAt": "2026-11-29T23:00:00Z"}
+        with pytest.raises(Refused, match="config.smtpHost: mail.rebind.test may not be used: 127.0.0.1"):
+            send_email(config, {"password": smtp.password}, payload, to=["ops@example.com"])
+        assert smtp.logins == [] and smtp.messages == []
