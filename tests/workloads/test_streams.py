@@ -141,7 +141,8 @@ def test_refusals_are_close_codes_with_a_json_reason(asgi_server, running, sim_o
 
 def test_a_session_ends_when_its_user_loses_the_right_to_open_it(asgi_server, running, sim_org, settings):
     """Rights are checked again while a session lasts: a member removed from the project is cut off with the
-    refusal a stranger gets (the audit trail records the end), one lowered to viewer with a viewer's."""
+    refusal a stranger gets (the audit trail records the end), one lowered to viewer with a viewer's, a revoked
+    token with an unauthenticated caller's."""
     settings.STREAM_SESSION_RECHECK_SECONDS = 0.3
     member = UserFactory(username=f"leaver-{sim_org.project.name}")
     membership = MembershipFactory(user=member, project=sim_org.project, role=Level.MEMBER)
@@ -163,6 +164,13 @@ def test_a_session_ends_when_its_user_loses_the_right_to_open_it(asgi_server, ru
             MembershipFactory(user=lowered, project=sim_org.project, role=Level.VIEWER)
         _, code, reason = collect(ws)
     assert (code, json.loads(reason)["code"]) == (4403, 403) and "Viewers may not" in json.loads(reason)["message"]
+
+    token = token_of(sim_org.user)
+    with session(asgi_server, running.pk, "attach", "stdout=true", token=token) as ws:
+        assert ws.recv(timeout=20)[0] == 1
+        assert Client().post("/api/v1/token/revoke", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 204
+        _, code, reason = collect(ws)
+    assert (code, json.loads(reason)["code"]) == (4401, 401)
 
 
 def test_a_session_ends_at_its_longest_life(asgi_server, running, sim_org, settings):
