@@ -216,13 +216,13 @@ SEED_DATA_VOLUME = "123e4567-e89b-12d3-a456-426614174000"
 
 
 def seed_data_volume(project):
-    """The data volume the seeds' bodies mount (`storage.dataVolume`), made the project's own: a submission
-    mounting one its project may not use is a 400."""
+    """The data volume the seeds' bodies mount (`storage.dataVolume`), made the project's own (not yet Ready): a
+    submission mounting one its project may not use is a 400."""
     from assets.models import DataVolume
 
     DataVolume.objects.get_or_create(pk=SEED_DATA_VOLUME, defaults={
         "name": "seed-data", "project": project, "cluster": project.cluster, "origin_pvc_name": "seed-data",
-        "phase": DataVolume.Phase.READY, "created_by": "seed", "updated_by": "seed"})
+        "created_by": "seed", "updated_by": "seed"})  # Creating: a push makes no claim for it, as before it existed
 
 
 def usage_history(project, *, hours: int = 24 * 7, gpus: float = 2.0, busy: float = 0.5, now=None,

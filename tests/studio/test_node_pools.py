@@ -9,7 +9,7 @@ from policies.services import policy_overwrite
 from studio.models import NodePool
 from studio.services import cluster_create
 from tests.conftest import SIM_TOKEN
-from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory, seed_data_volume
 from tests.runai_spec import assert_matches_spec
 from tests.workloads.cluster_support import training_body, wait_for
 from tests.workloads.seed_bodies import INFERENCE_REQUEST, TRAINING_REQUEST
@@ -131,6 +131,7 @@ def test_the_seeds_bodies_as_published_run_on_the_pools_they_name(client_for, po
     policy_overwrite(actor=root, policy_type="trainings", body={
         "meta": {"name": "demo-host-path", "scope": "project", "projectId": project.pk},
         "policy": {"rules": {"storage": {"hostPath": {"instances": {"canAdd": True}}}}}})
+    seed_data_volume(project)  # the seeds mount a data volume: the project's own
     api = client_for(member)
     made = {}
     for path, seed in (("trainings", TRAINING_REQUEST), ("inferences", INFERENCE_REQUEST)):

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.factories import allow_host_paths, seed_node_pools
+from tests.factories import allow_host_paths, seed_data_volume, seed_node_pools
 from tests.runai_spec import assert_matches_spec, spec_errors
 from tests.workloads.seed_bodies import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
 from workloads.models import MetricSample, Pod, Workload, WorkloadEvent
@@ -27,6 +27,7 @@ def member(client_for, org):
     org.a.save()
     allow_host_paths(org.a)  # seed 003 mounts a hostPath: allowed for this project by a platform admin
     seed_node_pools(org.cluster)  # the seeds ask for my-node-pool-a and -b
+    seed_data_volume(org.a)  # and mount a data volume
     return client_for(org.users.member)
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 from runai.exceptions import ApiException
 
-from tests.factories import allow_host_paths, seed_node_pools
+from tests.factories import allow_host_paths, seed_data_volume, seed_node_pools
 from tests.runai_spec import spec_errors
 from tests.runapy_support import runapy_client
 from tests.workloads.seed_bodies import INFERENCE_REQUEST, TRAINING_REQUEST, WORKSPACE_REQUEST
@@ -40,6 +40,7 @@ def runai(live_server, org):
     org.a.save()
     allow_host_paths(org.a)  # seed 003 mounts a hostPath
     seed_node_pools(org.cluster)  # the seeds ask for my-node-pool-a and -b
+    seed_data_volume(org.a)  # and mount a data volume
     return runapy_client(live_server.url, org.users.member).workloads
 
 
