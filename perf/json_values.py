@@ -1,8 +1,25 @@
 """When orjson's reading of JSON text differs from json's: orjson reads an integer beyond 64 bits as a float, json
 as an int. The workload list's cold rows (`workloads/api/list_rows.py` `full_row`) are decoded by orjson, several
-times faster than json, and sent to json where `has_huge_float` finds such a value in their JSON columns."""
+times faster than json, and sent to json where `has_huge_float` finds such a value in their JSON columns. The
+Kubernetes API's answers are decoded by orjson with no such check (`api_answer`)."""
+
+import json
+
+import orjson
 
 BEYOND_64_BITS = 2.0**63
+
+
+def api_answer(data):
+    """A Kubernetes API server's JSON answer (a LIST page, a watch event, an object), decoded by orjson: a page of
+    500 pods in 5.7 µs a pod against json's 14.5 (the watcher's LISTs at 100,000 workloads, docs/performance.md).
+    No integer beyond 64 bits can be in it, so orjson reads it as json does: the API server decodes every number
+    into a 64-bit integer or a float before it keeps it (typed fields are int32 or int64; a custom resource's
+    numbers int64 or float64). Text orjson refuses (NaN, a lone surrogate) goes to json, which reads it as before."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def has_huge_float(value) -> bool:

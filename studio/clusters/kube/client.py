@@ -4,7 +4,8 @@ sorting of failures into transient and permanent errors, and the kinds we know.
 `connect(cluster)` builds a client from a Cluster row (kubeconfig, or API server URL + bearer token). Every
 request goes through `Connection.request`: a client-side rate limit, a timeout, Prometheus counters and the
 sorting of failures into transient (worth a retry) and permanent (the cluster refused for good). Bodies are
-read with `_preload_content=False` and `json.loads`: much faster than the typed models for big lists.
+read with `_preload_content=False` and decoded by orjson (`perf.json_values.api_answer`): much faster than the
+typed models for big lists.
 """
 
 import hashlib
@@ -22,6 +23,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from prometheus_client import Counter
 
+from perf.json_values import api_answer
 from studio import outbound
 from studio.clusters import access as cluster_access
 
@@ -234,7 +236,7 @@ class Connection:
             data = response.data
         finally:
             response.release_conn()
-        return json.loads(data) if data else None
+        return api_answer(data) if data else None
 
     def close(self) -> None:
         self.api.close()
