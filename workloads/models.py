@@ -297,3 +297,17 @@ class WaitingWrite(models.Model):
 
     def __str__(self):
         return f"{self.task} {self.workload_id}"
+
+
+class WatchCheckpoint(models.Model):
+    """What a cluster watcher's last full pass derived (workloads/cluster/checkpoint.py): for each workload, a
+    fingerprint of the objects it was derived from and the phase it got. A watcher that starts again (a deploy, a
+    standby taking over) leaves as they are the workloads that still match, instead of deriving them all again."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    passed_at = models.DateTimeField()  # when that full pass began
+    code = models.CharField(max_length=32)  # the fingerprint of the code that derived them
+    fingerprints = models.BinaryField()  # (workload id, fingerprint) records, by workload id
+
+    def __str__(self):
+        return f"{self.cluster_id} at {self.passed_at:%Y-%m-%d %H:%M:%S}"

@@ -181,6 +181,45 @@ def test_the_first_full_pass_is_not_followed_by_a_second_one(sim_org, start_watc
     assert watcher.said("workloads derived") == 0, [line for line in watcher.lines if "derived" in line]
 
 
+def test_a_watcher_started_again_derives_only_what_changed_since_the_last_full_pass(sim_org, start_watcher):
+    """The last full pass's checkpoint: a watcher started again leaves as they are the workloads whose objects,
+    phase and intent are as that pass saw them, and derives the others — a pod replaced while no watcher ran, a
+    row another writer changed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    workloads = [make_workload(sim_org.project, f"kept-{i}", annotations=run_seconds(600)) for i in range(4)]
+    for workload in workloads:
+        push.workload_push(workload.pk)
+    wait_for(lambda: all(phase_of(w) == "Running" for w in workloads), timeout=30,
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Running, by rounds")
+    # Running for an hour: no intent changed within the repair grace.
+    Workload.objects.filter(pk__in=[w.pk for w in workloads]).update(updated_at=timezone.now() - timedelta(hours=1))
+    first = start_watcher()
+    wait_for(lambda: first.said("full pass over 4 workloads (0 as the last one left them)"), timeout=30,
+             what="the first full pass, with no checkpoint")
+    first.stop()
+
+    replaced, changed = workloads[0], workloads[1]
+    core = client.CoreV1Api(sim_org.k8s)
+    selector = f"{manifests.WORKLOAD_ID_LABEL}={replaced.pk}"
+    old_pod = core.list_namespaced_pod(sim_org.namespace, label_selector=selector).items[0].metadata.uid
+    core.delete_namespaced_pod(core.list_namespaced_pod(sim_org.namespace, label_selector=selector).items[0]
+                               .metadata.name, sim_org.namespace, grace_period_seconds=0)
+    wait_for(lambda: [p.metadata.uid for p in core.list_namespaced_pod(sim_org.namespace, label_selector=selector)
+                      .items if p.status.phase == "Running"] not in ([], [old_pod]), timeout=30,
+             what="the Job's new pod running")
+    Workload.objects.filter(pk=changed.pk).update(actual_phase="Pending")  # as another writer would, no intent
+
+    second = start_watcher()
+    wait_for(lambda: second.said("full pass over 4 workloads (2 as the last one left them)"), timeout=30,
+             what="the second watcher's first pass, two workloads left as they were")
+    assert phase_of(changed) == "Running"
+    assert old_pod not in set(Pod.objects.filter(workload=replaced).values_list("uid", flat=True))
+    assert {phase_of(w) for w in workloads} == {"Running"}
+
+
 def test_a_full_pass_in_parts_places_the_waiting_workloads_of_every_part_in_one_queue(sim_org, start_watcher):
     """A full pass derives and writes WATCH_FULL_PASS_PART workloads at a time; the pool's queue is computed over
     the rows of all the parts, and an orphan in any part is deleted."""

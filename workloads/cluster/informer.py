@@ -447,6 +447,25 @@ class Store:
                     objects.setdefault(wid, {}).setdefault(kind, []).append(packers[kind].unpack(blob))
         return objects, pods, warnings, evictions
 
+    def versions(self, wids: Iterable[str]) -> dict[str, bytes]:
+        """wid -> what its objects are now, without decoding them: each object's key and resourceVersion, and the
+        uid and resourceVersion of each Warning event about it, in one text (a checkpoint's fingerprint,
+        `workloads.cluster.checkpoint`). Workloads with no object here are left out."""
+        found = {}
+        with self.lock:
+            for wid in wids:
+                members = self.groups.get(wid)
+                if not members:
+                    continue
+                lines = []
+                for kind, key in sorted(_pairs(members)):  # a resourceVersion names one state of one object
+                    lines.append(f"{key} {_entry_version(self.items[kind][key])}")
+                    events = self.warnings.get(key)
+                    if events:
+                        lines.extend(f"{uid} {_blob_version(blob)}" for uid, blob in sorted(events.items()))
+                found[wid] = "\n".join(lines).encode()
+        return found
+
     def every(self, kind: tuple[str, str]) -> list[dict]:
         """Every object of a kind (Queues, Nodes: those that belong to no workload)."""
         with self.lock:

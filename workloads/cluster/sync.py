@@ -33,7 +33,7 @@ from studio.models import Cluster, Department, Project
 from studio.queue import enqueue_on_commit
 from workloads import manifests
 from workloads import runai_fields as derived
-from workloads.cluster import kai_sync, pending, phases, push, reach, sync_writes
+from workloads.cluster import checkpoint, kai_sync, pending, phases, push, reach, sync_writes
 from workloads.cluster.bulk_rows import pk_in
 from workloads.cluster.endpoints import endpoints_of
 from workloads.cluster.push import SUSPENDABLE, owned_by_controller, workload_ref
@@ -74,13 +74,16 @@ class SyncReport:
     resuspended: int = 0
     removed: int = 0
     orphans_deleted: int = 0
+    unchanged: int = 0  # a watcher's full pass: the workloads its checkpoint left as they were
     retry: set = field(default_factory=set)  # workloads whose row changed meanwhile: to derive again
+    # wid -> checkpoint.fingerprint of each workload derived (or left as it was) where `versions` were given
+    prints: dict = field(default_factory=dict)
     # workloads whose repair was not sent: the broker away, or their push still queued behind others (PushQueue)
     unsent: set = field(default_factory=set)
 
     def add(self, other: "SyncReport") -> None:
         """Count in a part of the same pass (a watcher's full pass goes in parts)."""
-        for name in ("workloads", "changed", "repushed", "resuspended", "removed", "orphans_deleted"):
+        for name in ("workloads", "changed", "repushed", "resuspended", "removed", "orphans_deleted", "unchanged"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.retry |= other.retry
         self.unsent |= other.unsent
@@ -219,17 +222,22 @@ class Queues:
 
 
 def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datetime, only: set[str] | None = None,
-              queues: Queues | None = None, place: bool = True) -> SyncReport:
+              queues: Queues | None = None, place: bool = True, rows: list | None = None,
+              versions: dict | None = None, unchanged: set | None = None) -> SyncReport:
     """Converge the followed rows of the cluster (or only the workloads `only`, as a watcher does with those
     whose objects changed) with what `seen` holds of them; the queues over every live row, kept in `queues`.
     `place=False` (a part of a watcher's full pass): the live rows' places in the queues are left to
-    `place_queues`, once every part is read."""
+    `place_queues`, once every part is read. A watcher's full pass passes the part's `rows` it read, the
+    `versions` of their objects (wid -> `informer.Store.versions`: each row's `checkpoint.fingerprint` is
+    reported) and the workloads its checkpoint found `unchanged`: those keep their row, pods and events as they
+    are (`seen` holds nothing of them) and take their place in the queues with the phase their row holds."""
     full = only is None
     if queues is None:
         queues = Queues()
     elif full:
         queues.clear()
-    rows = _followed(cluster, only)
+    rows = _followed(cluster, only) if rows is None else rows
+    unchanged = unchanged or set()
     report = SyncReport(workloads=len(rows))
     changes = sync_writes.Changes(cluster=cluster, now=now, whole=full)
     grace = now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
@@ -245,6 +253,12 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         wid = str(workload.pk)
         read_as[wid] = (workload.pk, workload.desired_phase, workload.actual_phase)
         queues.wrote(wid, (workload.pending_reason, workload.queue_position))
+        if wid in unchanged:  # live, in a phase that waits for nothing (checkpoint.STABLE): no cluster reason
+            pool = derived.node_pools_of({"nodePools": workload.spec_nodePools})[0]
+            row = _queue_row(workload, workload.actual_phase, pool, wid, shared_quotas)
+            moved = queues.follow(wid, row, None) or moved
+            report.prints[wid] = checkpoint.fingerprint(versions.get(wid, b""), workload.actual_phase)
+            continue
         ref = workload_ref(workload)
         objects = seen.objects.get(wid, {})
         primary = _primary(ref, objects, seen.knative)
@@ -270,6 +284,8 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         moved = queues.follow(wid, row, reason if live else None) or moved
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
+        if versions is not None:
+            report.prints[wid] = checkpoint.fingerprint(versions.get(wid, b""), phase)
         report.repushed += _repair_missing(workload, primary, phase, seen, grace, report.unsent, waiting, pushes)
         report.resuspended += _repair_suspension(workload, ref, primary, phase, grace, report.unsent)
         report.removed += _repair_deleted(workload, objects, pods, grace, report.unsent)
@@ -358,6 +374,12 @@ class Followed:
     @property
     def pk(self):
         return self.id
+
+
+def followed_rows(cluster: Cluster, only: set[str]) -> list[Followed]:
+    """The followed rows of these workloads, as `reconcile` reads them (a watcher's full pass reads a part's rows
+    first, to leave out those its checkpoint finds unchanged)."""
+    return _followed(cluster, only)
 
 
 def _followed(cluster: Cluster, only: set[str] | None) -> list[Followed]:

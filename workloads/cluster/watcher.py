@@ -39,7 +39,7 @@ from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from studio.models import Cluster
 from studio.selectors import node_pool_labels
-from workloads.cluster import informer, kai_sync, reach, sync
+from workloads.cluster import checkpoint, informer, kai_sync, reach, sync
 from workloads.cluster.round_locks import ClusterLease
 from workloads.models import Workload
 
@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
+ROWS_READ = 2000  # a full pass reads its rows about this many at a time (sync.CHUNK: one query)
 # The C allocator's heaps shared by the reflector and watcher threads: with one each, the freed pages and fragments
 # of every heap added up (at 10,000 workloads, 268 MiB after bench.watch's burst; 178 MiB with 2 heaps and the
 # memory freed by each pass given back, docs/performance.md).
@@ -223,8 +224,8 @@ class Following:
         self.unsent |= report.unsent
         self.unknown = False
         log.log(logging.DEBUG if self.scanned_to else logging.INFO, "watch of cluster %s: full pass over %d "
-                "workloads, %d changed, in %.2f s", self.cluster.name, report.workloads, report.changed,
-                time.monotonic() - began)
+                "workloads (%d as the last one left them), %d changed, in %.2f s", self.cluster.name,
+                report.workloads, report.unchanged, report.changed, time.monotonic() - began)
         self.scanned_to = self.scanned_to or now - timedelta(seconds=settings.SYNC_REPAIR_GRACE_SECONDS)
         return report
 
@@ -232,19 +233,37 @@ class Following:
         """Every followed row and every workload the store holds, WATCH_FULL_PASS_PART at a time: a part's objects are
         decoded, derived and written, then freed, so that the pass's memory is a part's, not the cluster's (at
         100,000 workloads, the decoded objects of all of them were gigabytes at their peak). The queues' places,
-        which depend on every live row, are computed once the parts are read."""
+        which depend on every live row, are computed once the parts are read. The workloads the last full pass's
+        checkpoint finds unchanged are not decoded or derived (`workloads.cluster.checkpoint`); this pass's
+        fingerprints are the next checkpoint."""
         self.queues.clear()
         wids = sorted(sync.followed_ids(self.cluster) | self.store.workloads())
         if self.kai:  # a preemptor's workload is named whichever part it is in
             self.queues.names.update(sync.followed_names(self.cluster))
         pod_groups = self.store.by_workload(sched.POD_GROUP) if self.kai else None
+        last = None if self.kai else checkpoint.Checkpoint.load(self.cluster)
+        recorder = None if self.kai else checkpoint.Recorder(now)
         report = sync.SyncReport()
         size = max(1, settings.WATCH_FULL_PASS_PART)
+        block = size * max(1, ROWS_READ // size)  # the rows of several parts in one query (one a part: 400 at 100,000)
         for start in range(0, len(wids), size):
+            if start % block == 0:
+                read = {str(row.pk): row for row in sync.followed_rows(self.cluster, set(wids[start:start + block]))}
             part = set(wids[start:start + size])
-            report.add(sync.reconcile(self.conn, self.cluster, self._seen(now, part, pod_groups=pod_groups), now=now,
-                                      only=part, queues=self.queues, place=False))
+            versions = self.store.versions(part) if recorder else None  # before the objects are read: conservative
+            rows = [read[wid] for wid in sorted(part) if wid in read]
+            unchanged = {wid for wid in part if wid in read and last.unchanged(read[wid], versions.get(wid, b""))} \
+                if last else set()
+            done = sync.reconcile(self.conn, self.cluster, self._seen(now, part - unchanged, pod_groups=pod_groups),
+                                  now=now, only=part, queues=self.queues, place=False, rows=rows, versions=versions,
+                                  unchanged=unchanged)
+            if recorder:
+                recorder.add(done.prints, done.retry | done.unsent)
+            report.add(done)
+            report.unchanged += len(unchanged)
         report.add(sync.place_queues(self.cluster, self.queues, now=now, kai=self.kai))
+        if recorder:
+            recorder.save(self.cluster)
         return report
 
     def apply(self, wids: set[str]) -> sync.SyncReport | None:
