@@ -18,7 +18,6 @@ as before. A fingerprint taken before the pass read the objects is conservative:
 import functools
 import hashlib
 import uuid
-from bisect import bisect_left
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -50,13 +49,15 @@ def fingerprint(versions: bytes, phase: str) -> bytes:
 
 
 class Checkpoint:
-    """A cluster's checkpoint as read, for a full pass that walks the workloads in order of their ids."""
+    """A cluster's checkpoint as read, for a full pass that asks about its workloads in the order of their ids (the
+    order its parts go in): a cursor over the records, which are in that order too. The records stay one bytes
+    object: 100,000 small objects made at the start of a pass and freed at its end pinned pymalloc's arenas among
+    the pass's own (docs/performance.md)."""
 
     def __init__(self, passed_at: datetime, records: bytes):
         self.passed_at, self.records = passed_at, records
         self.count = len(records) // RECORD
-        # The ids alone, for the search: sorted as their text is, since the parts of a pass are.
-        self.ids = [records[i * RECORD:i * RECORD + 16] for i in range(self.count)]
+        self.cursor = 0
 
     @classmethod
     def load(cls, cluster: Cluster) -> "Checkpoint | None":
@@ -66,10 +67,13 @@ class Checkpoint:
         return cls(row.passed_at, bytes(row.fingerprints))
 
     def recorded(self, pk: uuid.UUID) -> bytes | None:
-        key = pk.bytes
-        at = bisect_left(self.ids, key)
-        if at < self.count and self.ids[at] == key:
-            return self.records[at * RECORD + 16:(at + 1) * RECORD]
+        """The workload's fingerprint, if recorded; None too for a workload asked about out of order."""
+        key, records = pk.bytes, self.records
+        while self.cursor < self.count and records[self.cursor * RECORD:self.cursor * RECORD + 16] < key:
+            self.cursor += 1
+        at = self.cursor * RECORD
+        if self.cursor < self.count and records[at:at + 16] == key:
+            return records[at + 16:at + RECORD]
         return None
 
     def unchanged(self, row, versions: bytes) -> bool:
@@ -82,17 +86,20 @@ class Checkpoint:
 
 
 class Recorder:
-    """The fingerprints of a full pass, as its parts are written, then saved as the cluster's checkpoint."""
+    """The fingerprints of a full pass, as its parts are written (in the order of their ids), then saved as the
+    cluster's checkpoint: one growing buffer, for the reason `Checkpoint` keeps one."""
 
     def __init__(self, passed_at: datetime):
         self.passed_at = passed_at
-        self.records: list[bytes] = []
+        self.records = bytearray()
 
     def add(self, prints: dict[str, bytes], left_out: set[str]) -> None:
         """A part's fingerprints (wid -> fingerprint), less its rows not written (to derive again)."""
-        self.records.extend(uuid.UUID(wid).bytes + found for wid, found in prints.items() if wid not in left_out)
+        for wid in sorted(prints):
+            if wid not in left_out:
+                self.records += uuid.UUID(wid).bytes + prints[wid]
 
     def save(self, cluster: Cluster) -> None:
         WatchCheckpoint.objects.update_or_create(cluster=cluster, defaults={
-            "passed_at": self.passed_at, "code": _code(), "fingerprints": b"".join(sorted(self.records))})
-        self.records = []
+            "passed_at": self.passed_at, "code": _code(), "fingerprints": bytes(self.records)})
+        self.records = bytearray()

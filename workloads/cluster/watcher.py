@@ -251,8 +251,8 @@ class Following:
                 read = {str(row.pk): row for row in sync.followed_rows(self.cluster, set(wids[start:start + block]))}
             part = set(wids[start:start + size])
             versions = self.store.versions(part) if recorder else None  # before the objects are read: conservative
-            rows = [read[wid] for wid in sorted(part) if wid in read]
-            unchanged = {wid for wid in part if wid in read and last.unchanged(read[wid], versions.get(wid, b""))} \
+            rows = [read[wid] for wid in sorted(part) if wid in read]  # in order of their ids, as `last` asks
+            unchanged = {str(row.pk) for row in rows if last.unchanged(row, versions.get(str(row.pk), b""))} \
                 if last else set()
             done = sync.reconcile(self.conn, self.cluster, self._seen(now, part - unchanged, pod_groups=pod_groups),
                                   now=now, only=part, queues=self.queues, place=False, rows=rows, versions=versions,
