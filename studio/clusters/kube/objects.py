@@ -1,13 +1,12 @@
 """Discovery and objects: get, create (or adopt), dry runs, patch, delete, list in pages, watch. Plain dicts."""
 
-
+import json
 import time
 from collections.abc import Iterator
 
 from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 
-from perf.json_values import api_answer
 from perf.lines import whole_lines
 from studio.clusters.kube.client import (
     LIST_PAGE_SIZE,
@@ -240,7 +239,7 @@ class _Watch(k8s_watch.Watch):
     def unmarshal_event(self, data, return_type):
         if not data or data.isspace():
             return None
-        event = api_answer(data)
+        event = json.loads(data)
         event["raw_object"] = event.get("object") or {}
         if event.get("type") != "ERROR":
             version = (event["raw_object"].get("metadata") or {}).get("resourceVersion")
@@ -325,6 +324,6 @@ def watch_events(response) -> Iterator[dict]:
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             if line.strip():
-                yield api_answer(line)
+                yield json.loads(line)
     if buffer.strip():
-        yield api_answer(buffer)
+        yield json.loads(buffer)
