@@ -28,18 +28,18 @@ from workloads.models import WatchCheckpoint, Workload
 
 STABLE = frozenset({Workload.Phase.RUNNING, Workload.Phase.COMPLETED, Workload.Phase.FAILED})
 RECORD = 24  # a workload's 16 id bytes, then its 8 fingerprint bytes
+DERIVING = ("phases", "pending", "endpoints", "sync", "sync_writes")  # of workloads.cluster, with runai_fields
 
 
 @functools.cache
 def _code() -> str:
     """The fingerprint of the modules that derive a workload's phase, waiting reason, pods and endpoints: a
-    checkpoint written by other code (an upgrade) is not used."""
-    from workloads import runai_fields
-    from workloads.cluster import endpoints, pending, phases, sync, sync_writes
-
+    checkpoint written by other code (an upgrade) is not used. Read as files: importing them here would make a
+    circle (`sync` uses this module)."""
+    here = Path(__file__).parent
     digest = hashlib.blake2b(digest_size=16)
-    for module in (phases, pending, endpoints, sync, sync_writes, runai_fields):
-        digest.update(Path(module.__file__).read_bytes())
+    for path in (*(here / f"{name}.py" for name in DERIVING), here.parent / "runai_fields.py"):
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
