@@ -28,7 +28,7 @@ import uuid
 
 import requests
 
-from bench import env
+from bench import cpu_share, env
 
 CLIENTS = 16
 MANAGED = "app.kubernetes.io/managed-by=paas-studio"
@@ -220,6 +220,12 @@ def _wait(predicate, timeout: float, what: str):
 
 # --- the two sides -------------------------------------------------------------------------------------------
 
+def _watcher_command() -> list[str]:
+    """`manage.py cluster_watch`; under cProfile when BENCH_REAL_PROFILE names where its profile goes."""
+    profile = os.environ.get("BENCH_REAL_PROFILE")
+    return [env.PY, "-m", "bench.profile_watcher", profile] if profile else [env.PY, "manage.py", "cluster_watch"]
+
+
 def paas_side(count: int, gpus_per_node: int, timeout: float) -> tuple[dict, dict]:
     """PaaS Studio's figures, and what the floor copies: the namespace's labels and one Job as it made it."""
     env.recreate_database()
@@ -239,7 +245,7 @@ def paas_side(count: int, gpus_per_node: int, timeout: float) -> tuple[dict, dic
              env.process([env.PY, "-m", "celery", "-A", "config", "worker", "-c", "2", "-l", os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
                           "--without-gossip", "--without-mingle", "--without-heartbeat"], env=environment,
                          log="real-worker"), \
-             env.process([env.PY, "manage.py", "cluster_watch"], env=environment, log="real-watcher"):
+             env.process(_watcher_command(), env=environment, log="real-watcher"):
             api = requests.Session()
             api.headers.update(headers)
 
@@ -269,10 +275,11 @@ def paas_side(count: int, gpus_per_node: int, timeout: float) -> tuple[dict, dic
                     raise RuntimeError(f"{answer.status_code} {answer.text[:200]}")
                 return answer.json()["workloadId"]
 
-            load = os.getloadavg()[0]
+            load, cpu = os.getloadavg()[0], cpu_share.snapshot()
             sent, errors, first, answered = clients(count, submit)
             watched = watch.result(timeout)
             result = figures(sent, watched, errors, first, answered, load)
+            result["cpu"] = cpu_share.spent(cpu, cpu_share.snapshot())
             namespace = project["namespace"]
             copied = {"namespace_labels": admin.get(f"{stack.url}/api/v1/namespaces/{namespace}", timeout=30)
                       .json()["metadata"].get("labels") or {},
@@ -355,9 +362,11 @@ def floor_side(count: int, gpus_per_node: int, timeout: float, copied: dict) -> 
                 raise RuntimeError(f"{answer.status_code} {answer.text[:200]}")
             return job["metadata"]["labels"][WORKLOAD_ID]
 
-        load = os.getloadavg()[0]
+        load, cpu = os.getloadavg()[0], cpu_share.snapshot()
         sent, errors, first, answered = clients(count, submit)
-        return figures(sent, watch.result(timeout), errors, first, answered, load)
+        result = figures(sent, watch.result(timeout), errors, first, answered, load)
+        result["cpu"] = cpu_share.spent(cpu, cpu_share.snapshot())
+        return result
     finally:
         stack.stop()
 
@@ -403,6 +412,10 @@ def report(count: int, paas: dict, floor: dict) -> bool:
     print(f"throughput {throughput:.2f} of the floor (target >= 0.8); p99 {p99:+.2f} s beside the floor's "
           f"(target <= +1 s) — {'met' if met else 'MISSED'}")
     for side, figures_ in (("PaaS Studio", paas), ("raw Kubernetes", floor)):
+        used = figures_.get("cpu") or {}
+        print(f"  {side}: CPU seconds from the first submission to the last pod bound "
+              f"({sum(used.values()):.0f} s of {figures_['all_bound_seconds'] * (os.cpu_count() or 1):.0f} s): "
+              + ", ".join(f"{group} {seconds:.0f}" for group, seconds in used.items() if seconds >= 0.5))
         for example in figures_["error_examples"]:
             print(f"  {side} error: {example}")
     return met
