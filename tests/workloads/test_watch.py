@@ -268,3 +268,29 @@ def test_warning_events_arrive_by_watch_with_their_reason_message_and_uid(sim_or
     events = client.CoreV1Api(official_client(sim_org.sim)).list_namespaced_event(
         sim_org.namespace, field_selector="type=Warning").items
     assert {key for _, _, key in found} <= {e.metadata.uid for e in events}
+
+
+def test_places_moved_by_others_are_written_later_than_the_workload_that_moved_them(sim_org, start_watcher):
+    """A workload joining the queue is written by the pass that derives it; the places of the others, which
+    moved only because it came (their queueLength), are written by the watcher at most every
+    WATCH_PLACES_SECONDS: under churn every pass moved every queued row."""
+    waiting = [make_workload(sim_org.project, f"huge-{i}", compute={"gpuDevicesRequest": 16}) for i in range(2)]
+    for workload in waiting:
+        push.workload_push(workload.pk)
+    wait_for(lambda: all(phase_of(w) == "Pending" for w in waiting), timeout=30,
+             step=lambda: sync.cluster_sync(sim_org.cluster.pk), what="Pending, by rounds")
+    watcher = start_watcher(WATCH_PLACES_SECONDS=20)
+    wait_for(lambda: watcher.said("full pass over 2 workloads"), timeout=30, what="the first full pass")
+
+    def places():
+        rows = [Workload.objects.get(pk=w.pk) for w in waiting]
+        return [(w.queue_position, (w.pending_reason or {}).get("queueLength")) for w in rows]
+
+    assert places() == [(1, 2), (2, 2)]
+    latest = make_workload(sim_org.project, "huge-2", compute={"gpuDevicesRequest": 16})
+    push.workload_push(latest.pk)
+    wait_for(lambda: Workload.objects.get(pk=latest.pk).queue_position == 3, timeout=60,
+             what="the newcomer derived by the watcher, third")
+    assert Workload.objects.get(pk=latest.pk).pending_reason["queueLength"] == 3
+    assert places() == [(1, 2), (2, 2)]  # not written in the newcomer's pass
+    wait_for(lambda: places() == [(1, 3), (2, 3)], timeout=60, what="the others' queue lengths written later")

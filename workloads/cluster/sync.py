@@ -195,9 +195,11 @@ class Queues:
     written: dict = field(default_factory=dict)  # wid -> (pending_reason, queue_position), where not (None, None)
     places: dict = field(default_factory=dict)  # wid -> pending.Place, as last computed
     names: dict = field(default_factory=dict)  # wid -> workload name (KAI: who evicted whom), of the rows read
+    stale: set = field(default_factory=set)  # wids whose place moved and is not written yet (`write_places`)
 
     def clear(self) -> None:
         self.rows, self.reasons, self.written, self.places, self.names = {}, {}, {}, {}, {}
+        self.stale = set()
 
     def follow(self, wid: str, row: pending.Row | None, reason: dict | None) -> bool:
         """Keep what one pass derived for `wid`; whether the queues may have changed with it."""
@@ -223,14 +225,16 @@ class Queues:
 
 def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datetime, only: set[str] | None = None,
               queues: Queues | None = None, place: bool = True, rows: list | None = None,
-              versions: dict | None = None, unchanged: set | None = None) -> SyncReport:
+              versions: dict | None = None, unchanged: set | None = None, places_later: bool = False) -> SyncReport:
     """Converge the followed rows of the cluster (or only the workloads `only`, as a watcher does with those
     whose objects changed) with what `seen` holds of them; the queues over every live row, kept in `queues`.
     `place=False` (a part of a watcher's full pass): the live rows' places in the queues are left to
     `place_queues`, once every part is read. A watcher's full pass passes the part's `rows` it read, the
     `versions` of their objects (wid -> `informer.Store.versions`: each row's `checkpoint.fingerprint` is
     reported) and the workloads its checkpoint found `unchanged`: those keep their row, pods and events as they
-    are (`seen` holds nothing of them) and take their place in the queues with the phase their row holds."""
+    are (`seen` holds nothing of them) and take their place in the queues with the phase their row holds.
+    `places_later` (a watcher's pass over changed workloads): the rows it did not read whose answer moved only in
+    its place are kept in `queues.stale` for `write_places`, not written now."""
     full = only is None
     if queues is None:
         queues = Queues()
@@ -248,7 +252,9 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     shared_quotas: dict = {}  # (project, department, pool) -> the quotas of its rows, one tuple for them all
     if seen.kai:
         queues.names.update((str(w.pk), w.name) for w in rows)
-    owners = kai_sync.owners(seen, rows, cluster.pk, names=queues.names) if seen.kai else {}
+    # who a preemptor is matters only to an Evict event: without one, every PodGroup need not be read
+    owners = kai_sync.owners(seen, rows, cluster.pk, names=queues.names) \
+        if seen.kai and any(seen.evictions.values()) else {}
     for workload in rows:
         wid = str(workload.pk)
         read_as[wid] = (workload.pk, workload.desired_phase, workload.actual_phase)
@@ -296,7 +302,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         answered = {wid for wid in answered if wid not in queues.rows}  # the live ones: by place_queues
     elif moved:
         answered |= _placed(queues, kai=seen.kai)
-    _answer(changes, queues, answered, read_as)
+    _answer(changes, queues, answered, read_as, later=queues.stale if places_later else None)
     report.changed = changes.save()
     _answers_written(changes, queues, report)
     report.orphans_deleted = delete_orphans(conn, cluster, seen, set(read_as))
@@ -319,11 +325,39 @@ def _placed(queues: Queues, *, kai: bool) -> set[str]:
     return {w for w in before.keys() | queues.places.keys() if before.get(w) != queues.places.get(w)}
 
 
-def _answer(changes: sync_writes.Changes, queues: Queues, answered: set[str], read_as: dict) -> None:
-    """(pendingReason, queuePosition) of each of `answered` that differs from the one its row holds."""
+def write_places(cluster: Cluster, queues: Queues, *, now: datetime) -> SyncReport:
+    """The places `reconcile(..., places_later=True)` left in `queues.stale`, written."""
+    changes = sync_writes.Changes(cluster=cluster, now=now, whole=False)
+    stale, queues.stale = queues.stale, set()
+    _answer(changes, queues, stale, {})
+    report = SyncReport(changed=changes.save())
+    _answers_written(changes, queues, report)
+    return report
+
+
+PLACE_KEYS = ("queueLength", "estimatedStartAt")
+
+
+def _place_only(answer: tuple, written: tuple) -> bool:
+    """Whether two answers differ only in the place: still queued, for the same reason."""
+    (reason, position), (was, was_position) = answer, written
+    if position is None or was_position is None or reason is None or was is None:
+        return False
+    return {k: v for k, v in reason.items() if k not in PLACE_KEYS} == \
+        {k: v for k, v in was.items() if k not in PLACE_KEYS}
+
+
+def _answer(changes: sync_writes.Changes, queues: Queues, answered: set[str], read_as: dict, *,
+            later: set | None = None) -> None:
+    """(pendingReason, queuePosition) of each of `answered` that differs from the one its row holds; those not
+    read whose place alone moved go to `later`, where given."""
     for wid in answered:
         answer = pending.answer(queues.reasons.get(wid), queues.places.get(wid))
-        if answer == queues.written.get(wid, (None, None)):
+        written = queues.written.get(wid, (None, None))
+        if answer == written:
+            continue
+        if later is not None and wid not in read_as and _place_only(answer, written):
+            later.add(wid)
             continue
         if wid in read_as:
             pk, desired, actual = read_as[wid]
