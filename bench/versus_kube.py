@@ -15,20 +15,23 @@ pods in a process of its own takes the time each arrives; a workload's submit is
 """
 
 import argparse
+import http.client
 import json
 import math
 import multiprocessing
 import os
 import signal
+import ssl
 import statistics
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 
 import requests
 
-from bench import cpu_share, env
+from bench import api_requests, cpu_share, env
 
 CLIENTS = 16
 MANAGED = "app.kubernetes.io/managed-by=paas-studio"
@@ -55,13 +58,24 @@ def _watch_bound(url: str, token: str, ca_file: str, count: int, conn) -> None:
         session.trust_env = False  # REQUESTS_CA_BUNDLE would replace the cluster's CA
         session.headers["Authorization"] = f"Bearer {token}"
         session.verify = ca_file
-        listed = session.get(url + path, params={"labelSelector": MANAGED, "limit": 1}, timeout=30)
-        listed.raise_for_status()
-        version = listed.json()["metadata"]["resourceVersion"]
-        ready.set()
-        while len(bound) < count and not stop.is_set():
-            params = {"labelSelector": MANAGED, "watch": "1", "resourceVersion": version,
-                      "allowWatchBookmarks": "true", "timeoutSeconds": "30"}
+
+        def listed() -> str:
+            """Every object now (those not seen yet taken as arriving now); the version to watch from."""
+            after = ""
+            while True:
+                page = session.get(url + path, params={"labelSelector": MANAGED, "limit": 500, "continue": after},
+                                   timeout=60)
+                page.raise_for_status()
+                answer, arrived = page.json(), time.monotonic()
+                for obj in answer["items"]:
+                    workload = (obj["metadata"].get("labels") or {}).get(WORKLOAD_ID)
+                    if workload and workload not in found and keep(obj):
+                        found[workload] = arrived
+                after = answer["metadata"].get("continue") or ""
+                if not after:
+                    return answer["metadata"]["resourceVersion"]
+
+        def watched(params: dict, version: str) -> str:
             with session.get(url + path, params=params, stream=True, timeout=60) as response:
                 response.raise_for_status()
                 for line in response.iter_lines(chunk_size=None):
@@ -70,6 +84,8 @@ def _watch_bound(url: str, token: str, ca_file: str, count: int, conn) -> None:
                         continue
                     event = json.loads(line)
                     obj = event["object"]
+                    if event["type"] == "ERROR":
+                        raise ValueError(obj.get("message") or "the watch ended with an error")
                     version = obj["metadata"].get("resourceVersion", version)
                     workload = (obj["metadata"].get("labels") or {}).get(WORKLOAD_ID)
                     if event["type"] in ("ADDED", "MODIFIED") and workload and workload not in found and keep(obj):
@@ -78,6 +94,20 @@ def _watch_bound(url: str, token: str, ca_file: str, count: int, conn) -> None:
                             stop.set()
                     if stop.is_set():
                         break
+            return version
+
+        version = listed()
+        ready.set()
+        while len(bound) < count and not stop.is_set():
+            params = {"labelSelector": MANAGED, "watch": "1", "resourceVersion": version,
+                      "allowWatchBookmarks": "true", "timeoutSeconds": "30"}
+            try:
+                version = watched(params, version)
+            except (requests.RequestException, ValueError):  # a watch cut or refused (410): what it missed, listed
+                time.sleep(0.5)
+                version = listed()
+            if len(bound) >= count:
+                stop.set()
 
     threads = [threading.Thread(target=follow, args=("/api/v1/pods", bound, _is_bound, ready[0]), daemon=True),
                threading.Thread(target=follow, args=("/apis/batch/v1/jobs", created, bool, ready[1]), daemon=True)]
@@ -89,7 +119,7 @@ def _watch_bound(url: str, token: str, ca_file: str, count: int, conn) -> None:
     threading.Thread(target=lambda: (conn.poll(None), stop.set()), daemon=True).start()
     threads[0].join()
     stop.set()
-    conn.send((bound, created))
+    conn.send((bound, created, time.process_time()))
 
 
 def _is_bound(pod: dict) -> bool:
@@ -101,6 +131,7 @@ def _is_bound(pod: dict) -> bool:
 
 class BoundWatch:
     def __init__(self, stack, count: int):
+        self.cpu_seconds = 0.0  # the watch's own, once it ended
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_watch_bound, args=(stack.url, stack.token, stack.ca_file, count,
@@ -114,24 +145,63 @@ class BoundWatch:
         if not self.conn.poll(timeout):
             self.conn.send("stop")
             self.conn.poll(90)
-        found = self.conn.recv()
+        bound, created, self.cpu_seconds = self.conn.recv()
         self.process.join(10)
-        return found
+        return bound, created
 
 
 # --- the clients ---------------------------------------------------------------------------------------------
 
-def clients(count: int, submit) -> tuple[dict[str, float], list[str], float, float]:
-    """`count` submissions by CLIENTS threads, each with a session of its own: `submit(session, index)` sends one
-    and answers the workload's id. ({id: when its request was sent}, errors, first send, last answer)."""
+class Poster:
+    """One client's connection to a server, kept open between its requests: POST a JSON body, read the answer.
+    http.client rather than requests, on both sides: the clients share the two cores with what they measure, and
+    requests spent ~4 ms of CPU a request there (its headers, hooks and adapters), 42 s of a 5,000 run on PaaS
+    Studio's side (docs/benchmarks.md, stop 54)."""
+
+    def __init__(self, base: str, *, ca_file: str | None = None, headers: dict | None = None):
+        parts = urllib.parse.urlsplit(base)
+        self.host, self.port, self.https = parts.hostname, parts.port, parts.scheme == "https"
+        self.context = ssl.create_default_context(cafile=ca_file) if self.https else None
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
+        self.conn: http.client.HTTPConnection | None = None
+
+    def post(self, path: str, body: dict) -> tuple[int, bytes]:
+        """(status, body). A connection the server closed while idle is opened again once; a request that then
+        fails as well is an error of the run (a second send of a submission would answer 409: counted too)."""
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = (http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=120)
+                             if self.https else http.client.HTTPConnection(self.host, self.port, timeout=120))
+            try:
+                self.conn.request("POST", path, body=json.dumps(body), headers=self.headers)
+                answer = self.conn.getresponse()
+                return answer.status, answer.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._drop()
+                if attempt == 2:
+                    raise
+            except Exception:
+                self._drop()  # a timeout or a refused connection: the next request opens another
+                raise
+        raise AssertionError("unreachable")
+
+    def _drop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = None
+
+
+def clients(count: int, submit, poster) -> tuple[dict[str, float], list[str], float, float]:
+    """`count` submissions by CLIENTS threads, each with a connection of its own (`poster()`, a `Poster`):
+    `submit(poster, index)` sends one and answers the workload's id. ({id: when its request was sent}, errors,
+    first send, last answer)."""
     sent: dict[str, float] = {}
     errors: list[str] = []
     lock = threading.Lock()
     next_index = [0]
 
     def client():
-        session = requests.Session()
-        session.trust_env = False
+        session = poster()
         while True:
             with lock:
                 index = next_index[0]
@@ -268,18 +338,21 @@ def paas_side(count: int, gpus_per_node: int, timeout: float) -> tuple[dict, dic
                   120, "project queue on the cluster")
             watch = BoundWatch(stack, count)
 
-            def submit(session, index):
-                answer = session.post(web + "/api/v1/workloads/trainings", headers=headers, timeout=120, json={
+            def submit(poster, index):
+                status, answer = poster.post("/api/v1/workloads/trainings", {
                     "name": f"t{index:05d}", "projectId": project["id"], "clusterId": cluster, "spec": SPEC})
-                if answer.status_code != 200:
-                    raise RuntimeError(f"{answer.status_code} {answer.text[:200]}")
-                return answer.json()["workloadId"]
+                if status != 200:
+                    raise RuntimeError(f"{status} {answer[:200]!r}")
+                return json.loads(answer)["workloadId"]
 
-            load, cpu = os.getloadavg()[0], cpu_share.snapshot()
-            sent, errors, first, answered = clients(count, submit)
+            load, cpu, asked = os.getloadavg()[0], cpu_share.snapshot(), api_requests.snapshot(admin, stack.url)
+            sessions = _database_sessions()
+            sent, errors, first, answered = clients(count, submit, lambda: Poster(web, headers=headers))
             watched = watch.result(timeout)
             result = figures(sent, watched, errors, first, answered, load)
-            result["cpu"] = cpu_share.spent(cpu, cpu_share.snapshot())
+            result["cpu"] = cpu_share.spent(cpu, cpu_share.snapshot(), apart={"bench (pod watch)": watch.cpu_seconds})
+            result["api"] = api_requests.spent(asked, api_requests.snapshot(admin, stack.url))
+            result["database_sessions"] = _database_sessions() - sessions
             namespace = project["namespace"]
             copied = {"namespace_labels": admin.get(f"{stack.url}/api/v1/namespaces/{namespace}", timeout=30)
                       .json()["metadata"].get("labels") or {},
@@ -289,6 +362,14 @@ def paas_side(count: int, gpus_per_node: int, timeout: float) -> tuple[dict, dic
     finally:
         stack.stop()
     return result, copied
+
+
+def _database_sessions() -> int:
+    """Connections opened to the bench's database so far (PostgreSQL's count: each one a backend started)."""
+    import psycopg
+
+    with psycopg.connect(env.BENCH_DB, autocommit=True) as conn:
+        return conn.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()").fetchone()[0]
 
 
 def floor_jobs(count: int, namespace: str) -> list[dict]:
@@ -352,20 +433,22 @@ def floor_side(count: int, gpus_per_node: int, timeout: float, copied: dict) -> 
         _wait(lambda: admin.get(f"{stack.url}/api/v1/namespaces/{namespace}/serviceaccounts/default",
                                 timeout=10).ok, 60, "the namespace's default service account")
         watch = BoundWatch(stack, count)
-        path = f"{stack.url}/apis/batch/v1/namespaces/{namespace}/jobs"
+        path = f"/apis/batch/v1/namespaces/{namespace}/jobs"
         auth = {"Authorization": f"Bearer {stack.token}"}
 
-        def submit(session, index):
+        def submit(poster, index):
             job = jobs[index]
-            answer = session.post(path, json=job, headers=auth, verify=stack.ca_file, timeout=120)
-            if answer.status_code != 201:
-                raise RuntimeError(f"{answer.status_code} {answer.text[:200]}")
+            status, answer = poster.post(path, job)
+            if status != 201:
+                raise RuntimeError(f"{status} {answer[:200]!r}")
             return job["metadata"]["labels"][WORKLOAD_ID]
 
-        load, cpu = os.getloadavg()[0], cpu_share.snapshot()
-        sent, errors, first, answered = clients(count, submit)
+        load, cpu, asked = os.getloadavg()[0], cpu_share.snapshot(), api_requests.snapshot(admin, stack.url)
+        sent, errors, first, answered = clients(count, submit, lambda: Poster(stack.url, ca_file=stack.ca_file,
+                                                                              headers=auth))
         result = figures(sent, watch.result(timeout), errors, first, answered, load)
-        result["cpu"] = cpu_share.spent(cpu, cpu_share.snapshot())
+        result["cpu"] = cpu_share.spent(cpu, cpu_share.snapshot(), apart={"bench (pod watch)": watch.cpu_seconds})
+        result["api"] = api_requests.spent(asked, api_requests.snapshot(admin, stack.url))
         return result
     finally:
         stack.stop()
@@ -416,6 +499,10 @@ def report(count: int, paas: dict, floor: dict) -> bool:
         print(f"  {side}: CPU seconds from the first submission to the last pod bound "
               f"({sum(used.values()):.0f} s of {figures_['all_bound_seconds'] * (os.cpu_count() or 1):.0f} s): "
               + ", ".join(f"{group} {seconds:.0f}" for group, seconds in used.items() if seconds >= 0.5))
+        if "database_sessions" in figures_:
+            print(f"  {side}: database connections opened meanwhile: {figures_['database_sessions']}")
+        asked = figures_.get("api") or {}
+        print(f"  {side}: asked of the API server meanwhile: " + ", ".join(f"{key} {n}" for key, n in asked.items()))
         for example in figures_["error_examples"]:
             print(f"  {side} error: {example}")
     return met
