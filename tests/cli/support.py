@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -58,7 +59,18 @@ class Cli:
             self.transcript.append(f"$ echo $?\n{result.code}")
 
     def popen(self, *args: str) -> subprocess.Popen:
-        # PYTHONFAULTHANDLER: a process that will not stop prints every thread's stack when sent SIGABRT.
-        return subprocess.Popen([sys.executable, "-m", "paas_cli", *args], env={**self.environment(),
-                                                                                 "PYTHONFAULTHANDLER": "1"},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        """The command as a background job of a terminal's shell, which `kill -INT %1` (Ctrl-C) stops. A suite run
+        from a script in the background (`make test &`) ignores SIGINT, and an ignored signal stays ignored across
+        exec, so the command would never see it; a Python handler does not survive exec: the child starts with
+        the default, as in a terminal."""
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            # PYTHONFAULTHANDLER: a process that will not stop prints every thread's stack when sent SIGABRT.
+            return subprocess.Popen([sys.executable, "-m", "paas_cli", *args],
+                                    env={**self.environment(), "PYTHONFAULTHANDLER": "1"},
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
