@@ -155,8 +155,8 @@ class BoundWatch:
 class Poster:
     """One client's connection to a server, kept open between its requests: POST a JSON body, read the answer.
     http.client rather than requests, on both sides: the clients share the two cores with what they measure, and
-    requests spent ~4 ms of CPU a request there (its headers, hooks and adapters), 42 s of a 5,000 run on PaaS
-    Studio's side (docs/benchmarks.md, stop 54)."""
+    requests spent ~4 ms of CPU a request there (its headers, hooks and adapters: cProfile of the client threads at
+    1,000, docs/benchmarks.md, stop 54)."""
 
     def __init__(self, base: str, *, ca_file: str | None = None, headers: dict | None = None):
         parts = urllib.parse.urlsplit(base)
