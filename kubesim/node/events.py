@@ -14,13 +14,14 @@ class Recorder:
         self._seen = {}  # (involved uid, reason, message) -> event name
 
     def emit(self, obj: dict, type_: str, reason: str, message: str, component: str, host: str = "",
-             field_path: str = "") -> None:
+             field_path: str = "", at: str | None = None) -> None:
+        """`at`: when the component recorded it, where it reaches the server later (a recorder's queue)."""
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
         ns = self.store.get("namespaces", None, namespace)
         if ns is None or ns["metadata"].get("deletionTimestamp"):
             return  # the real server refuses new content in a terminating namespace
-        now = now_rfc3339()
+        now = at or now_rfc3339()
         key = (meta["uid"], reason, message)
         existing = self._seen.get(key)
         current = self.store.get("events", namespace, existing) if existing else None

@@ -14,6 +14,8 @@ doing what KAI v0.12's actions do, in its order:
 - preempt: within one queue, a higher priority job evicts lower priority preemptible ones.
 An eviction is KAI's: the pod gets `DisruptionTarget` (reason `PreemptionByScheduler`) with KAI's message and
 is deleted, and its PodGroup an `Evict` event; its owner (Job, operator) makes a new pod, which queues again.
+The event reaches the server EVENT_LAG_SECONDS after the pod's deletion, stamped when it was recorded: KAI records
+it first, but client-go's recorder sends it from a queue, rate-limited, so a reader may see the pod gone first.
 Waiting pods hear KAI's words (`Unschedulable` events and PodScheduled condition), their PodGroup gets the
 `UnschedulableOnNodePool` scheduling condition with the structured reasons, and every Queue its status
 (`allocated`, `allocatedNonPreemptible`, `requested`), as KAI's queue controller writes it.
@@ -40,6 +42,7 @@ from .queues import (
 from .scheduler import pod_request
 
 CYCLE_SECONDS = 0.25
+EVENT_LAG_SECONDS = 1.0
 NODE_REASONS = {"Insufficient nvidia.com/gpu": "node(s) didn't have enough resources: GPUs",
                 "Insufficient cpu": "node(s) didn't have enough resources: CPU cores",
                 "Insufficient memory": "node(s) didn't have enough resources: memory"}
@@ -68,6 +71,7 @@ class KaiScheduler:
         self.told = {}       # (namespace, pod group) -> the Unschedulable message last recorded on it
         self.dirty, self.last, self._seq = True, 0.0, 0
         self.shard_nodes = None  # the nodes of the shard a cycle is scheduling
+        self.unsent = []  # (due, pod group, message, recorded at): Evict events still in the recorder's queue
 
     # --- pods coming and going --------------------------------------------------------------------------------
 
@@ -100,6 +104,7 @@ class KaiScheduler:
 
     def run(self) -> None:
         now = time.monotonic()
+        self._send_events(now)
         if self.nodes.freed:
             self.dirty = True  # capacity came back (a pod finished or went): the default scheduler resets it
         if not self.dirty and (not self.pending or now - self.last < CYCLE_SECONDS * 4):
@@ -293,6 +298,11 @@ class KaiScheduler:
                 return chosen, "reclaim"
         return self._preempt(jobs, job, rounds), "preempt"
 
+    def _send_events(self, now: float) -> None:
+        while self.unsent and self.unsent[0][0] <= now:
+            _, group, message, at = self.unsent.pop(0)
+            self.ctl.recorder.emit(group, "Normal", "Evict", message, pg.SCHEDULER_NAME, at=at)
+
     def _pipeline(self, queues, job, chosen, rounds) -> None:
         """The victims' room moves to the job, in every queue up the tree."""
         wanted = self._amounts(job.pending)
@@ -414,7 +424,7 @@ class KaiScheduler:
                                                  "status": {**status, "conditions": conditions}})
                 group = self.store.get(pg.POD_GROUPS, victim.key[0], victim.key[1])
                 if group is not None:
-                    self.ctl.recorder.emit(group, "Normal", "Evict", message, pg.SCHEDULER_NAME)
+                    self.unsent.append((time.monotonic() + EVENT_LAG_SECONDS, group, message, now_rfc3339()))
                 self.ctl.delete_object("pods", pod)
                 self.evicted[uid] = (victim.key[0], pod_name)
 

@@ -3,11 +3,13 @@ with quota, limit and over-quota weight, idle GPUs lent over quota, reclaim of p
 preemption within a queue, gangs, fractions packed onto one GPU, and KAI's words for each."""
 
 import re
+import time
 
 import pytest
 from kubernetes import client
 
 from kubesim import KubeSim
+from kubesim.node.kai import EVENT_LAG_SECONDS
 
 from .conftest import TOKEN, api_client, wait_until
 
@@ -104,6 +106,10 @@ def test_queues_lend_idle_gpus_reclaim_over_quota_and_never_touch_non_preemptibl
     for i in range(8):
         _job(batch, "team-b", f"train-{i}", "b")
     wait_until(lambda: len(_running(core, "team-b", "train-")) == 8, timeout=30)
+    # KAI's Evict events reach the server after the pods' deletion (its recorder's queue), as on the real one.
+    reclaims = wait_until(lambda: [e for e in _events(core, "team-a", "Evict")
+                                   if "was preempted by workload team-b/" in e.message], timeout=10)
+    time.sleep(2 * EVENT_LAG_SECONDS)  # every eviction's event is in by then
     reclaims = [e for e in _events(core, "team-a", "Evict") if "was preempted by workload team-b/" in e.message]
     assert len(reclaims) == 8  # the pool is full: 8 of A's 15 trainings go, A keeps its quota of 8
     assert all("\na uses <GPU: " in e.message and "\nb uses <GPU: " in e.message for e in reclaims)

@@ -24,6 +24,11 @@ from workloads.models import Workload
 log = logging.getLogger(__name__)
 EVICT_SELECTOR = "reason=Evict"
 EVICTION_SLACK = timedelta(seconds=2)  # event times have whole seconds
+# How long before a workload was seen leaving its allocated phase an Evict event listed later may have been
+# recorded: the recorder's queue, plus a round's interval (SYNC_INTERVAL_SECONDS) between the pod's deletion and
+# the round that saw it. A workload that ran again after an eviction and lost its pod otherwise within this
+# window would be told evicted: rarer than an eviction told as "no node with room".
+LATE_EVICTION = timedelta(seconds=60)
 
 
 def _allowed(read, what: str, default):
@@ -101,12 +106,18 @@ def reason(seen, workload: Workload, phase: str, message: str, pods: list, *, po
                  "message": f"{ev['message']} KAI Scheduler: {ev['schedulerMessage']}",
                  "lastTimestamp": e.get("lastTimestamp"), "eventTime": e.get("eventTime")} for e, ev in parsed]
     left_allocated = workload.actual_phase in ALLOCATED and phase not in ALLOCATED
-    # Evictions since it last started (the phase it leaves began then).
-    since = workload.phase_updated_at - EVICTION_SLACK if workload.phase_updated_at else None
+    # Leaving: the evictions since it last started (the phase it leaves began then). Left before: those from a
+    # little before it was seen leaving (then its phase began). KAI records the event before it deletes the pod,
+    # but client-go's recorder sends it from a queue, rate-limited: the round that saw the pod go may not have
+    # listed it yet, and one listed later still says why the workload left.
+    since = workload.phase_updated_at - (EVICTION_SLACK if left_allocated else LATE_EVICTION) \
+        if workload.phase_updated_at else None
     recent = [ev for _, ev in parsed if since is None or ((at := parse_datetime(str(ev.get("at") or "")))
                                                           is not None and at >= since)]
+    previous = workload.pending_reason
+    late = not left_allocated and bool(recent) and (previous or {}).get("type") not in queued.EVICTED
     why = queued.why(phase, message, pods, groups, recent, pool=pool, units=_units(seen),
-                     previous=workload.pending_reason, was_running=left_allocated)
+                     previous=previous, was_running=left_allocated or late)
     if why is not None:
         why = {**why, "queue": sched.project_queue(workload.project.name)}
     return why, timeline
