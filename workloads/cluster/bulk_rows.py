@@ -42,32 +42,37 @@ def _prepared(field, value):
     return field.get_db_prep_save(value, connection=connection)
 
 
-def update_rows(model, rows: list[dict], fields: list[str]) -> None:
-    """Set `fields` of each row to its values; each row is a dict with its "pk" and those fields.
-    `UPDATE t SET f = v.f FROM unnest(<pk array>, <f array>, …) AS v WHERE t.pk = v.pk` on PostgreSQL,
+def update_rows(model, rows: list[dict], fields: list[str], *, same: dict | None = None) -> None:
+    """Set `fields` of each row to its values, and `same`'s fields to one value for every row; each row is a
+    dict with its "pk" and those fields.
+    `UPDATE t SET f = v.f, g = %s FROM unnest(<pk array>, <f array>, …) AS v WHERE t.pk = v.pk` on PostgreSQL,
     `… FROM (VALUES (…), …) AS v` on SQLite (>= 3.33)."""
     if not rows:
         return
+    same = same or {}
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
     columns = _columns(model, ["pk", *fields])
+    fixed = list(zip(_columns(model, list(same)), same.values(), strict=True))
+    fixed_sets = [f"{quote(f.column)} = %s" for f, _ in fixed]
+    fixed_params = [_prepared(f, value) for f, value in fixed]
     with connection.cursor() as cursor:
         if _postgres():
             names = [quote(f.column) for f in columns]
             arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in columns)
-            sets = ", ".join(f"{name} = v.{name}" for name in names[1:])
+            sets = ", ".join([*(f"{name} = v.{name}" for name in names[1:]), *fixed_sets])
             params = [[_prepared(f, row[name]) for row in rows] for f, name in zip(columns, ["pk", *fields],
                                                                                  strict=True)]
             cursor.execute(f"UPDATE {table} SET {sets} FROM unnest({arrays}) AS v({', '.join(names)}) "
-                           f"WHERE {table}.{names[0]} = v.{names[0]}", params)
+                           f"WHERE {table}.{names[0]} = v.{names[0]}", [*fixed_params, *params])
             return
         one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-        sets = ", ".join(f"{quote(f.column)} = v.column{i + 2}" for i, f in enumerate(columns[1:]))
+        sets = ", ".join([*(f"{quote(f.column)} = v.column{i + 2}" for i, f in enumerate(columns[1:])), *fixed_sets])
         for chunk in _chunks(rows, BATCH):
             params = [_prepared(f, row[name]) for row in chunk for f, name in zip(columns, ["pk", *fields],
                                                                                    strict=True)]
             cursor.execute(f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([one] * len(chunk))}) AS v "
-                           f"WHERE {table}.{quote(columns[0].column)} = v.column1", params)
+                           f"WHERE {table}.{quote(columns[0].column)} = v.column1", [*fixed_params, *params])
 
 
 def insert_rows(model, rows: list[dict], *, ignore_conflicts: bool = False) -> None:
