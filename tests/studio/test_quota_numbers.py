@@ -61,3 +61,23 @@ def test_waiting_work_is_requested_not_allocated(org):
     _workload(org.a, "creating", "Creating", 1)
     numbers = quota_numbers(projects=[org.a]).project(org.a.pk).total
     assert (numbers.allocated, numbers.requested, numbers.waiting) == (Decimal(2), Decimal(4), Decimal(2))
+
+
+def test_one_units_numbers_are_those_it_has_among_others(org):
+    """A submission's check (one project) and a department's page (one department) read their use with SQL written
+    once (perf.keyed_rows), run again with each unit's id: the same numbers as the grouped read of many units,
+    GPUs, CPU and memory, for each unit asked in turn."""
+    a100 = NodePool.objects.create(cluster=org.cluster, name="a100", label_key="k", label_value="a100")
+    _workload(org.a, "runs", "Running", 2, "a100")
+    _workload(org.a, "waits", "Pending", 1)
+    _workload(org.b, "runs-b", "Running", 3)
+    Workload.objects.filter(name="runs").update(cpu_request=1500, memory_request=2 * 10**9)
+    together = quota_numbers(projects=[org.a, org.b], departments=[org.department])
+    for project in (org.a, org.b, org.a):
+        alone = quota_numbers(projects=[project])
+        assert alone.project(project.pk) == together.project(project.pk)
+    alone = quota_numbers(departments=[org.department], pools_of=[org.cluster.pk])
+    assert alone.department(org.department.pk) == together.department(org.department.pk)
+    assert alone.department(org.department.pk).pools["a100"].cpu_allocated == 1500
+    assert alone.pool_ids_of(org.cluster.pk)["a100"] == str(a100.pk)
+    assert quota_numbers(projects=[org.a]).project(org.a.pk).total.requested == Decimal(3)
