@@ -196,10 +196,12 @@ class Queues:
     places: dict = field(default_factory=dict)  # wid -> pending.Place, as last computed
     names: dict = field(default_factory=dict)  # wid -> workload name (KAI: who evicted whom), of the rows read
     stale: set = field(default_factory=set)  # wids whose place moved and is not written yet (`write_places`)
+    # KAI: workloads left a queue since the places were computed (`_unplace`); `write_places` computes them again
+    unplaced: bool = False
 
     def clear(self) -> None:
         self.rows, self.reasons, self.written, self.places, self.names = {}, {}, {}, {}, {}
-        self.stale = set()
+        self.stale, self.unplaced = set(), False
 
     def follow(self, wid: str, row: pending.Row | None, reason: dict | None) -> bool:
         """Keep what one pass derived for `wid`; whether the queues may have changed with it."""
@@ -249,6 +251,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     pushes = PushQueue(cluster.pk, grace)
     read_as = {}  # wid -> (workload pk, desired, actual) of each row read
     moved = full
+    joined = full  # a row came to wait in a queue (or changed there): its place is needed now
     shared_quotas: dict = {}  # (project, department, pool) -> the quotas of its rows, one tuple for them all
     if seen.kai:
         queues.names.update((str(w.pk), w.name) for w in rows)
@@ -287,6 +290,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         else:
             reason = pending.cluster_reason(phase, message, pods, events, pool=pool) if live else None
             row = _queue_row(workload, phase, pool, wid, shared_quotas) if live else None
+        joined = joined or (row is not None and row.phase == Workload.Phase.PENDING and queues.rows.get(wid) != row)
         moved = queues.follow(wid, row, reason if live else None) or moved
         changes.phase(workload, phase, message, primary=primary, running=_running(pods),
                       endpoints=endpoints_of(ref, objects, pods))
@@ -300,6 +304,8 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
     answered = set(read_as)  # the rows read, and those whose place in a queue moved
     if not place:
         answered = {wid for wid in answered if wid not in queues.rows}  # the live ones: by place_queues
+    elif moved and seen.kai and places_later and not joined:
+        _unplace(queues, set(read_as) | (only or set()))
     elif moved:
         answered |= _placed(queues, kai=seen.kai)
     _answer(changes, queues, answered, read_as, later=queues.stale if places_later else None)
@@ -322,13 +328,30 @@ def place_queues(cluster: Cluster, queues: Queues, *, now: datetime, kai: bool) 
 def _placed(queues: Queues, *, kai: bool) -> set[str]:
     """The places computed again over every live row; the workloads whose place moved."""
     before, queues.places = queues.places, (kai_queue if kai else pending.queue)(list(queues.rows.values()))
+    queues.unplaced = False
     return {w for w in before.keys() | queues.places.keys() if before.get(w) != queues.places.get(w)}
 
 
-def write_places(cluster: Cluster, queues: Queues, *, now: datetime) -> SyncReport:
-    """The places `reconcile(..., places_later=True)` left in `queues.stale`, written."""
+def _unplace(queues: Queues, wids: set[str]) -> None:
+    """A watcher's pass on KAI in which workloads only left their queues (bound, ended, deleted): theirs is no
+    place now; the others' places, which moved only by a place each, are computed by `write_places`. On KAI a
+    place holds no reason (KAI's own are the PodGroups', read with their workloads), so what waits is what
+    `places_later` leaves to it anyway: not the queues again and every moved row's answer on each pass (5,000
+    trainings binding: a fifth of the watcher's CPU, docs/performance.md)."""
+    for wid in wids:
+        row = queues.rows.get(wid)
+        if row is None or row.phase != Workload.Phase.PENDING:
+            queues.places.pop(wid, None)
+    queues.unplaced = True
+
+
+def write_places(cluster: Cluster, queues: Queues, *, now: datetime, kai: bool = False) -> SyncReport:
+    """The places `reconcile(..., places_later=True)` left in `queues.stale`, or left to compute (`unplaced`),
+    written."""
     changes = sync_writes.Changes(cluster=cluster, now=now, whole=False)
     stale, queues.stale = queues.stale, set()
+    if queues.unplaced:
+        stale |= _placed(queues, kai=kai)
     _answer(changes, queues, stale, {})
     report = SyncReport(changed=changes.save())
     _answers_written(changes, queues, report)

@@ -157,7 +157,8 @@ class Following:
         next_tick = time.monotonic() + settings.SYNC_INTERVAL_SECONDS
         next_resync = time.monotonic() + settings.SYNC_RESYNC_SECONDS
         while not self.stopping.is_set():
-            due = min(next_tick, self.places_at + settings.WATCH_PLACES_SECONDS) if self.queues.stale else next_tick
+            placing = self.queues.stale or self.queues.unplaced
+            due = min(next_tick, self.places_at + settings.WATCH_PLACES_SECONDS) if placing else next_tick
             woke = self.store.changed.wait(max(0.0, due - time.monotonic()))
             if self.stopping.is_set() or not self._still_held():
                 return
@@ -169,7 +170,7 @@ class Following:
                 self.apply(self.store.take_dirty())
                 self.last_pass_seconds = time.monotonic() - began
             now = time.monotonic()
-            if self.queues.stale and now >= self.places_at + settings.WATCH_PLACES_SECONDS:
+            if (self.queues.stale or self.queues.unplaced) and now >= self.places_at + settings.WATCH_PLACES_SECONDS:
                 self.write_places()
             if now >= next_tick:
                 self.tick()
@@ -296,7 +297,7 @@ class Following:
     def write_places(self) -> None:
         """The places the passes since the last call moved and left to write (sync.reconcile's `places_later`)."""
         self.places_at = time.monotonic()
-        report = sync.write_places(self.cluster, self.queues, now=timezone.now())
+        report = sync.write_places(self.cluster, self.queues, now=timezone.now(), kai=self.kai)
         self.store.mark(report.retry)
 
     def _seen(self, now, wids: set[str] | None = None, *, pod_groups: dict | None = None) -> sync.Seen:
