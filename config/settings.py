@@ -310,7 +310,8 @@ WATCH_TIMEOUT_SECONDS = env.float("WATCH_TIMEOUT_SECONDS", default=300.0)
 # a small part leaves pymalloc fewer arenas pinned by the objects a pass keeps (docs/performance.md).
 WATCH_FULL_PASS_PART = env.int("WATCH_FULL_PASS_PART", default=250)
 # A watcher writes a queued workload's new place (queuePosition, queueLength, estimate) that moved only because
-# others joined or left its queue at most this often: each pass moved every queued row (docs/performance.md).
+# others joined or left its queue at most this often: each pass moved every queued row (docs/performance.md). On KAI,
+# a pass in which workloads only left their queues leaves the queues themselves to be computed then as well.
 WATCH_PLACES_SECONDS = env.float("WATCH_PLACES_SECONDS", default=3.0)
 METRICS_INTERVAL_SECONDS = env.float("METRICS_INTERVAL_SECONDS", default=15.0)
 # Idle GPU reclaim and time limits (projects' schedulingRules, workloads/cluster/reclaim.py): how often the round runs,
