@@ -19,6 +19,9 @@ class StudioConfig(AppConfig):
         post_migrate.connect(roles_ensure, sender=self, dispatch_uid="studio-roles-ensure")
         user_logged_in.connect(passwords.remember_at_login, dispatch_uid="studio-temporary-password")
         connection_created.connect(_owner_only_sqlite, dispatch_uid="studio-owner-only-sqlite")
+        from perf import timestamps
+
+        timestamps.connect()  # PostgreSQL's timestamps read by psycopg's C loader, not Django's Python one
         from django.conf import settings
 
         database = settings.DATABASES["default"]
