@@ -7,17 +7,25 @@ import json
 
 import orjson
 
+from perf import kept_json
+
 BEYOND_64_BITS = 2.0**63
 
 
-def api_answer(data):
+def api_answer(data, kept=None):
     """A Kubernetes API server's JSON answer (a LIST page, an object), decoded by orjson: a page of 500 pods in 5.7 µs
     a pod against json's 14.5 (the watcher's LISTs at 100,000 workloads, docs/performance.md). Not a watch's events,
     which json reads: decoded by orjson, the watcher held 225 MiB after `bench.watch`'s burst at 10,000 workloads,
     against 146 MiB with json.
     No integer beyond 64 bits can be in it, so orjson reads it as json does: the API server decodes every number
     into a 64-bit integer or a float before it keeps it (typed fields are int32 or int64; a custom resource's
-    numbers int64 or float64). Text orjson refuses (NaN, a lone surrogate) goes to json, which reads it as before."""
+    numbers int64 or float64). Text orjson refuses (NaN, a lone surrogate) goes to json, which reads it as before.
+    `kept` (`perf.kept_json`): a decoder that keeps only the fields its reader uses; text it does not fit is read
+    whole, as without it."""
+    if kept is not None:
+        found = kept_json.answer(data, kept)
+        if found is not None:
+            return found
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -24,7 +24,9 @@ from collections.abc import Iterable
 import orjson
 import zstandard
 
+from perf import kept_json
 from perf.gc_pause import gc_paused
+from perf.kept_json import ANY
 from studio.clusters import kube
 from studio.clusters import scheduler as sched
 from workloads import manifests
@@ -108,16 +110,17 @@ def trim(kind: tuple[str, str], obj: dict) -> dict:
         allocatable = (obj.get("status") or {}).get("allocatable") or {}
         return {"apiVersion": "v1", "kind": "Node", "metadata": _pick(obj.get("metadata") or {}, ("name", "uid",
                 "resourceVersion")), "status": {"allocatable": allocatable}}
-    out = {"apiVersion": obj.get("apiVersion") or kind[0], "kind": obj.get("kind") or kind[1],
-           "metadata": _meta(obj.get("metadata") or {})}
     if kind in EVENT_KINDS:
-        out["metadata"] = _pick(obj.get("metadata") or {}, ("name", "namespace", "uid", "resourceVersion",
-                                                             "creationTimestamp"))
+        out = {"apiVersion": obj.get("apiVersion") or kind[0], "kind": obj.get("kind") or kind[1],
+               "metadata": _pick(obj.get("metadata") or {}, ("name", "namespace", "uid", "resourceVersion",
+                                                             "creationTimestamp"))}
         for key in ("involvedObject", "reason", "message", "type", "lastTimestamp", "eventTime"):
             if key in obj:
                 out[key] = _pick(obj[key], ("kind", "name", "namespace", "uid")) if key == "involvedObject" \
                     else obj[key]
         return out
+    out = {"apiVersion": obj.get("apiVersion") or kind[0], "kind": obj.get("kind") or kind[1],
+           "metadata": _meta(obj.get("metadata") or {})}
     if kind[1] == "Secret":
         return out
     spec = obj.get("spec")
@@ -146,6 +149,42 @@ def _without_pod_specs(spec: dict) -> dict:
             spec[key] = {role: {k: v for k, v in r.items() if k != "template"} if isinstance(r, dict) else r
                          for role, r in replicas.items()}
     return spec
+
+
+# What `trim` reads of the kinds it trims field by field, as `perf.kept_json` shapes: a LIST page or a watch event
+# of these kinds is decoded keeping only these fields, so the rest of an object (pod specs, managed fields,
+# annotations: most of its text) is skipped without being built. trim(kind, kept) == trim(kind, whole) for every
+# object (tests/workloads/test_kept_fields.py); a field trim reads and a shape drops fails it.
+
+_META = {**dict.fromkeys(("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
+                          "generation"), ANY),
+         "labels": dict.fromkeys(KEPT_LABELS, ANY), "ownerReferences": [{"controller": ANY}]}
+_CONTAINER = {"name": ANY, "image": ANY}
+_CONDITION = dict.fromkeys(CONDITION_KEYS, ANY)
+_CONTAINER_STATUS = dict.fromkeys(CONTAINER_KEYS, ANY)
+_EVENT = {"apiVersion": ANY, "kind": ANY,
+          "metadata": dict.fromkeys(("name", "namespace", "uid", "resourceVersion", "creationTimestamp"), ANY),
+          "involvedObject": dict.fromkeys(("kind", "name", "namespace", "uid"), ANY),
+          **dict.fromkeys(("reason", "message", "type", "lastTimestamp", "eventTime"), ANY)}
+KEPT = {
+    POD: {"apiVersion": ANY, "kind": ANY, "metadata": _META,
+          "spec": {"nodeName": ANY, "containers": [_CONTAINER], "initContainers": [_CONTAINER]},
+          "status": {**dict.fromkeys(POD_STATUS_KEYS, ANY), "conditions": [_CONDITION],
+                     "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS]}},
+    **{kind: {"apiVersion": ANY, "kind": ANY, "metadata": _META, "spec": dict.fromkeys(fields, ANY), "status": ANY}
+       for kind, fields in SPEC_KEPT.items()},
+    **dict.fromkeys(EVENT_KINDS, _EVENT),
+}
+_decoders: dict = {}
+
+
+def kept_decoders(kind: tuple) -> tuple:
+    """(LIST page decoder, watch event decoder) keeping what `trim` reads of `kind`; (None, None) for a kind
+    trimmed otherwise (kept whole, or everything but its pod templates)."""
+    if kind not in _decoders:
+        shape = KEPT.get(kind)
+        _decoders[kind] = (kept_json.list_decoder(shape), kept_json.event_decoder(shape)) if shape else (None, None)
+    return _decoders[kind]
 
 
 # --- the store -------------------------------------------------------------------------------------------
@@ -584,7 +623,8 @@ class Reflector(threading.Thread):
         with gc_paused():
             items, version = kube.list_snapshot(
                 self.conn, *self.api_kind, namespace=self.namespace, label_selector=self.label_selector,
-                field_selector=self.field_selector, each=lambda obj: self.store.pack(self.kind, trim(self.kind, obj)))
+                field_selector=self.field_selector, kept=kept_decoders(self.kind)[0],
+                each=lambda obj: self.store.pack(self.kind, trim(self.kind, obj)))
         self.lists += 1
         self.forbidden = False
         self.store.replace(self.kind, self.namespace, items)
@@ -601,7 +641,7 @@ class Reflector(threading.Thread):
         events = kube.watch_stream(self.conn, *self.api_kind, resource_version=self.resource_version,
                                    namespace=self.namespace, label_selector=self.label_selector,
                                    field_selector=self.field_selector, timeout_seconds=seconds,
-                                   on_response=self._opened)
+                                   on_response=self._opened, kept=kept_decoders(self.kind)[1])
         try:
             for event in events:
                 if self.stopping.is_set():

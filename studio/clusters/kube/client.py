@@ -221,8 +221,9 @@ class Connection:
 
     def request(self, method: str, path: str, *, verb: str, resource: str, query: dict | None = None,
                 body=None, content_type: str = "application/json", stream: bool = False, timeout=None,
-                accept: str = "application/json"):
-        """One REST call; the JSON body as a dict (None when empty), or the raw response when `stream`."""
+                accept: str = "application/json", kept=None):
+        """One REST call; the JSON body as a dict (None when empty), or the raw response when `stream`. `kept`: a
+        decoder that keeps only the fields the caller reads (`perf.kept_json`)."""
         params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
         headers = {"Accept": accept, "Content-Type": content_type}
         response = self.call(
@@ -236,7 +237,7 @@ class Connection:
             data = response.data
         finally:
             response.release_conn()
-        return api_answer(data) if data else None
+        return api_answer(data, kept) if data else None
 
     def close(self) -> None:
         self.api.close()

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 
+from perf import kept_json
 from perf.lines import whole_lines
 from studio.clusters.kube.client import (
     LIST_PAGE_SIZE,
@@ -171,10 +172,11 @@ def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: st
 
 def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: str | None = None,
                   label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE,
-                  each=None) -> tuple[list[dict], str]:
+                  each=None, kept=None) -> tuple[list[dict], str]:
     """`list_objects`, and the resourceVersion the list was read at (every page of a list is one snapshot): a
     watch from it misses nothing that happened after. `each(object)`, when given, is kept instead of each object
-    as its page arrives (a page at a time in memory, not the whole list)."""
+    as its page arrives (a page at a time in memory, not the whole list). `kept`: a page decoder
+    (`perf.kept_json.list_decoder`) keeping only the fields `each` reads."""
     served = served_version(conn, api_version)
     path = resource_path(served, kind, namespace=namespace)
     resource = resource_label(api_version, kind)
@@ -184,7 +186,7 @@ def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: s
         query = {"labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
                  "continue": token}
         try:
-            page = conn.request("GET", path, verb="list", resource=resource, query=query) or {}
+            page = conn.request("GET", path, verb="list", resource=resource, query=query, kept=kept) or {}
         except Expired:
             if not token:
                 raise
@@ -233,13 +235,18 @@ def _with_kind(items: list[dict], api_version: str, kind: str) -> list[dict]:
 
 
 class _Watch(k8s_watch.Watch):
-    """The official client's watch, each event's JSON read once into plain dicts (no typed models), and its
-    resourceVersion moved by bookmarks too (the client keeps it only from typed objects)."""
+    """The official client's watch, each event's JSON read once into plain dicts (no typed models; only the
+    fields `kept` names, when given: `perf.kept_json.event_decoder`), and its resourceVersion moved by bookmarks
+    too (the client keeps it only from typed objects)."""
+
+    def __init__(self, kept=None):
+        super().__init__(return_type="object")
+        self.kept = kept
 
     def unmarshal_event(self, data, return_type):
         if not data or data.isspace():
             return None
-        event = json.loads(data)
+        event = kept_json.watch_event(data, self.kept)
         event["raw_object"] = event.get("object") or {}
         if event.get("type") != "ERROR":
             version = (event["raw_object"].get("metadata") or {}).get("resourceVersion")
@@ -250,11 +257,12 @@ class _Watch(k8s_watch.Watch):
 
 def watch_stream(conn: Connection, api_version: str, kind: str, *, resource_version: str,
                  namespace: str | None = None, label_selector: str = "", field_selector: str = "",
-                 timeout_seconds: int = 300, on_response=None) -> Iterator[dict]:
+                 timeout_seconds: int = 300, on_response=None, kept=None) -> Iterator[dict]:
     """One WATCH request from `resource_version`, with bookmarks: its events ({"type", "object"}: ADDED,
     MODIFIED, DELETED, BOOKMARK) until the server ends it after `timeout_seconds`. A resourceVersion too old
     for the server raises Expired (410), whether it answers so or says so in the stream. `on_response` gets the
-    open response (whose `shutdown()` ends the watch from another thread)."""
+    open response (whose `shutdown()` ends the watch from another thread). `kept`: an event decoder keeping only
+    the fields the caller reads (`perf.kept_json.event_decoder`)."""
     served = served_version(conn, api_version)
     path = resource_path(served, kind, namespace=namespace)
     resource = resource_label(api_version, kind)
@@ -269,8 +277,7 @@ def watch_stream(conn: Connection, api_version: str, kind: str, *, resource_vers
         return _WholeLines(response)
 
     try:
-        for event in _Watch(return_type="object").stream(request, resource_version=resource_version,
-                                                         timeout_seconds=timeout_seconds):
+        for event in _Watch(kept).stream(request, resource_version=resource_version, timeout_seconds=timeout_seconds):
             yield {"type": event.get("type"), "object": _with_kind([event["raw_object"]], api_version, kind)[0]}
     except ApiException as exc:  # an ERROR event in the stream (the client raises it as an ApiException)
         raise sorted_error(exc) from exc
