@@ -12,7 +12,7 @@ an object is expected) fails the whole text, which is then read whole (`answer`,
 gets is then exactly what it got before."""
 
 import json
-from typing import Any, Optional, TypedDict
+from typing import Any, TypedDict
 
 import msgspec
 
@@ -24,9 +24,9 @@ def _type(shape, name: str):
         return Any
     if isinstance(shape, list):
         (item,) = shape
-        return Optional[list[_type(item, name + "Item")]]
+        return list[_type(item, name + "Item")] | None
     fields = {key: _type(value, name + "_" + "".join(c for c in key if c.isalnum())) for key, value in shape.items()}
-    return Optional[TypedDict(name, fields, total=False)]
+    return TypedDict(name, fields, total=False) | None
 
 
 def list_decoder(item: dict) -> msgspec.json.Decoder:
