@@ -68,3 +68,25 @@ def test_a_workloads_job_and_pod_are_kept_in_under_a_kilobyte():
     assert [p["metadata"]["name"] for found in pods_seen.values() for p in found] == [pods[3]["metadata"]["name"]]
     assert [j["metadata"]["name"] for found in objects.values() for j in found[("batch/v1", "Job")]] == \
         [jobs[3]["metadata"]["name"]]
+
+
+def test_a_lists_page_is_packed_in_one_call_into_the_entries_its_objects_get_one_by_one():
+    """The reflectors pack a LIST's page at once (`Store.pack_page`: one compression call, one release of the GIL);
+    each object must get the entry it gets alone, events their kept flag, and read back whole."""
+    from bench.store_memory import JOB, POD, _object
+
+    for kind, objects in ((informer.POD, [_object(POD, i, pod=True) for i in range(50)]),
+                          (("batch/v1", "Job"), [_object(JOB, i, pod=False) for i in range(50)]),
+                          (informer.EVENT, [_warning(i) for i in range(50)] + [{**_warning(50), "type": "Normal"}])):
+        trimmed = [informer.trim(kind, obj) for obj in objects]
+        alone, paged = informer.Store(), informer.Store()
+        one_by_one = [alone.pack(kind, obj) for obj in trimmed]
+        page = paged.pack_page(kind, trimmed)
+        assert page == one_by_one, kind
+        paged.replace(kind, None, page)
+        if kind != informer.EVENT:
+            wid = trimmed[7]["metadata"]["labels"]["paas-studio/workload-id"]
+            objects_seen, pods_seen, _, _ = paged.view({wid})
+            read = [o for kinds in objects_seen.values() for found in kinds.values() for o in found]
+            assert trimmed[7] in read + [p for found in pods_seen.values() for p in found], kind
+    assert informer.Store().pack_page(informer.POD, []) == []

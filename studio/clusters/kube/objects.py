@@ -172,11 +172,11 @@ def list_objects(conn: Connection, api_version: str, kind: str, *, namespace: st
 
 def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: str | None = None,
                   label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE,
-                  each=None, kept=None) -> tuple[list[dict], str]:
+                  each_page=None, kept=None) -> tuple[list[dict], str]:
     """`list_objects`, and the resourceVersion the list was read at (every page of a list is one snapshot): a
-    watch from it misses nothing that happened after. `each(object)`, when given, is kept instead of each object
-    as its page arrives (a page at a time in memory, not the whole list). `kept`: a page decoder
-    (`perf.kept_json.list_decoder`) keeping only the fields `each` reads."""
+    watch from it misses nothing that happened after. `each_page(objects)`, when given, is kept instead of each
+    page's objects as the page arrives (a page at a time in memory, not the whole list). `kept`: a page decoder
+    (`perf.kept_json.list_decoder`) keeping only the fields `each_page` reads."""
     served = served_version(conn, api_version)
     path = resource_path(served, kind, namespace=namespace)
     resource = resource_label(api_version, kind)
@@ -193,7 +193,7 @@ def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: s
             items, token = [], ""
             continue
         found = _with_kind(page.get("items") or [], api_version, kind)
-        items.extend(found if each is None else map(each, found))
+        items.extend(found if each_page is None else each_page(found))
         version = version if token else (page.get("metadata") or {}).get("resourceVersion") or ""
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
