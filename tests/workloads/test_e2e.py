@@ -178,7 +178,10 @@ def test_without_knative_an_inference_is_a_deployment_a_service_and_an_hpa(worke
     hpa = hpa_of(k8s, org.namespace, name)
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
     assert hpa["spec"]["scaleTargetRef"]["name"] == name
-    row = Workload.objects.get(pk=workload_id)
+    # A round lists the Services before the pods: one that began as the push made the Service can see the pod
+    # Running and no Service yet. The address then comes with the next round, as a user sees it.
+    row = wait_for(lambda: (lambda w: w if w.endpoints else None)(Workload.objects.get(pk=workload_id)),
+                   step=lambda: sync(org), what="the workload's endpoints")
     assert row.cluster.has_knative is False
     assert row.endpoints["serviceAddress"] == service.spec.cluster_ip
     assert row.endpoints["ports"] == [{"name": "port-8080", "port": 8080}]
