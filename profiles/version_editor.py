@@ -161,9 +161,11 @@ class VersionEditor:
 
     def __init__(self, data=None, *, initial: dict, variables=(), outputs=()):
         self.mode = JSON if data is not None and data.get("editor") == JSON else TABLE
-        self.form = VersionForm(data, initial={**initial, "variables": json.dumps(list(variables), indent=2),
-                                               "outputs": json.dumps(list(outputs), indent=2)})
         kind = (data.get("kind") if data is not None else None) or initial.get("kind") or "training"
+        # the kind shown is the kind rendered: choosing it again re-renders nothing (static/studio/ui.js)
+        self.form = VersionForm(data, initial={**initial, "kind": kind,
+                                               "variables": json.dumps(list(variables), indent=2),
+                                               "outputs": json.dumps(list(outputs), indent=2)})
         # choosing another kind re-renders the form with that kind's spec fields (static/studio/ui.js)
         self.form.fields["kind"].widget.attrs["data-refresh-with"] = "refresh-kind"
         self.spec = SpecEditor(kind, data=data, spec=_parsed(

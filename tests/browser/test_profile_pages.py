@@ -183,8 +183,12 @@ def test_environment_templates_and_versions_with_inline_errors(open_session, org
     page.get_by_label("Description").fill("Runs a training script.")
     page.get_by_role("button", name="Create template").click()
     expect(page.locator("main h1.page-title")).to_contain_text("Trainer")
+    # The heading shows before the page's deferred scripts run; a kind chosen before ui.js listens re-renders nothing.
+    page.wait_for_load_state()
 
     page.get_by_label("Version", exact=True).fill("1.0.0")
+    kind = page.get_by_label("Workload kind")
+    assert kind.evaluate("s => s.selectedOptions[0].defaultSelected")  # the kind shown is the one rendered
     page.get_by_label("Workload kind").select_option("training")  # as shown: nothing re-rendered
     with page.expect_navigation():  # another kind: the form shows that kind's spec fields (nothing saved)
         page.get_by_label("Workload kind").select_option("distributed")
