@@ -3,6 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml cli/pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
+# One pytest process per core, four at most (pytest-xdist); TEST_PROCESSES=0 runs them all in this process.
+TEST_PROCESSES ?= auto
 # Random keys of this checkout (SECRET_KEY, FIELD_ENCRYPTION_KEY), made once and kept with mode 0600; the
 # targets that start the product read them (a key set in the environment wins). Tests make their own.
 DEV_KEYS := $(or $(STUDIO_VAR_DIR),var)/secrets.env
@@ -43,7 +45,7 @@ run: demo
 	$(WITH_KEYS) $(PY) scripts/run_dev.py
 
 test: install system-deps registry
-	$(PY) -m pytest -m "not real and not dex" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not real and not dex" -n $(TEST_PROCESSES) --maxprocesses 4 --dist loadfile $(PYTEST_ARGS)
 
 # The product against a real cluster — Kubernetes, KAI Scheduler, KWOK and the Kubeflow training operator, built
 # from Go modules by scripts/kube/build_stack.sh before pytest (cached; it prints versions and time) — and single

@@ -4,6 +4,8 @@ start (a Celery worker, `manage.py`) share them."""
 
 import os
 import secrets
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from cryptography.fernet import Fernet
 
@@ -13,6 +15,28 @@ os.environ.setdefault("FIELD_ENCRYPTION_KEY", Fernet.generate_key().decode())
 os.environ.setdefault("CLUSTER_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16")
 # Slack's Web API: nothing listens on port 9 of loopback (a test that needs it points it at its own receiver).
 os.environ.setdefault("NOTIFICATIONS_SLACK_API_URL", "http://127.0.0.1:9/api")
+
+
+
+def _own_place_per_test_process() -> None:
+    """`make test` runs one pytest process per core (pytest-xdist): each gets a var/ folder and a Redis database of
+    its own (pytest-django already gives each its own test database, test_<name>_gwN). The processes a test starts
+    (a Celery worker, manage.py) read this file again with the environment already moved: STUDIO_TEST_PROCESS
+    says the move is made, so that they do not move it a second time."""
+    process = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not process.startswith("gw") or os.environ.get("STUDIO_TEST_PROCESS") == process:
+        return
+    number = int(process[2:])
+    var = Path(os.environ.get("STUDIO_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
+    os.environ["STUDIO_VAR_DIR"] = str(var / f"test-{process}")
+    redis = urlsplit(os.environ.get("REDIS_URL", ""))
+    if redis.scheme:
+        database = (int(redis.path.strip("/") or 0) + number) % 16
+        os.environ["REDIS_URL"] = urlunsplit(redis._replace(path=f"/{database}"))
+    os.environ["STUDIO_TEST_PROCESS"] = process
+
+
+_own_place_per_test_process()
 
 from config.settings import *  # noqa: E402,F403
 
