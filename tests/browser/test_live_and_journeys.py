@@ -3,7 +3,6 @@ left open while its job completes (phase, actions and charts follow), the admin'
 viewer who can read but not change, a Kit user who starts and stops a stream."""
 
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -18,7 +17,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 
 
 def test_a_workload_page_left_open_follows_the_job_to_completed(open_session, sim_org, worker):
-    body = training_body(sim_org.project, "train-live", annotations=run_seconds(6))
+    # Long enough that metrics are still collected while it runs on a loaded machine (CI's run at 6 s did not).
+    body = training_body(sim_org.project, "train-live", annotations=run_seconds(20))
     workload_id = sim_org.api.post("/api/v1/workloads/trainings", body, format="json").json()["workloadId"]
     session = open_session(sim_org.user.username)
     page = session.page
@@ -32,19 +32,21 @@ def test_a_workload_page_left_open_follows_the_job_to_completed(open_session, si
              timeout=60, what="train-live to run")
     expect(status).to_have_text("Running", timeout=10_000)
     expect(page.get_by_role("button", name="Suspend")).to_be_visible()
-    for _ in range(2):  # samples while the page is open: the charts draw them without a reload
-        tasks.cluster_collect_metrics.apply(args=[str(sim_org.cluster.pk)])
-        time.sleep(1)
     points = "(id) => { const c = Chart.getChart(document.getElementById(id)); " \
              "return c ? c.data.datasets.filter((d) => !d.stepped).reduce((n, d) => n + d.data.length, 0) : 0; }"
-    wait_for(lambda: page.evaluate(points, "chart-cpu") > 0, timeout=20, interval=1, what="CPU samples drawn")
+
+    def collect():  # samples while the page is open: the charts draw them without a reload
+        tasks.cluster_collect_metrics.apply(args=[str(sim_org.cluster.pk)])
+
+    wait_for(lambda: page.evaluate(points, "chart-cpu") > 1, step=collect, timeout=30, interval=1,
+             what="CPU samples drawn")
     times = page.evaluate("() => Chart.getChart(document.getElementById('chart-cpu')).data.datasets[0].data"
                           ".map((p) => p.x)")
     assert times == sorted(times)  # the time axis only moves forward
     expect(page.locator("#log-view")).to_contain_text("started from image python:3.11", timeout=15_000)
 
     wait_for(lambda: Workload.objects.get(pk=workload_id).actual_phase == "Completed", step=sync, interval=0.5,
-             timeout=60, what="train-live to complete")
+             timeout=90, what="train-live to complete")
     expect(status).to_have_text("Completed", timeout=10_000)  # no reload: the live part re-read it
     expect(page.get_by_role("button", name="Suspend")).to_have_count(0)  # no Suspend offered on a finished job
     expect(page.get_by_role("button", name="Delete")).to_be_visible()
