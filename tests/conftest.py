@@ -69,6 +69,11 @@ def client_for():
 @pytest.fixture
 def org(db):
     """Two projects on one cluster, and a user in each role; `org.a` is project A, `org.b` project B."""
+    return make_org()
+
+
+def make_org() -> SimpleNamespace:
+    """What the `org` fixture gives, for fixtures that build it once for many tests (tests/api/conftest.py)."""
     cluster = ClusterFactory(name="main")
     department = DepartmentFactory(name="research")
     a = ProjectFactory(name="alpha", department=department, cluster=cluster)

@@ -16,7 +16,7 @@ from django.urls import URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from studio.iam.auth import issue_token
-from tests.api.world import IDP_BODY, REGISTRY_BODY, make_world, path_values
+from tests.api.world import IDP_BODY, REGISTRY_BODY, path_values
 from tests.assets.bodies import KIND_OF, NO_CONTENT_ON_DELETE, body
 
 ROLES = ("anonymous", "viewer", "member", "project_admin", "outsider", "platform_admin")
@@ -597,6 +597,11 @@ def test_every_entry_of_the_tables_is_a_route():
     assert sorted(set(QUERIES) - {route for _, route in ROUTES}) == []
 
 
+@pytest.fixture
+def world(world_of_the_module, db):  # built once for the module (tests/api/conftest.py)
+    return world_of_the_module
+
+
 def _clients(world) -> dict[str, APIClient]:
     users = world.org.users
     clients = {"anonymous": APIClient()}
@@ -616,9 +621,8 @@ def _call(client: APIClient, method: str, url: str, body) -> int:
 
 
 @pytest.mark.parametrize(("method", "route"), ROUTES, ids=[f"{m} {r}" for m, r in ROUTES])
-def test_each_caller_gets_the_code_the_table_gives(method, route, org):
+def test_each_caller_gets_the_code_the_table_gives(method, route, world):
     assert (method, route) in TABLE, f"{method} {route} has no entry in TABLE: say who may call it"
-    world = make_world(org)
     url = re.sub(r"\{(\w+)\}", lambda m: path_values(world, route)[m[1]], route)
     url += QUERIES.get(route, lambda w: "")(world)
     body = BODIES.get((method, route), lambda w: None)(world)

@@ -3,8 +3,8 @@ no server error, and every response (status code, content type, body) is what th
 
 Half the examples aim path parameters at real objects of project alpha (tests/api/world.py), so
 that detail operations answer 200s and role refusals, not only 404s; the other half keep the generated
-values, to fuzz path parsing too. The tests use the `db` fixture: one transaction per test, rolled back, and
-no on-commit callback runs, so nothing reaches a cluster or the broker."""
+values, to fuzz path parsing too. The world is built once for the module; each test runs in a savepoint inside
+it (the `db` fixture), rolled back, and no on-commit callback runs, so nothing reaches a cluster or the broker."""
 
 import os
 
@@ -62,6 +62,11 @@ def _keep_the_test_connection():
     yield
     signals.request_started.connect(close_old_connections)
     signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def world(world_of_the_module, db):  # built once for the module (tests/api/conftest.py)
+    return world_of_the_module
 
 
 @pytest.fixture(params=["member", "platform_admin"])
