@@ -3,8 +3,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml cli/pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
-# One pytest process per core, four at most (pytest-xdist); TEST_PROCESSES=0 runs them all in this process.
-TEST_PROCESSES ?= auto
+# One pytest process more than the cores, four at most (pytest-xdist): the tests wait on browsers, workers and
+# clusters much of the time (two processes used 118% of two cores). TEST_PROCESSES=0 runs them all in this process.
+TEST_PROCESSES ?= $(shell echo $$(( $$(nproc) + 1 )))
 # Random keys of this checkout (SECRET_KEY, FIELD_ENCRYPTION_KEY), made once and kept with mode 0600; the
 # targets that start the product read them (a key set in the environment wins). Tests make their own.
 DEV_KEYS := $(or $(STUDIO_VAR_DIR),var)/secrets.env
