@@ -5,8 +5,9 @@ doing what KAI v0.12's actions do, in its order:
 - fair share (GPUs): every queue gets min(quota, requested); what is left goes to queues wanting more, by
   over-quota weight, within their limit; a parent's share is divided among its children the same way;
 - allocate: the least saturated queue (allocated / fair share) first, within it the highest priority, then the
-  oldest; a job over a queue's `limit` (itself or a parent) waits with `OverLimit`, a non-preemptible job
-  (priority class value >= 100) that would take its queue's non-preemptible allocation over its quota with
+  oldest PodGroup by its creationTimestamp (whole seconds), then by its UID (`creation_ranks`); a job over a
+  queue's `limit` (itself or a parent) waits with `OverLimit`, a non-preemptible job (priority class value
+  >= 100) that would take its queue's non-preemptible allocation over its quota with
   `NonPreemptibleOverQuota`, one that fits no node with `PodSchedulingErrors`; a gang (minMember > 1) starts
   whole or not at all; GPU fractions are packed onto the fullest GPU that has room (node/scheduler.py);
 - reclaim: a job of a queue under its fair share takes GPUs back from preemptible jobs of queues over theirs
@@ -26,7 +27,7 @@ import math
 import time
 from collections import Counter
 
-from ..store import jcopy, now_rfc3339
+from ..store import jcopy, now_rfc3339, parse_rfc3339
 from . import podgrouper as pg
 from .queues import (
     EPS,
@@ -64,7 +65,8 @@ class KaiScheduler:
         self.members = {}    # uid -> (namespace, pod group) of every KAI pod known
         self.reqs = {}       # uid -> Request
         self.infos = {}      # (namespace, pod group) -> group metadata (podgrouper.group_metadata)
-        self.arrival = {}    # (namespace, pod group) -> order of its first pod
+        self.created = {}    # (namespace, pod group) -> (creationTimestamp in seconds, UID) of its PodGroup
+        self.ranks = None    # creation_ranks of `created` (None: to compute again)
         self.bound = set()   # uids KAI placed
         self.evicted = {}    # uid -> (namespace, name): evicted, not yet gone
         self.reported = {}   # uid -> the message its pod was last told
@@ -81,11 +83,13 @@ class KaiScheduler:
             return
         info = pg.ensure_group(self.ctl, pod)
         key = (meta["namespace"], info["name"])
-        info.pop("object", None), info.pop("owner", None)
+        group_meta = (info.pop("object", None) or {}).get("metadata") or {}
+        info.pop("owner", None)
         self.infos[key] = info
-        if key not in self.arrival:
-            self._seq += 1
-            self.arrival[key] = self._seq
+        stamp = group_meta.get("creationTimestamp")
+        created = (parse_rfc3339(stamp) if stamp else None, group_meta.get("uid") or "")
+        if self.created.get(key) != created:
+            self.created[key], self.ranks = created, None
         self.pending[meta["uid"]] = (meta["namespace"], meta["name"])
         self.members[meta["uid"]] = key
         self.reqs[meta["uid"]] = pod_request(pod)
@@ -97,7 +101,8 @@ class KaiScheduler:
         self.bound.discard(uid)
         live = set(self.members.values())
         for key in [k for k in self.infos if k not in live]:
-            self.infos.pop(key), self.arrival.pop(key, None), self.told.pop(key, None)
+            self.infos.pop(key), self.created.pop(key, None), self.told.pop(key, None)
+            self.ranks = None
         self.dirty = True
 
     # --- the cycle --------------------------------------------------------------------------------------------
@@ -145,10 +150,12 @@ class KaiScheduler:
 
     def _jobs(self) -> dict:
         jobs = {}
+        if self.ranks is None:
+            self.ranks = creation_ranks(self.created)
         for uid, key in self.members.items():
             job = jobs.get(key)
             if job is None:
-                job = jobs[key] = Job(key, self.infos[key], self.arrival.get(key, 0))
+                job = jobs[key] = Job(key, self.infos[key], self.ranks.get(key, math.inf))
             if uid in self.pending:
                 job.pending.append(uid)
             elif uid in self.nodes.alloc and uid not in self.evicted:
@@ -447,6 +454,7 @@ class KaiScheduler:
                 self.ctl.recorder.emit(group, "Normal", "Unschedulable", job_message, pg.SCHEDULER_NAME)
                 if not job.running:
                     explanation = {"reason": reason, "message": message, **({"details": details} if details else {})}
+                    self._seq += 1
                     condition = {"type": "UnschedulableOnNodePool", "nodePool": "default", "reason": "Unschedulable",
                                  "message": job_message, "status": "True", "reasons": [explanation],
                                  "lastTransitionTime": now_rfc3339(), "transitionID": str(self._seq)}
@@ -488,6 +496,20 @@ class KaiScheduler:
                 del status["childQueues"]
             if status != q.obj.get("status"):
                 self.store.update(pg.QUEUES, {**q.obj, "metadata": dict(q.obj["metadata"]), "status": status})
+
+
+def creation_ranks(created: dict) -> dict:
+    """(namespace, pod group) -> its rank among equals in KAI's job order, from (creationTimestamp in seconds, UID)
+    of each PodGroup (a time of None: not known, last). When no plugin tells two jobs apart (priority: the same
+    priority; elastic: both below their minMember), KAI orders them by the PodGroup's creationTimestamp, then by
+    its UID (NVIDIA/KAI-Scheduler pkg/scheduler/framework/session_plugins.go, Session.JobOrderFn): not by when
+    their pods came, and groups made within one second (the API server stamps whole seconds) in the order of their
+    random UIDs, not of their making. Victims are taken in the reverse order
+    (pkg/scheduler/actions/utils/job_order_by_queue.go, VictimQueue: the newest first)."""
+    def key(item):
+        stamp, uid = item[1] or (None, "")
+        return (stamp is None, stamp or 0.0, uid)
+    return {k: rank for rank, (k, _) in enumerate(sorted(created.items(), key=key))}
 
 
 def _limiting_queue(queues, job, wanted) -> str | None:

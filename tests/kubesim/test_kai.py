@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 
 from kubesim import KubeSim
-from kubesim.node.kai import EVENT_LAG_SECONDS
+from kubesim.node.kai import EVENT_LAG_SECONDS, creation_ranks
 
 from .conftest import TOKEN, api_client, wait_until
 
@@ -194,3 +194,34 @@ def test_a_gang_starts_whole_or_not_at_all(kai):
     assert "Resources were found for 2 pods while 3 are required for gang scheduling" in \
         group[0]["status"]["schedulingConditions"][0]["message"]
     assert _running(core, "team-a", "big-") == []
+
+
+def test_equal_jobs_start_in_their_pod_groups_creation_then_uid_order(kai):
+    """As KAI's Session.JobOrderFn: the PodGroup's creationTimestamp (whole seconds), then its UID; several made
+    within one second go by their UIDs, not in the order their pods came."""
+    sim, api = kai
+    core, batch, custom = client.CoreV1Api(api), client.BatchV1Api(api), client.CustomObjectsApi(api)
+    core.create_namespace({"metadata": {"name": "team-a"}})
+    _queue(custom, "a", gpu=1, limit=1)
+    _job(batch, "team-a", "hold", "a")
+    wait_until(lambda: _running(core, "team-a", "hold-"), timeout=20)
+    for i in range(4):
+        _job(batch, "team-a", f"wait-{i}", "a")
+
+    def waiting_groups():
+        groups = [g for g in custom.list_namespaced_custom_object(*PG_API, "team-a", "podgroups")["items"]
+                  if g["metadata"]["name"].startswith("pg-wait-")]
+        return len(groups) == 4 and groups
+
+    groups = wait_until(waiting_groups, timeout=20)
+    first = min(groups, key=lambda g: (g["metadata"]["creationTimestamp"], g["metadata"]["uid"]))
+    batch.delete_namespaced_job("hold", "team-a", propagation_policy="Background")
+    started = wait_until(lambda: _running(core, "team-a", "wait-"), timeout=20)
+    assert [p.metadata.owner_references[0].name for p in started] == \
+        [first["metadata"]["ownerReferences"][0]["name"]]
+
+
+def test_creation_ranks_order_by_creation_second_then_uid():
+    ranks = creation_ranks({("n", "late"): (7.0, "0"), ("n", "tie-b"): (5.0, "b"), ("n", "tie-a"): (5.0, "a"),
+                            ("n", "unknown"): (None, "")})
+    assert sorted(ranks, key=ranks.get) == [("n", "tie-a"), ("n", "tie-b"), ("n", "late"), ("n", "unknown")]
