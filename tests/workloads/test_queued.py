@@ -139,3 +139,31 @@ def test_the_queue_of_each_project_in_kais_order():
     places = queued.queue(rows)
     assert {k: (p.position, p.of) for k, p in places.items()} == {"ws": (1, 3), "t1": (2, 3), "t2": (3, 3),
                                                                   "b1": (1, 1)}
+
+
+def made(at: str, uid: str) -> dict:
+    return {"metadata": {"name": f"pg-{uid}", "creationTimestamp": at, "uid": uid}}
+
+
+def test_equal_priorities_go_by_their_pod_groups_creation_then_uid_not_by_submission():
+    """KAI's Session.JobOrderFn: the PodGroup's creationTimestamp (whole seconds), then its UID."""
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    assert queued.created_order([made("2026-01-01T00:00:07Z", "b"), made("2026-01-01T00:00:05Z", "c")]) == \
+        (t0 + timedelta(seconds=5), "c")
+    assert queued.created_order([]) is None and queued.created_order([{"metadata": {"uid": "x"}}]) is None
+    rows = [
+        # submitted first, but its pod (so its PodGroup) came a second later
+        queued.Row("first", "a", "Pending", 50, t0, queued.created_order([made("2026-01-01T00:00:06Z", "0")])),
+        # both made within one second: the lower UID goes first, whichever was submitted first
+        queued.Row("second", "a", "Pending", 50, t0 + timedelta(seconds=1),
+                   queued.created_order([made("2026-01-01T00:00:05Z", "f")])),
+        queued.Row("third", "a", "Pending", 50, t0 + timedelta(seconds=2),
+                   queued.created_order([made("2026-01-01T00:00:05Z", "e")])),
+        # no PodGroup yet: KAI does not see it, it comes last
+        queued.Row("early", "a", "Pending", 50, t0 - timedelta(seconds=9), None),
+        # a higher priority goes first, however late its PodGroup
+        queued.Row("ws", "a", "Pending", 100, t0 + timedelta(seconds=3),
+                   queued.created_order([made("2026-01-01T00:00:09Z", "1")])),
+    ]
+    places = queued.queue(rows)
+    assert sorted(places, key=lambda w: places[w].position) == ["ws", "third", "second", "first", "early"]

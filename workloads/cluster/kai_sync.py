@@ -123,11 +123,14 @@ def reason(seen, workload: Workload, phase: str, message: str, pods: list, *, po
     return why, timeline
 
 
-def queue_row(workload: Workload, phase: str) -> queued.Row:
+def queue_row(workload: Workload, phase: str, groups: list) -> queued.Row:
+    """The workload in its project's queue, ordered as KAI orders it: by its PodGroups (`groups`, KAI's
+    pod-grouper's), not by its submission (queued.created_order)."""
     cls = derived.priority_class_of(workload.kind, {"priorityClass": workload.spec_priorityClass,
                                                     "preemptibility": workload.spec_preemptibility})
     return queued.Row(id=str(workload.pk), queue=sched.project_queue(workload.project.name), phase=phase,
-                      priority=derived.priority_of(cls) or 0, submitted=workload.created_at)
+                      priority=derived.priority_of(cls) or 0, submitted=workload.created_at,
+                      created=queued.created_order(groups))
 
 
 def queue_statuses(cluster: Cluster, queues: list[dict]) -> None:

@@ -7,7 +7,8 @@ KAI's pod-grouper made for the workload, KAI's `Evict` events on them, and what 
   queue holds it, `PodSchedulingErrors` no node with room), else the pod's `Unschedulable` condition; and, for a
   workload KAI evicted, `Reclaimed` (another queue took its over-quota GPUs back: the project is named) or
   `Preempted` (a higher-priority workload of its own queue), with what it waits for now in `waitingFor`.
-- `queue`: the Pending workloads of each project queue in KAI's order (priority class, then submission).
+- `queue`: the Pending workloads of each project queue in KAI's order (priority class, then the PodGroup's
+  creationTimestamp and UID: `created_order`).
 """
 
 from __future__ import annotations
@@ -183,17 +184,38 @@ class Row:
     phase: str
     priority: int
     submitted: datetime
+    created: tuple[datetime, str] | None = None  # its PodGroup's (creationTimestamp, UID): created_order
+
+
+def created_order(groups: list) -> tuple[datetime, str] | None:
+    """The workload's key among equal priorities in KAI's queue: its PodGroup's creationTimestamp (whole seconds, as
+    the API server stamps it), then the PodGroup's UID, as KAI orders jobs that its plugins leave equal
+    (NVIDIA/KAI-Scheduler pkg/scheduler/framework/session_plugins.go, Session.JobOrderFn). Not the submission: the
+    PodGroup is made when the pod-grouper sees the first pod, which may come in another order than the workloads
+    were submitted, and PodGroups made within one second go by their (random) UIDs. The first of its groups (a
+    workload whose pods each have one); None while KAI's pod-grouper has made none."""
+    keys = []
+    for group in dicts(groups):
+        meta = group.get("metadata") or {}
+        try:
+            created = datetime.fromisoformat(str(meta.get("creationTimestamp")))
+        except ValueError:
+            continue
+        keys.append((created, str(meta.get("uid") or "")))
+    return min(keys) if keys else None
 
 
 def queue(rows: list[Row]) -> dict[str, Place]:
-    """The Pending workloads of each project queue, in KAI's order within a queue: priority, then submission."""
+    """The Pending workloads of each project queue, in KAI's order within a queue: priority, then the PodGroup's
+    creationTimestamp and UID (`created_order`); those whose PodGroup KAI's pod-grouper has not made yet (KAI does
+    not see them) after them, by submission."""
     waiting = defaultdict(list)
     for row in rows:
         if row.phase == "Pending":
             waiting[row.queue].append(row)
     places = {}
     for queued in waiting.values():
-        queued.sort(key=lambda r: (-r.priority, r.submitted, r.id))
+        queued.sort(key=lambda r: (-r.priority, r.created is None, r.created or (), r.submitted, r.id))
         for index, row in enumerate(queued, start=1):
             places[row.id] = Place(index, len(queued), None, None)
     return places

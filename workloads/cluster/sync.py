@@ -286,7 +286,7 @@ def reconcile(conn: kube.Connection, cluster: Cluster, seen: Seen, *, now: datet
         if seen.kai:
             reason, evicted = kai_sync.reason(seen, workload, phase, message, pods, pool=pool, owners=owners)
             changes.cluster_events(workload, evicted)
-            row = kai_sync.queue_row(workload, phase) if live else None
+            row = kai_sync.queue_row(workload, phase, seen.pod_groups.get(wid, [])) if live else None
         else:
             reason = pending.cluster_reason(phase, message, pods, events, pool=pool) if live else None
             row = _queue_row(workload, phase, pool, wid, shared_quotas) if live else None
