@@ -125,12 +125,13 @@ def reason(seen, workload: Workload, phase: str, message: str, pods: list, *, po
 
 def queue_row(workload: Workload, phase: str, groups: list) -> queued.Row:
     """The workload in its project's queue, ordered as KAI orders it: by its PodGroups (`groups`, KAI's
-    pod-grouper's), not by its submission (queued.created_order)."""
+    pod-grouper's), not by its submission (queued.created_order); read only while it waits (a watcher keeps a row
+    per live workload)."""
     cls = derived.priority_class_of(workload.kind, {"priorityClass": workload.spec_priorityClass,
                                                     "preemptibility": workload.spec_preemptibility})
     return queued.Row(id=str(workload.pk), queue=sched.project_queue(workload.project.name), phase=phase,
                       priority=derived.priority_of(cls) or 0, submitted=workload.created_at,
-                      created=queued.created_order(groups))
+                      created=queued.created_order(groups) if phase == Workload.Phase.PENDING else None)
 
 
 def queue_statuses(cluster: Cluster, queues: list[dict]) -> None:
