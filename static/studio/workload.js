@@ -10,15 +10,49 @@
     return el;
   }
 
+  // The page's reads of the JSON API. A page being left (Stop or Delete submits, then the next page comes) cancels
+  // its reads in flight and sends no more: once the form is through, the workload they ask about is gone. A 404
+  // of the workload's own outputs or metrics means it is gone (deleted elsewhere): their polls stop.
+  let leaving = false;
+  let gone = false;
+  const inFlight = new Set();
+  window.addEventListener("beforeunload", () => { leaving = true; inFlight.forEach((c) => c.abort()); });
+  window.addEventListener("pageshow", (event) => { if (event.persisted) leaving = false; });  // back, from the cache
+
+  // The response, or null: the page is being left, the workload is gone, or the read failed (the next tick
+  // tries again).
+  async function read(url, headers) {
+    if (leaving || gone) return null;
+    const controller = new AbortController();
+    inFlight.add(controller);
+    try {
+      return await fetch(url, { credentials: "same-origin", headers: headers || {}, signal: controller.signal });
+    } catch (e) {
+      return null;
+    } finally {
+      inFlight.delete(controller);
+    }
+  }
+
+  // The JSON body of a workload-wide read (outputs, metrics), or null; a 404 marks the workload gone.
+  async function readJson(url, accepted) {
+    const response = await read(url, { Accept: "application/json" });
+    if (!response) return null;
+    if (response.status === 404) gone = true;
+    if (!response.ok && !(accepted || []).includes(response.status)) return null;
+    try { return await response.json(); } catch (e) { return null; }
+  }
+
   const revealed = new Set();  // names the user chose to see, kept across refreshes
   const OUTPUT_POLL_MS = 3000;
   const OUTPUT_POLLS = 200;
 
   // Outputs that need an endpoint read null until the sync knows it: fetch again until every value is known.
   async function loadOutputs(box, polls) {
-    const response = await fetch(box.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (!response.ok) { box.replaceChildren(text("p", "No outputs.", "text-secondary")); return; }
-    const outputs = (await response.json()).outputs || [];
+    const body = await readJson(box.dataset.url);
+    if (leaving) return;
+    if (!body) { box.replaceChildren(text("p", "No outputs.", "text-secondary")); return; }
+    const outputs = body.outputs || [];
     box.replaceChildren();
     if (!outputs.length) { box.append(text("p", "No outputs.", "text-secondary")); return; }
     const list = document.createElement("dl");
@@ -168,9 +202,8 @@
   async function fetchMeasurements(entry, url, from, end, samples) {
     const params = new URLSearchParams({ start: from.toISOString(), end: end.toISOString(), numberOfSamples: String(samples) });
     Object.keys(entry.config.series).forEach((t) => params.append("metricType", t));
-    const response = await fetch(url + "?" + params, { credentials: "same-origin" });
-    if (!response.ok && response.status !== 207) return [];
-    return (await response.json()).measurements || [];
+    const body = await readJson(url + "?" + params, [207]);  // 207: some metrics could not be read
+    return (body && body.measurements) || [];
   }
 
   // A read that a range change overtook is dropped: its window is no longer the one shown.
@@ -267,7 +300,8 @@
       busy = true;
       try {
         download.href = query({ download: "true" });
-        const response = await fetch(query({}), { credentials: "same-origin" });
+        const response = await read(query({}));
+        if (!response) return;
         if (!response.ok) { note.textContent = `The log could not be read (${response.status}).`; return; }
         const body = await response.text();
         if (response.headers.get("X-Log-Problem")) { note.textContent = body; return; }
@@ -303,7 +337,7 @@
     for (const toggle of [stamps, previous]) toggle.addEventListener("change", () => { lastText = null; refresh(true); });
     search.addEventListener("input", () => { if (lastText !== null) show(lastText); if (!search.value.trim()) note.textContent = kept; });
     refresh(true);
-    setInterval(() => refresh(false), LOG_POLL_MS);
+    const poll = setInterval(() => (gone ? clearInterval(poll) : refresh(false)), LOG_POLL_MS);
   }
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -313,7 +347,7 @@
     if (metrics) {
       setupRange(metrics);
       loadMetrics(metrics, { reset: true });
-      setInterval(() => loadMetrics(metrics, { reset: false }), REFRESH_MS);
+      const poll = setInterval(() => (gone ? clearInterval(poll) : loadMetrics(metrics, { reset: false })), REFRESH_MS);
     }
     const logs = document.getElementById("logs");
     if (logs) setupLogs(logs);

@@ -1,6 +1,7 @@
 import pytest
 from playwright.sync_api import expect
 
+from workloads import services
 from workloads.models import Workload
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,14 +53,51 @@ def test_viewer_sees_no_actions_and_outsider_gets_404(open_session, org):
 
 
 def test_delete_from_the_page_at_phone_width(open_session, org):
+    """The page's reads still in flight when Delete submits are cancelled: answered after the workload is gone,
+    each would be a 404 (a console error). Every read of the workload's API is held until the delete is through,
+    then answered by the server, before the delete's answer lets the page go."""
     workload = make_workload(org)
     session = open_session("bob", width=390)
     page = session.page
-    page.goto(f"/workloads/{workload.pk}")
-    page.wait_for_load_state("networkidle")  # the charts' requests, before their workload is gone
+    held, cancelled, answered = [], set(), []
+    page.on("requestfailed", lambda request: cancelled.add(request.url))
+    page.route(f"**/api/v1/workloads/{workload.pk}/**", lambda route: held.append(route))
+
+    def delete_then_answer_the_reads(route):
+        deleted = route.fetch(max_redirects=0)
+        for read in held:
+            if read.request.url not in cancelled:
+                read.fulfill(response=read.fetch())  # the server's answer now: 404
+                answered.append(read.request.url)
+        route.fulfill(response=deleted)
+
+    page.route(f"**/workloads/{workload.pk}/delete", delete_then_answer_the_reads)
+    with page.expect_request(f"**/api/v1/workloads/{workload.pk}/metrics?**"):
+        page.goto(f"/workloads/{workload.pk}")
     page.get_by_role("button", name="Delete").click()
     session.confirm("Delete train-a", says="Delete train-a?")
     page.wait_for_url("**/workloads")
+    assert held and answered == []
     expect(page.get_by_role("status").filter(has_text="Deleting train-a.")).to_be_visible()
     assert Workload.objects.get(pk=workload.pk).deleted_at is not None
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_a_page_left_open_stops_reading_a_workload_deleted_elsewhere(open_session, org):
+    """Its charts ask every 5 s: once the workload's API answers 404 (deleted in another tab, by its admin),
+    the page asks no more, rather than one 404 every 5 s for as long as it stays open."""
+    workload = make_workload(org)
+    session = open_session("bob")
+    page = session.page
+    api = f"/api/v1/workloads/{workload.pk}/"
+    reads = []
+    page.on("request", lambda request: api in request.url and reads.append(request.url))
+    with page.expect_response(lambda r: api + "metrics?" in r.url and r.status == 200):
+        page.goto(f"/workloads/{workload.pk}")
+    services.workload_delete(workload=workload, user=org.users.member)
+    with page.expect_response(lambda r: api + "metrics?" in r.url and r.status == 404, timeout=15_000):
+        pass
+    asked = len(reads)
+    page.wait_for_timeout(11_000)  # two more rounds of the charts' poll
+    assert len(reads) == asked
+    session.console_errors = [(m, url) for m, url in session.console_errors if api not in url]  # the 404 awaited
