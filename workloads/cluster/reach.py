@@ -14,6 +14,7 @@ sync's drift repair leaves a workload whose write waits, or was just sent again,
 """
 
 import logging
+import queue
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -132,19 +133,31 @@ def release(cluster_id) -> int:
 
 
 def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
-    """Writes of one kind sent again together: each as its own task would run it (`write_or_park`), WRITE_THREADS
-    at a time (a write mostly waits on the cluster and the database), under the worker's client rate limit for
-    the cluster. A write that meets another transient error (a 429) is sent on its own, to that task's backoff."""
-    def one(workload_id: str) -> None:
+    """Writes of one kind sent again together: each as its own task would run it (`write_or_park`), on
+    WRITE_THREADS threads (a write mostly waits on the cluster and the database), under the worker's client rate
+    limit for the cluster. A thread keeps its database connection for all its writes (a connection for each
+    write cost 50 ms a write of a real cluster's backlog, docs/faults.md). A write that meets another transient
+    error (a 429) is sent on its own, to that task's backoff."""
+    pending: queue.SimpleQueue[str] = queue.SimpleQueue()
+    for workload_id in workload_ids:
+        pending.put(workload_id)
+
+    def writer() -> None:
         try:
-            write_or_park(task, workload_id, write)
-        except kube.TRANSIENT_ERRORS:
-            current_app.send_task(task, args=[workload_id])
+            while True:
+                try:
+                    workload_id = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    write_or_park(task, workload_id, write)
+                except kube.TRANSIENT_ERRORS:
+                    current_app.send_task(task, args=[workload_id])
         finally:
             connections.close_all()  # this thread's own connections
 
     with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="waited write") as pool:
-        for done in [pool.submit(one, workload_id) for workload_id in workload_ids]:
+        for done in [pool.submit(writer) for _ in range(min(WRITE_THREADS, len(workload_ids)))]:
             done.result()
 
 
