@@ -12,9 +12,9 @@ from kubernetes import client
 
 from tests.conftest import official_client
 from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
-from workloads import manifests
+from workloads import manifests, tasks
 from workloads.cluster import collect, push, sync
-from workloads.models import MetricSample, Pod, Workload, WorkloadEvent
+from workloads.models import ClusterReach, MetricSample, Pod, WaitingWrite, Workload, WorkloadEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -317,3 +317,22 @@ def test_places_moved_by_others_are_written_later_than_the_workload_that_moved_t
     assert Workload.objects.get(pk=latest.pk).pending_reason["queueLength"] == 3
     assert places() == [(1, 2), (2, 2)]  # not written in the newcomer's pass
     wait_for(lambda: places() == [(1, 3), (2, 3)], timeout=60, what="the others' queue lengths written later")
+
+
+def test_writes_waiting_for_a_silent_cluster_go_within_a_probe_of_it_answering_not_a_tick(sim_org, start_watcher):
+    """While the cluster is silent the watcher probes it every PROBE_SECONDS (0.5 s), not only each tick: with a
+    20 s tick, a write parked during the outage is released within seconds of the API answering again."""
+    watcher = start_watcher(SYNC_INTERVAL_SECONDS=20, SYNC_DISCONNECTED_AFTER_ROUNDS=100)
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    workload = make_workload(sim_org.project, "parked", annotations=run_seconds(600))
+    sim_org.sim.set_faults(outage=True)
+    tasks.workload_push(str(workload.pk))  # finds the cluster silent: marks it so and waits for it
+    assert WaitingWrite.objects.filter(workload=workload, released_at__isnull=True).exists()
+    wait_for(lambda: watcher.said(f"sync of cluster {sim_org.cluster.name} failed"), timeout=45,
+             what="a tick's probe to find the cluster silent")
+    sim_org.sim.set_faults(outage=False)  # right after a tick: the next one is 20 s away
+    answered = time.monotonic()
+    wait_for(lambda: WaitingWrite.objects.filter(workload=workload, released_at__isnull=False).exists(),
+             timeout=30, what="the waiting push sent again")
+    assert time.monotonic() - answered < 8
+    assert ClusterReach.objects.get(cluster=sim_org.cluster).reachable

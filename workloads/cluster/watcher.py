@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 REQUEUE_WAITING_SECONDS = 30.0
 TIME_BOUND = {"Initializing"}
 MAX_GATHER = 2.0
+# While the cluster is silent it is probed this often (one /readyz, refused at once), not only each tick: its
+# waiting writes go within this of it answering. A probe that fails counts no round (the tick does).
+PROBE_SECONDS = 0.5
 ROWS_READ = 2000  # a full pass reads its rows about this many at a time (sync.CHUNK: one query)
 # The C allocator's heaps shared by the reflector and watcher threads: with one each, the freed pages and fragments
 # of every heap added up (at 10,000 workloads, 268 MiB after bench.watch's burst; 178 MiB with 2 heaps and the
@@ -134,6 +137,7 @@ class Following:
         self.scanned_to = None  # repairs came due up to this time
         self.unsent: set[str] = set()  # workloads whose repair could not be enqueued: derived again next tick
         self.silent = False  # the cluster did not answer the last probe
+        self.probed_at = 0.0
         self.requeued_at = time.monotonic()
         self.last_pass_seconds = 0.0
         self.places_at = 0.0  # when the queued rows' moved places were last written
@@ -159,6 +163,8 @@ class Following:
         while not self.stopping.is_set():
             placing = self.queues.stale or self.queues.unplaced
             due = min(next_tick, self.places_at + settings.WATCH_PLACES_SECONDS) if placing else next_tick
+            if self.silent:
+                due = min(due, self.probed_at + PROBE_SECONDS)
             woke = self.store.changed.wait(max(0.0, due - time.monotonic()))
             if self.stopping.is_set() or not self._still_held():
                 return
@@ -170,6 +176,8 @@ class Following:
                 self.apply(self.store.take_dirty())
                 self.last_pass_seconds = time.monotonic() - began
             now = time.monotonic()
+            if self.silent and now >= self.probed_at + PROBE_SECONDS and now < next_tick:
+                self.reconnect()
             if (self.queues.stale or self.queues.unplaced) and now >= self.places_at + settings.WATCH_PLACES_SECONDS:
                 self.write_places()
             if now >= next_tick:
@@ -348,6 +356,7 @@ class Following:
         """While watches fail, the one probe of the cluster each tick (reach.probe: its waiting writes go once it
         answers). When it answers after it did not (an outage ended), the failing reflectors start again at once
         rather than after their backoff (up to informer.BACKOFF_MAX_SECONDS); True then."""
+        self.probed_at = time.monotonic()
         if not reach.probe(self.conn, self.cluster):
             self.silent = True
             return False
