@@ -74,7 +74,12 @@ WRITES = {"workloads.tasks.workload_push": push.workload_push, "workloads.tasks.
 @shared_task(name=reach.BATCH_TASK, acks_late=True)
 def workloads_write_waited(task: str, workload_ids: list[str]) -> None:
     """Writes that waited for their cluster, sent again together once it answers (workloads.cluster.reach)."""
-    reach.write_batch(task, workload_ids, WRITES[task])
+    write = WRITES[task]
+    if write is push.workload_push:  # the batch's pushes share their cluster's and projects' reads
+        reads = push.Reads()
+        reach.write_batch(task, workload_ids, lambda workload_id: push.workload_push(workload_id, reads))
+    else:
+        reach.write_batch(task, workload_ids, write)
 
 
 @shared_task(name="workloads.tasks.clusters_sync", acks_late=True)

@@ -7,6 +7,7 @@ not answer, workloads.cluster.reach, or retries); a permanent one fails the work
 """
 
 import logging
+import threading
 
 from django.conf import settings
 from django.utils import timezone
@@ -54,11 +55,38 @@ def pinned(spec: dict, pool: str) -> dict:
     return {**spec, "nodePools": [pool]} if pool else spec
 
 
-def pod_spec(workload: Workload, spec: dict) -> dict:
+class Reads:
+    """The reads that many pushes of a batch share, made once for the batch (reach.write_batch: the writes that
+    waited for their cluster, 440 after apiserver_restart's 10 s, where they were two of a push's eight queries):
+    a cluster's node pools, a project's image pull secrets for a creator. A batch lasts seconds; a push that ran
+    a moment earlier would have read the same. Its threads share it: a key read twice at once is read twice."""
+
+    def __init__(self):
+        self._pools: dict = {}
+        self._pull_secrets: dict = {}
+        self._lock = threading.Lock()
+
+    def node_pools(self, cluster_id) -> dict:
+        return self._once(self._pools, cluster_id, lambda: node_pool_labels(cluster_id))
+
+    def pull_secrets(self, workload: Workload) -> list[str]:
+        key = (workload.project_id, workload.created_by_id)
+        return self._once(self._pull_secrets, key,
+                          lambda: pull_secret_names(workload.project, user_id=workload.created_by_id))
+
+    def _once(self, kept: dict, key, read):
+        with self._lock:
+            if key in kept:
+                return kept[key]
+        value = read()
+        with self._lock:
+            return kept.setdefault(key, value)
+
+
+def pod_spec(workload: Workload, spec: dict, reads: Reads | None = None) -> dict:
     """`pinned`, with the Secrets of the docker registry credentials that serve its project as image pull
     secrets (assets made into Secrets: assets/secrets_sync.py)."""
-    names = pull_secret_names(workload.project, user_id=workload.created_by_id)
-    return with_pull_secrets(pinned(spec, workload.node_pool), names)
+    return with_pull_secrets(pinned(spec, workload.node_pool), (reads or Reads()).pull_secrets(workload))
 
 
 def placement_of(workload: Workload, pools: dict) -> Placement | None:
@@ -115,8 +143,10 @@ def _namespace_ensure(conn: kube.Connection, workload: Workload, ref: manifests.
                                                        **project_security_labels(workload.project)})
 
 
-def workload_push(workload_id) -> None:
-    """Create every object of the workload (its project's namespace first), adopting any that exist."""
+def workload_push(workload_id, reads: Reads | None = None) -> None:
+    """Create every object of the workload (its project's namespace first), adopting any that exist. `reads`:
+    those it shares with the other pushes of its batch."""
+    reads = reads or Reads()
     workload = _load(workload_id)
     if workload is None or workload.desired_phase == Workload.Desired.DELETED or workload.is_finished:
         return
@@ -133,9 +163,9 @@ def workload_push(workload_id) -> None:
                 workload_fail(workload.pk, NO_KUBEFLOW)
                 return
             master, gang = master_spec_of(workload.request), manifest_distributed.gang_group(groups)
-        pools = node_pool_labels(workload.cluster_id)
-        objects = manifests.build_manifests(ref, pod_spec(workload, workload.spec), knative=knative,
-                                            master=master and pod_spec(workload, master), gang=gang,
+        pools = reads.node_pools(workload.cluster_id)
+        objects = manifests.build_manifests(ref, pod_spec(workload, workload.spec, reads), knative=knative,
+                                            master=master and pod_spec(workload, master, reads), gang=gang,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
                                             placement=placement_of(workload, pools), node_pools=pools)
         secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
