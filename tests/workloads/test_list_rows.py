@@ -43,8 +43,16 @@ def workloads(org):
     Workload.objects.filter(pk=gone.pk).update(deleted_at=NOW)
 
 
+def _one_clock(monkeypatch):
+    # The page and the serializer read the clock apart: pending and running seconds move with it.
+    stopped = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: stopped)
+
+
 @pytest.mark.parametrize("query", ["", "deleted=true", "sortBy=name&sortOrder=asc", "sortBy=priority"])
-def test_the_list_answers_what_the_serializer_answers_for_each_workload(client_for, org, workloads, query):
+def test_the_list_answers_what_the_serializer_answers_for_each_workload(client_for, org, workloads, query,
+                                                                        monkeypatch):
+    _one_clock(monkeypatch)
     response = client_for(org.users.member).get(f"/api/v1/workloads?{query}")
     assert response.status_code == 200, response.content
     listed = response.json()["workloads"]
@@ -187,9 +195,10 @@ def test_a_page_is_one_query_and_a_page_read_again_renders_no_row(client_for, or
     assert sorted(rendered) == ([] if connection.vendor == "postgresql" else ["dist", "full", "plain", "waiting"])
 
 
-def test_rows_read_from_their_json_answer_what_the_serializer_answers(client_for, org, workloads):
+def test_rows_read_from_their_json_answer_what_the_serializer_answers(client_for, org, workloads, monkeypatch):
     # On PostgreSQL a row not kept is read from one JSON text (list_rows.full_row): digits, fractions of a second,
     # decimals and text that JSON could read otherwise must come out as the ORM reads them.
+    _one_clock(monkeypatch)
     Workload.objects.filter(name="waiting").update(
         pending_reason={"used": 2**70, "over": 0.1, "tiny": 1e-30, "text": "é\u2028日本 12345678901234567890"},
         phase_message="0123456789012345678 digits", gpu_request=Decimal("0.125"), queue_position=7)
