@@ -139,6 +139,7 @@ def test_remove_deletes_each_kind_found_by_label_and_nothing_while_the_workload_
 
 def test_a_catalog_launchs_secret_is_pushed_with_the_workload_and_removed_with_it(sim_org):
     workload = make_workload(sim_org.project, "notebook")
+    Workload.objects.filter(pk=workload.pk).update(source=Workload.Source.CATALOG)  # only a launch has one
     LaunchSecret.objects.create(workload_id=workload.pk, name="notebook-secrets",
                                 data_json=json.dumps({"token": "s3cret"}))
     push.workload_push(workload.pk)

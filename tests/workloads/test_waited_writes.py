@@ -21,6 +21,7 @@ class Connections:
     def __init__(self):
         self.opened = 0
         self.tables: collections.Counter = collections.Counter()
+        self.queries = 0
         self.lock = threading.Lock()
 
     def __enter__(self):
@@ -37,14 +38,17 @@ class Connections:
 
     def query(self, execute, sql, params, many, context):
         with self.lock:
-            self.tables.update(t for t in ("studio_nodepool", "assets_asset") if f'FROM "{t}"' in sql)
+            self.queries += '"workloads_workload' in sql  # the workload's rows: its own, its events
+            self.tables.update(t for t in ("studio_nodepool", "assets_asset", "profiles_launchsecret")
+                               if f'FROM "{t}"' in sql)
         return execute(sql, params, many, context)
 
 
 def test_a_batch_of_waited_pushes_puts_each_job_on_the_cluster_once_on_one_connection_per_thread(sim_org):
     """A connection for each write cost 50 ms a write of a real cluster's backlog on a busy machine (the
     apiserver_restart fault, docs/faults.md): each thread keeps one for all its writes. The pushes of one project
-    read its cluster's node pools and its pull secrets once a thread at most, not once a push."""
+    read its cluster's node pools and its pull secrets once a thread at most, not once a push, and a workload
+    that no catalog launch made reads no launch Secret."""
     ids = [str(make_workload(sim_org.project, f"waited-{i}").pk) for i in range(reach.WRITE_BATCH)]
     with Connections() as connections:
         tasks.workloads_write_waited("workloads.tasks.workload_push", ids)
@@ -53,3 +57,8 @@ def test_a_batch_of_waited_pushes_puts_each_job_on_the_cluster_once_on_one_conne
     assert 1 <= connections.opened <= reach.WRITE_THREADS
     assert 1 <= connections.tables["studio_nodepool"] <= reach.WRITE_THREADS
     assert 1 <= connections.tables["assets_asset"] <= reach.WRITE_THREADS
+    # A push of a workload submitted through the API: the write's check, the workload, its submission time and
+    # its event; no launch Secret (catalog launches only). The namespace's labels and the cluster's discovery
+    # are once a process or a cluster.
+    assert connections.tables["profiles_launchsecret"] == 0
+    assert connections.queries <= 4 * len(ids), connections.queries

@@ -143,6 +143,13 @@ def _namespace_ensure(conn: kube.Connection, workload: Workload, ref: manifests.
                                                        **project_security_labels(workload.project)})
 
 
+def _launch_secret(workload: Workload, ref: manifests.WorkloadRef) -> dict | None:
+    # Only a catalog launch has one (workloads.launch): the others skip the read, one of a push's five queries.
+    if workload.source != Workload.Source.CATALOG:
+        return None
+    return launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+
+
 def workload_push(workload_id, reads: Reads | None = None) -> None:
     """Create every object of the workload (its project's namespace first), adopting any that exist. `reads`:
     those it shares with the other pushes of its batch."""
@@ -168,7 +175,7 @@ def workload_push(workload_id, reads: Reads | None = None) -> None:
                                             master=master and pod_spec(workload, master, reads), gang=gang,
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
                                             placement=placement_of(workload, pools), node_pools=pools)
-        secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+        secret = _launch_secret(workload, ref)
         objects = [secret, *objects] if secret else objects  # the pods read it: it goes first
         if workload.kind == Workload.Kind.INFERENCE:  # the kind that is updated: its object records what it got
             primary = manifests.primary_kind(ref, knative=knative)
@@ -210,7 +217,7 @@ def workload_roll(workload_id) -> None:
                                             gpu_scheduler=settings.GPU_SCHEDULER_NAME,
                                             placement=placement_of(workload, pools), node_pools=pools)
         primary = manifests.primary_kind(ref, knative=knative)
-        secret = launch_secret_manifest(workload.pk, namespace=ref.namespace, labels=manifests.workload_labels(ref))
+        secret = _launch_secret(workload, ref)
         if secret and not kube.create_or_adopt(conn, secret)[1]:  # an upgrade may have added a key
             kube.patch(conn, *SECRET, ref.namespace, secret["metadata"]["name"], {"data": secret["data"]})
         for obj in objects:
