@@ -3,14 +3,17 @@ that carries a batch of them, run in process against kubesim."""
 
 import collections
 import threading
+import uuid
 
 import pytest
 from django.db.backends.signals import connection_created
+from django.utils import timezone
 from kubernetes import client
 
 from tests.workloads.cluster_support import make_workload
 from workloads import manifests, tasks
-from workloads.cluster import reach
+from workloads.cluster import push, reach
+from workloads.models import WaitingWrite
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,6 +25,7 @@ class Connections:
         self.opened = 0
         self.tables: collections.Counter = collections.Counter()
         self.queries = 0
+        self.deletes = 0
         self.lock = threading.Lock()
 
     def __enter__(self):
@@ -39,6 +43,7 @@ class Connections:
     def query(self, execute, sql, params, many, context):
         with self.lock:
             self.queries += '"workloads_workload' in sql  # the workload's rows: its own, its events
+            self.deletes += sql.startswith('DELETE FROM "workloads_waitingwrite"')
             self.tables.update(t for t in ("studio_nodepool", "assets_asset", "profiles_launchsecret")
                                if f'FROM "{t}"' in sql)
         return execute(sql, params, many, context)
@@ -62,3 +67,24 @@ def test_a_batch_of_waited_pushes_puts_each_job_on_the_cluster_once_on_one_conne
     # are once a process or a cluster.
     assert connections.tables["profiles_launchsecret"] == 0
     assert connections.queries <= 4 * len(ids), connections.queries
+
+
+def test_a_batch_removes_its_written_rows_together_and_keeps_one_parked_again_meanwhile(sim_org):
+    """A released row goes once its write has run: a batch removes its threads' rows in one query each (a delete a
+    write was one of a waited push's five queries). A write parked again while the batch ran (another task found
+    the cluster silent) keeps its row: it waits anew."""
+    task = "workloads.tasks.workload_push"
+    ids = [str(make_workload(sim_org.project, f"released-{i}").pk) for i in range(reach.WRITE_BATCH)]
+    for workload_id in ids:
+        reach.park(workload_id, sim_org.cluster.pk, task)
+    WaitingWrite.objects.update(released_at=timezone.now())  # as reach.release sends them
+
+    def write(workload_id):
+        push.workload_push(workload_id)
+        if workload_id == ids[0]:
+            reach.park(workload_id, sim_org.cluster.pk, task)
+
+    with Connections() as connections:
+        reach.write_batch(task, ids, write)
+    assert list(WaitingWrite.objects.values_list("workload_id", "released_at")) == [(uuid.UUID(ids[0]), None)]
+    assert 1 <= connections.deletes <= reach.WRITE_THREADS

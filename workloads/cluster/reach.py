@@ -9,8 +9,9 @@ cluster's watcher asks `/readyz` on each tick (`check`); a sync round that reads
 discovery answers, says so too (`answered`). Then the cluster is marked reachable and its waiting writes are sent
 again at once, oldest first, in batches; the workers' clients pace them at the cluster's rate limit (KUBE_QPS).
 
-A row stays until its task has run after the release (`write_or_park` removes it), so nothing parked is lost; the
-sync's drift repair leaves a workload whose write waits, or was just sent again, to that write (`Waiting`).
+A row stays until its task has run after the release (`write_or_park`, or a batch of them, removes it), so nothing
+parked is lost; the sync's drift repair leaves a workload whose write waits, or was just sent again, to that write
+(`Waiting`).
 """
 
 import logging
@@ -143,6 +144,7 @@ def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
         pending.put(workload_id)
 
     def writer() -> None:
+        done: list[str] = []  # their rows go in one query when the thread ends, not one a write
         try:
             while True:
                 try:
@@ -150,19 +152,24 @@ def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
                 except queue.Empty:
                     return
                 try:
-                    write_or_park(task, workload_id, write)
+                    write_or_park(task, workload_id, write, done=done)
                 except kube.TRANSIENT_ERRORS:
                     current_app.send_task(task, args=[workload_id])
         finally:
-            connections.close_all()  # this thread's own connections
+            try:
+                if done:  # a row parked again meanwhile (released_at cleared) stays: that write waits anew
+                    WaitingWrite.objects.filter(task=task, workload_id__in=done, released_at__isnull=False).delete()
+            finally:
+                connections.close_all()  # this thread's own connections
 
     with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="waited write") as pool:
         for done in [pool.submit(writer) for _ in range(min(WRITE_THREADS, len(workload_ids)))]:
             done.result()
 
 
-def write_or_park(task: str, workload_id, write: Callable) -> None:
-    """Run a workload's cluster write (`write(workload_id)`), or park it while its cluster does not answer."""
+def write_or_park(task: str, workload_id, write: Callable, *, done: list | None = None) -> None:
+    """Run a workload's cluster write (`write(workload_id)`), or park it while its cluster does not answer.
+    `done`: where a batch gathers the written ones whose waiting row it removes (`write_batch`)."""
     found = Workload.objects.filter(pk=workload_id).annotate(
         waited=Exists(WaitingWrite.objects.filter(workload_id=OuterRef("pk"), task=task)),
         silent=Exists(ClusterReach.objects.filter(cluster_id=OuterRef("cluster_id"), reachable=False)),
@@ -189,7 +196,9 @@ def write_or_park(task: str, workload_id, write: Callable) -> None:
         if reachable(cluster_id):  # a probe saw it answer meanwhile
             release(cluster_id)
         return None
-    if waited:
+    if waited and done is not None:
+        done.append(workload_id)
+    elif waited:
         WaitingWrite.objects.filter(workload_id=workload_id, task=task).delete()
     return None
 
