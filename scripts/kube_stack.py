@@ -147,7 +147,8 @@ class Stack(RealKube):
             "--nodepool-label-key", objs.KAI_NODE_POOL_LABEL], configs["kai-podgrouper"])
         # Their validating webhooks (Queue, PodGroup) stay off: they listen on 9443 on every interface, with no flag
         # to move them, which two controllers (or two stacks) on one machine cannot share; the CRDs' schemas
-        # still validate.
+        # still validate. Its metrics listen on :8080 whatever --metrics-bind-address says (v0.12.0 reads the flag
+        # and does not pass it on), so one machine runs one stack at a time: `make e2e-real` in one process.
         self._spawn_as("kai-podgroupcontroller", [
             binary("kai-podgroupcontroller"), *common, *probes("kai-podgroupcontroller"),
             "--enable-podgroup-webhook=false"], configs["kai-podgroupcontroller"])
