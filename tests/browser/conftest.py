@@ -18,7 +18,11 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # An assertion waits as long as an action (Session's 15 s), not Playwright's 5 s: on a loaded machine an htmx
+    # answer took longer than 5 s (test_profile_pages, stop 64's full run). A true condition returns at once.
+    expect.set_options(timeout=15_000)
 
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls stay synchronous.
     # Set only while the browser runs, so later tests (and their subprocesses) don't inherit it.
