@@ -7,6 +7,7 @@ values, to fuzz path parsing too. The world is built once for the module; each t
 it (the `db` fixture), rolled back, and no on-commit callback runs, so nothing reaches a cluster or the broker."""
 
 import os
+from contextlib import contextmanager
 
 import pytest
 import schemathesis
@@ -21,6 +22,8 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from schemathesis.specs.openapi.references import ConvertingResolver
+from schemathesis.specs.openapi.schemas import BaseOpenAPISchema, in_scopes
 
 from studio.iam.auth import issue_token
 from tests.api.world import path_values
@@ -51,6 +54,25 @@ schema = schemathesis.from_wsgi("/api/schema/?format=json", get_wsgi_application
 # Updating the identity provider reads the discovery document at the URL of the body (tests/iam/test_idps_api.py
 # covers it against Dex): fuzzed, that would be a request to whatever host the fuzzer writes.
 FUZZED = schema.exclude(operation_id="update_idp")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_reference_resolver():
+    """Every response is checked with one reference resolver, not a new one each time: a new resolver walks the whole
+    document once, looking for `$id`s it does not hold, about 0.1 s a response and most of this module's time. The
+    resolver copies each schema it hands out, so reusing it changes no check."""
+    resolver = ConvertingResolver(schema.location or "", schema.raw_schema, nullable_name=schema.nullable_name,
+                                  is_response_schema=True)
+
+    @contextmanager
+    def validating_response(openapi, scopes):
+        assert openapi.raw_schema is schema.raw_schema
+        with in_scopes(resolver, scopes):
+            yield resolver
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(BaseOpenAPISchema, "_validating_response", validating_response)
+        yield
 
 
 @pytest.fixture(autouse=True)
