@@ -40,6 +40,10 @@ _own_place_per_test_process()
 
 from config.settings import *  # noqa: E402,F403
 
+MIDDLEWARE = [("tests.static_files.WhiteNoiseFindingOnce" if name == "whitenoise.middleware.WhiteNoiseMiddleware"
+               else name) for name in MIDDLEWARE]  # noqa: F405
+assert "tests.static_files.WhiteNoiseFindingOnce" in MIDDLEWARE
+
 # Throttling counters per test process (tests/conftest.py empties the cache before each test), never in a
 # Redis shared with other test runs.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
