@@ -22,8 +22,8 @@ from pathlib import Path
 
 SEQUENCE = Path(__file__).with_name("kit_client_sequence.js")
 PAGE = b"<!doctype html><meta charset=utf-8><title>Kit client</title><script src=/sequence.js></script>"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")  # `make system-deps` installs it
+FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# System programs the test suite drives: Debian's Chromium (Playwright uses it; it cannot download its own
-# browser here) and a kubectl (any conformant one on PATH: the kubectl tests check that a standard client reads
-# what the product wrote). Debian's kubernetes-client is installed only when there is no kubectl at all, so a
+# System programs the test suite drives: Debian's Chromium as its headless shell (Playwright uses it; it cannot
+# download its own browser here) and a kubectl (any conformant one on PATH: the kubectl tests check that a standard
+# client reads what the product wrote). Debian's kubernetes-client is installed only when there is no kubectl at all, so a
 # machine's own kubectl (Google Cloud SDK's, a distribution's) is used as it is and never overwritten.
 # `system_deps.sh e2e-real`: what `make e2e-real` needs instead — a kubectl, and Go (1.24 or newer, with the Go
 # module proxy) to build the real cluster (scripts/kube/build_stack.sh); Go is not installed here: Debian's is too old.
@@ -19,7 +19,7 @@ elif [ "$mode" = e2e-real ]; then
     exit 1
   fi
 else
-  command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
+  [ -x /usr/bin/chromium-headless-shell ] || need+=(chromium-headless-shell)
 fi
 [ "$mode" = packages ] || command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 [ ${#need[@]} -eq 0 ] && exit 0
