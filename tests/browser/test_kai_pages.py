@@ -1,6 +1,7 @@
 """A training reclaimed by KAI Scheduler, in the browser: its page says who took its GPUs back and what it waits for
 now, live, and the list says it under the phase with its place in the project's queue."""
 
+import time
 import uuid
 
 import pytest
@@ -44,10 +45,13 @@ def test_a_reclaimed_training_says_by_whom_and_waits_in_its_queue(open_session, 
         tasks.cluster_sync.apply(args=[str(cluster.pk)])
 
     # One after the other: KAI reclaims the newest of a queue's jobs first, and two trainings submitted at once may
-    # reach the cluster in either order (the worker pushes them in parallel).
+    # reach the cluster in either order (the worker pushes them in parallel). Newest by the PodGroup's
+    # creationTimestamp, in whole seconds: two made within one second go by their random UIDs (kubesim as KAI), and
+    # a-two came 0.6 s after a-one in a full run (reclaiming a-one). A second's wait puts a-two in a later second.
     first = train("a", "a-one")
     wait_for(lambda: Workload.objects.get(pk=first).actual_phase == "Running", step=sync, timeout=60,
              what="A's first training running")
+    time.sleep(1)
     second = train("a", "a-two")  # on a GPU lent over A's quota
     wait_for(lambda: Workload.objects.get(pk=second).actual_phase == "Running", step=sync, timeout=60,
              what="A's second training running")
