@@ -3,6 +3,7 @@ phases arrive without rounds, a watch resumes from its resourceVersion instead o
 again, a cluster outage makes workloads Unknown and back, one watcher per cluster and a standby that takes over
 from a killed one, drift repaired as it happens."""
 
+import threading
 import time
 
 import pytest
@@ -10,10 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from kubernetes import client
 
+from studio.clusters import kube
 from tests.conftest import official_client
 from tests.workloads.cluster_support import make_workload, run_seconds, wait_for
 from workloads import manifests, tasks
 from workloads.cluster import collect, push, sync
+from workloads.cluster import watcher as cluster_watcher
 from workloads.models import ClusterReach, MetricSample, Pod, WaitingWrite, Workload, WorkloadEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -336,3 +339,65 @@ def test_writes_waiting_for_a_silent_cluster_go_within_a_probe_of_it_answering_n
              timeout=30, what="the waiting push sent again")
     assert time.monotonic() - answered < 8
     assert ClusterReach.objects.get(cluster=sim_org.cluster).reachable
+
+
+def test_a_watcher_that_starts_during_an_outage_sends_the_waiting_writes_within_a_probe_of_it_answering(
+        sim_org, start_watcher):
+    """Discovery fails while the cluster is silent: the watcher probes it every PROBE_SECONDS until it answers (not
+    only each 20 s tick), sends the write parked meanwhile, and follows the cluster from then on."""
+    workload = make_workload(sim_org.project, "parked", annotations=run_seconds(600))
+    sim_org.sim.set_faults(outage=True)
+    tasks.workload_push(str(workload.pk))
+    assert WaitingWrite.objects.filter(workload=workload, released_at__isnull=True).exists()
+    watcher = start_watcher(SYNC_INTERVAL_SECONDS=20, SYNC_DISCONNECTED_AFTER_ROUNDS=100)
+    wait_for(lambda: watcher.said(f"sync of cluster {sim_org.cluster.name} failed"), timeout=45,
+             what="discovery to find the cluster silent")
+    sim_org.sim.set_faults(outage=False)
+    answered = time.monotonic()
+    wait_for(lambda: WaitingWrite.objects.filter(workload=workload, released_at__isnull=False).exists(),
+             timeout=30, what="the waiting push sent again")
+    assert time.monotonic() - answered < 8
+    wait_for(lambda: watcher.said(f"watch of cluster {sim_org.cluster.name}: full pass over"), timeout=15,
+             what="the watcher to list the cluster and pass over its workloads")
+
+
+class HeldLease:
+    def held(self) -> bool:
+        return True
+
+
+def test_a_cluster_silent_during_the_first_lists_is_probed_until_it_answers_not_a_tick(sim_org, settings):
+    """The outage begins between discovery and the first lists (in-process, to pin that moment): once a tick finds
+    it silent, the watcher probes it each PROBE_SECONDS, sends the write parked meanwhile within seconds of it
+    answering, and lists again at once rather than after the next tick."""
+    settings.SYNC_INTERVAL_SECONDS = 8
+    workload = make_workload(sim_org.project, "parked", annotations=run_seconds(600))
+    following = cluster_watcher.Following(sim_org.cluster, HeldLease(), threading.Event())
+    following.conn = kube.connect(sim_org.cluster)
+    following.groups = kube.api_groups(following.conn)
+    sim_org.sim.set_faults(outage=True)
+    tasks.workload_push(str(workload.pk))
+    listed = []
+
+    def first_lists():
+        try:
+            listed.append(following._wait_for_lists())
+        finally:
+            connection.close()
+
+    lists = threading.Thread(target=first_lists, daemon=True)
+    lists.start()
+    try:
+        wait_for(lambda: following.silent, timeout=30, what="a tick's probe to find the cluster silent")
+        sim_org.sim.set_faults(outage=False)  # the next tick is 8 s away
+        answered = time.monotonic()
+        wait_for(lambda: WaitingWrite.objects.filter(workload=workload, released_at__isnull=False).exists(),
+                 timeout=20, what="the waiting push sent again")
+        assert time.monotonic() - answered < 4
+        lists.join(timeout=20)
+        assert listed == [True]
+        assert time.monotonic() - answered < 6
+    finally:
+        following.stopping.set()
+        following.stop_reflectors()
+        lists.join(timeout=20)

@@ -146,10 +146,7 @@ class Following:
 
     def run(self) -> None:
         self.conn = kube.connect(self.cluster)
-        try:
-            self.groups = kube.api_groups(self.conn)
-        except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
-            sync.round_failed(self.cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
+        if not self._discover():
             return
         reach.answered(self.cluster.pk)
         self.kai_detected = self.cluster.kai_detected = sched.KAI_GROUP in self.groups
@@ -194,6 +191,34 @@ class Following:
                     self.cluster.name)
         return False
 
+    def _discover(self) -> bool:
+        """The cluster's API groups. While discovery fails a round fails each tick, and while the cluster is
+        silent it is probed each PROBE_SECONDS meanwhile: a watcher that starts during an outage sends the
+        writes waiting for the cluster as soon as it answers, not a tick later."""
+        while not self.stopping.is_set():
+            try:
+                self.groups = kube.api_groups(self.conn)
+                return True
+            except (kube.ClusterError, *kube.TRANSIENT_ERRORS) as exc:
+                self.reconnect()  # the probe: silent, or only refusing discovery (its credentials)
+                sync.round_failed(self.cluster, str(getattr(exc, "message", exc)) or type(exc).__name__)
+            self._wait_probing(settings.SYNC_INTERVAL_SECONDS)
+            if not self._still_held():
+                return False
+        return False
+
+    def _wait_probing(self, seconds: float) -> None:
+        """Wait up to `seconds`; while the cluster is silent, probe it each PROBE_SECONDS, and stop waiting once
+        it answers (its waiting writes went with the probe; `reconnect` restarted the failing watches)."""
+        until = time.monotonic() + seconds
+        while self.silent:
+            due = min(until, self.probed_at + PROBE_SECONDS)
+            if self.stopping.wait(max(0.0, due - time.monotonic())) or time.monotonic() >= until:
+                return
+            if self.reconnect():
+                return
+        self.stopping.wait(max(0.0, until - time.monotonic()))
+
     def _wait_for_lists(self) -> bool:
         """Start the reflectors and wait until each has listed its kind, counting failed rounds meanwhile."""
         while not self.stopping.is_set():
@@ -217,7 +242,7 @@ class Following:
             if any(r.failing_since is not None and time.monotonic() - r.failing_since >= settings.SYNC_INTERVAL_SECONDS
                    for r in self.reflectors.values()):
                 self.tick()
-                self.stopping.wait(settings.SYNC_INTERVAL_SECONDS)
+                self._wait_probing(settings.SYNC_INTERVAL_SECONDS)
             if not self._still_held():
                 return False
         return False
