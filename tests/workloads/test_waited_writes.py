@@ -88,3 +88,23 @@ def test_a_batch_removes_its_written_rows_together_and_keeps_one_parked_again_me
         reach.write_batch(task, ids, write)
     assert list(WaitingWrite.objects.values_list("workload_id", "released_at")) == [(uuid.UUID(ids[0]), None)]
     assert 1 <= connections.deletes <= reach.WRITE_THREADS
+
+
+def test_a_waited_write_sent_on_its_own_removes_its_row_and_keeps_one_parked_again_meanwhile(sim_org):
+    """A waited write that runs as its own task (a retry, a second push) removes its waiting row once written, but
+    only the row it read: one parked again while the write ran (another task found the cluster silent) waits anew,
+    or that write would never be sent when the cluster answers."""
+    task = "workloads.tasks.workload_push"
+    written, parked_again = (make_workload(sim_org.project, name) for name in ("written", "parked-again"))
+    for workload in (written, parked_again):
+        reach.park(str(workload.pk), sim_org.cluster.pk, task)
+    WaitingWrite.objects.update(released_at=timezone.now())
+
+    def write(workload_id):
+        push.workload_push(workload_id)
+        if workload_id == str(parked_again.pk):
+            reach.park(workload_id, sim_org.cluster.pk, task)
+
+    for workload in (written, parked_again):
+        reach.write_or_park(task, str(workload.pk), write)
+    assert list(WaitingWrite.objects.values_list("workload_id", "released_at")) == [(parked_again.pk, None)]

@@ -22,7 +22,7 @@ from datetime import datetime
 
 from celery import current_app
 from django.db import connections, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from studio.clusters import kube
@@ -170,8 +170,8 @@ def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
 def write_or_park(task: str, workload_id, write: Callable, *, done: list | None = None) -> None:
     """Run a workload's cluster write (`write(workload_id)`), or park it while its cluster does not answer.
     `done`: where a batch gathers the written ones whose waiting row it removes (`write_batch`)."""
-    found = Workload.objects.filter(pk=workload_id).annotate(
-        waited=Exists(WaitingWrite.objects.filter(workload_id=OuterRef("pk"), task=task)),
+    found = Workload.objects.filter(pk=workload_id).annotate(  # waited: when its waiting row was parked, if any
+        waited=Subquery(WaitingWrite.objects.filter(workload_id=OuterRef("pk"), task=task).values("parked_at")[:1]),
         silent=Exists(ClusterReach.objects.filter(cluster_id=OuterRef("cluster_id"), reachable=False)),
     ).values_list("cluster_id", "waited", "silent").first()
     if found is None:
@@ -198,8 +198,8 @@ def write_or_park(task: str, workload_id, write: Callable, *, done: list | None 
         return None
     if waited and done is not None:
         done.append(workload_id)
-    elif waited:
-        WaitingWrite.objects.filter(workload_id=workload_id, task=task).delete()
+    elif waited:  # the row as it was read: one parked again meanwhile (a new parked_at) waits anew
+        WaitingWrite.objects.filter(workload_id=workload_id, task=task, parked_at=waited).delete()
     return None
 
 
