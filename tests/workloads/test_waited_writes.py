@@ -72,7 +72,8 @@ def test_a_batch_of_waited_pushes_puts_each_job_on_the_cluster_once_on_one_conne
 def test_a_batch_removes_its_written_rows_together_and_keeps_one_parked_again_meanwhile(sim_org):
     """A released row goes once its write has run: a batch removes its threads' rows in one query each (a delete a
     write was one of a waited push's five queries). A write parked again while the batch ran (another task found
-    the cluster silent) keeps its row: it waits anew."""
+    the cluster silent) keeps its row: it waits anew, and still once a release has sent it again (its new task has
+    not run yet: were its row gone, a lost task would lose that write)."""
     task = "workloads.tasks.workload_push"
     ids = [str(make_workload(sim_org.project, f"released-{i}").pk) for i in range(reach.WRITE_BATCH)]
     for workload_id in ids:
@@ -81,12 +82,16 @@ def test_a_batch_removes_its_written_rows_together_and_keeps_one_parked_again_me
 
     def write(workload_id):
         push.workload_push(workload_id)
-        if workload_id == ids[0]:
+        if workload_id in ids[:2]:
             reach.park(workload_id, sim_org.cluster.pk, task)
+        if workload_id == ids[1]:  # and sent again by a release
+            WaitingWrite.objects.filter(workload_id=workload_id).update(released_at=timezone.now())
 
     with Connections() as connections:
         reach.write_batch(task, ids, write)
-    assert list(WaitingWrite.objects.values_list("workload_id", "released_at")) == [(uuid.UUID(ids[0]), None)]
+    left = dict(WaitingWrite.objects.values_list("workload_id", "released_at"))
+    assert set(left) == {uuid.UUID(ids[0]), uuid.UUID(ids[1])}
+    assert left[uuid.UUID(ids[0])] is None and left[uuid.UUID(ids[1])] is not None
     assert 1 <= connections.deletes <= reach.WRITE_THREADS
 
 

@@ -15,14 +15,16 @@ parked is lost; the sync's drift repair leaves a workload whose write waits, or 
 """
 
 import logging
+import operator
 import queue
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from functools import reduce
 
 from celery import current_app
 from django.db import connections, transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from studio.clusters import kube
@@ -144,7 +146,7 @@ def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
         pending.put(workload_id)
 
     def writer() -> None:
-        done: list[str] = []  # their rows go in one query when the thread ends, not one a write
+        done: list[tuple] = []  # (workload id, parked_at read): their rows go in one query when the thread ends
         try:
             while True:
                 try:
@@ -157,8 +159,10 @@ def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
                     current_app.send_task(task, args=[workload_id])
         finally:
             try:
-                if done:  # a row parked again meanwhile (released_at cleared) stays: that write waits anew
-                    WaitingWrite.objects.filter(task=task, workload_id__in=done, released_at__isnull=False).delete()
+                if done:  # only the rows as they were read: one parked again meanwhile (a new parked_at) waits anew,
+                    # even if a release sent it again already (its task may not have run yet)
+                    read = reduce(operator.or_, (Q(workload_id=wid, parked_at=at) for wid, at in done))
+                    WaitingWrite.objects.filter(read, task=task, released_at__isnull=False).delete()
             finally:
                 connections.close_all()  # this thread's own connections
 
@@ -169,7 +173,8 @@ def write_batch(task: str, workload_ids: list[str], write: Callable) -> None:
 
 def write_or_park(task: str, workload_id, write: Callable, *, done: list | None = None) -> None:
     """Run a workload's cluster write (`write(workload_id)`), or park it while its cluster does not answer.
-    `done`: where a batch gathers the written ones whose waiting row it removes (`write_batch`)."""
+    `done`: where a batch gathers the written ones whose waiting row it removes, with the row's parked_at as read
+    (`write_batch`)."""
     found = Workload.objects.filter(pk=workload_id).annotate(  # waited: when its waiting row was parked, if any
         waited=Subquery(WaitingWrite.objects.filter(workload_id=OuterRef("pk"), task=task).values("parked_at")[:1]),
         silent=Exists(ClusterReach.objects.filter(cluster_id=OuterRef("cluster_id"), reachable=False)),
@@ -197,7 +202,7 @@ def write_or_park(task: str, workload_id, write: Callable, *, done: list | None 
             release(cluster_id)
         return None
     if waited and done is not None:
-        done.append(workload_id)
+        done.append((workload_id, waited))
     elif waited:  # the row as it was read: one parked again meanwhile (a new parked_at) waits anew
         WaitingWrite.objects.filter(workload_id=workload_id, task=task, parked_at=waited).delete()
     return None
