@@ -1,5 +1,6 @@
 """`python -m bench.profile_watcher OUT`: `manage.py cluster_watch` with each cluster's watcher thread under
-cProfile; the profile is written to OUT.<cluster id> when the process stops (SIGTERM). For reading where the
+cProfile; the profile is written to OUT.<cluster id>.<pid> when the process stops (SIGTERM): a watcher started again
+(bench.watch's restart) writes its own. For reading where the
 loop's time goes (`python -m pstats`); bench/watch.py runs it when BENCH_WATCH_PROFILE names OUT."""
 
 import cProfile
@@ -24,7 +25,7 @@ def main() -> None:
             plain(self)
         finally:
             profile.disable()
-            profile.dump_stats(f"{out}.{self.cluster_id}")
+            profile.dump_stats(f"{out}.{self.cluster_id}.{os.getpid()}")
 
     watcher.ClusterWatcher.run = profiled
     from django.core.management import call_command
