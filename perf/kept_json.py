@@ -41,13 +41,20 @@ def event_decoder(item: dict) -> msgspec.json.Decoder:
     return msgspec.json.Decoder(_type({"type": ANY, "object": item}, "Event"))
 
 
+class Kept(dict):
+    """An answer (a LIST page, a watch event) that `answer` decoded keeping only its shape's fields: a reader may
+    rely on that (the watcher trims such an answer's objects reusing their parts, `informer.trim_kept`); a text read
+    whole is a plain dict."""
+
+
 def answer(data: bytes, decoder: msgspec.json.Decoder):
-    """`data` decoded as the shape of `decoder` keeps it, or None when it holds a value of another type (then it is
-    read whole by the caller's own reader)."""
+    """`data` decoded as the shape of `decoder` keeps it (a `Kept`), or None when it holds a value of another type
+    (then it is read whole by the caller's own reader)."""
     try:
-        return decoder.decode(data)
+        found = decoder.decode(data)
     except msgspec.DecodeError:  # also a ValidationError: a value of another type than its shape's
         return None
+    return Kept(found) if isinstance(found, dict) else found
 
 
 def watch_event(data: bytes, decoder: msgspec.json.Decoder | None) -> dict:

@@ -62,12 +62,27 @@ def _page(*objects) -> bytes:
     return orjson.dumps({"kind": "List", "metadata": {"resourceVersion": "7", "continue": "c"}, "items": objects})
 
 
-def _trimmed(kind, obj):
+def _trimmed(kind, obj, trim=informer.trim):
     """What the store keeps of `obj` (or the error trim raises on it)."""
     try:
-        return informer.trim(kind, obj)
+        return trim(kind, obj)
     except Exception as exc:  # noqa: BLE001 - a value of a type trim cannot read: the same error either way
         return type(exc)
+
+
+def _watched(kind, obj: dict):
+    """What the store keeps of a watch event's object, as the reflector trims it (`_listed`'s counterpart)."""
+    event = kept_json.watch_event(orjson.dumps({"type": "ADDED", "object": obj}), informer.kept_decoders(kind)[1])
+    trim = informer.trim_kept if isinstance(event, kept_json.Kept) else informer.trim
+    return _trimmed(kind, event["object"], trim)
+
+
+def _listed(kind, page: bytes):
+    """What the store keeps of a LIST page's one object, as the watcher's reflector trims it: in place when the page
+    was decoded keeping only what `trim` reads (`informer.trim_kept`), with `trim` when it was read whole."""
+    answer = api_answer(page, informer.kept_decoders(kind)[0])
+    trim = informer.trim_kept if isinstance(answer, kept_json.Kept) else informer.trim
+    return _trimmed(kind, answer["items"][0], trim)
 
 
 def test_every_field_trim_reads_is_kept_and_the_rest_is_skipped():
@@ -77,10 +92,12 @@ def test_every_field_trim_reads_is_kept_and_the_rest_is_skipped():
         assert page is not None, kind
         assert page["metadata"] == {"resourceVersion": "7", "continue": "c"}
         (kept,) = page["items"]
+        assert isinstance(page, kept_json.Kept), kind
         assert informer.trim(kind, kept) == informer.trim(kind, obj), kind
+        assert informer.trim_kept(kind, copy.deepcopy(kept)) == informer.trim(kind, obj), kind
         assert "managedFields" not in kept["metadata"] and "annotations" not in kept["metadata"], kind
         event = kept_json.watch_event(orjson.dumps({"type": "MODIFIED", "object": obj}), watcher)
-        assert event == {"type": "MODIFIED", "object": kept}, kind
+        assert event == {"type": "MODIFIED", "object": kept} and isinstance(event, kept_json.Kept), kind
     assert "volumes" not in kept_json.answer(_page(POD), informer.kept_decoders(informer.POD)[0])["items"][0]["spec"]
 
 
@@ -135,9 +152,45 @@ def test_what_is_kept_of_any_object_is_what_the_whole_decoding_kept(case):
     page = _page(obj)
     whole = api_answer(page)["items"][0]
     assert _trimmed(kind, api_answer(page, lister)["items"][0]) == _trimmed(kind, whole)
+    assert _listed(kind, page) == _trimmed(kind, whole)
     event = kept_json.watch_event(orjson.dumps({"type": "ADDED", "object": obj}), watcher)
     assert event["type"] == "ADDED"
     assert _trimmed(kind, event["object"]) == _trimmed(kind, json.loads(json.dumps(obj)))
+    assert _watched(kind, obj) == _trimmed(kind, whole)
+
+
+def _with(obj: dict, path: tuple, value) -> dict:
+    obj = copy.deepcopy(obj)
+    parent = obj
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = value
+    return obj
+
+
+# Values that `trim` leaves out or turns into something else, at the places it reads: each one's LIST page,
+# trimmed in place as the reflector trims it, must give what `trim` gives of the whole object.
+EDGES = [(kind, path, value) for kind in (informer.POD, JOB, DEPLOYMENT) for path, value in (
+    (("metadata",), None), (("metadata",), {}), (("metadata", "labels"), None), (("metadata", "labels"), {}),
+    (("metadata", "labels"), {"job-name": "x"}), (("metadata", "ownerReferences"), None),
+    (("metadata", "ownerReferences"), []), (("metadata", "ownerReferences"), [None, {}, {"controller": False}]),
+    (("metadata", "ownerReferences"), [{"kind": "Job"}, {"controller": True}]), (("spec",), None), (("spec",), {}),
+    (("status",), None), (("status",), {}), (("status", "conditions"), None), (("status", "conditions"), []),
+    (("status", "conditions"), [None, {}, {"type": "Initialized"}, {"type": "Ready", "extra": 1}]))] + [
+    (informer.POD, path, value) for path, value in (
+        (("spec", "containers"), [{}, None, {"name": "a"}, {"image": "b", "command": ["c"]}]),
+        (("spec", "containers"), []), (("spec", "nodeName"), ""), (("spec", "initContainers"), None),
+        (("status", "containerStatuses"), [None, {}, {"state": {}, "lastState": {}, "ready": True, "imageID": "x"}]),
+        (("status", "containerStatuses"), []), (("status", "initContainerStatuses"), None),
+        (("status", "conditions"), [{"type": "PodScheduled"}, {"type": "ContainersReady"}, {"type": "Ready"}]))]
+
+
+@pytest.mark.parametrize("kind, path, value", EDGES)
+def test_a_page_trimmed_in_place_keeps_what_trim_keeps_of_the_whole_object(kind, path, value):
+    obj = _with(FULL[kind], path, value)
+    page = _page(obj)
+    assert isinstance(api_answer(page, informer.kept_decoders(kind)[0]), kept_json.Kept)
+    assert _listed(kind, page) == _watched(kind, obj) == _trimmed(kind, api_answer(page)["items"][0])
 
 
 def _job(name: str) -> dict:
@@ -165,12 +218,34 @@ def test_the_clusters_own_objects_are_kept_as_the_whole_decoding_kept_them(clust
                                      kept=informer.kept_decoders(kind)[0])
         assert len(kept) == len(whole) >= 2, kind
         assert [informer.trim(kind, o) for o in kept] == [informer.trim(kind, o) for o in whole], kind
+        assert [informer.trim_kept(kind, copy.deepcopy(o)) for o in kept] == [informer.trim(kind, o) for o in whole]
         if kind == informer.POD:
             assert all("restartPolicy" not in o["spec"] and "command" not in o["spec"]["containers"][0]
                        for o in kept)
             assert all(o["status"]["containerStatuses"] and o["spec"]["initContainers"] for o in kept)
+    # An object listed and the same object from a watch event are kept as the same text: a kind's objects are packed
+    # against its first one, and one whose keys came in another order packed a third larger.
+    for kind, name in ((JOB, "kept-a"), (informer.POD, None)):
+        (listed,), version = kube.list_snapshot(
+            conn, *kind, namespace=cluster_org.namespace, kept=informer.kept_decoders(kind)[0],
+            label_selector="paas-studio/workload-id=kept-a",
+            each_page=lambda page, kept, kind=kind: [informer.trim_kept(kind, o) if kept else None for o in page])
+        name = name or listed["metadata"]["name"]
+        kube.patch(conn, *kind, cluster_org.namespace, name, {"metadata": {"labels": {"touched": "yes"}}})
+        (again,), _ = kube.list_snapshot(
+            conn, *kind, namespace=cluster_org.namespace, kept=informer.kept_decoders(kind)[0],
+            label_selector="paas-studio/workload-id=kept-a",
+            each_page=lambda page, kept, kind=kind: [informer.trim_kept(kind, o) if kept else None for o in page])
+        # the watch's event of the version listed (the cluster may have changed the object meanwhile too)
+        event = next(e for e in kube.watch_stream(
+            conn, *kind, resource_version=version, namespace=cluster_org.namespace, timeout_seconds=10,
+            label_selector="paas-studio/workload-id=kept-a", kept=informer.kept_decoders(kind)[1])
+            if e["object"]["metadata"]["resourceVersion"] == again["metadata"]["resourceVersion"])
+        assert event["type"] == "MODIFIED" and event["kept"], kind
+        assert orjson.dumps(informer.trim_kept(kind, event["object"])) == orjson.dumps(again), kind
 
 
 @pytest.mark.parametrize("text", [b'{"items": [{"metadata": "not an object"}]}', b'{"items": [1, null]}'])
 def test_a_page_the_shape_does_not_fit_is_read_whole(text):
-    assert api_answer(text, informer.kept_decoders(informer.POD)[0]) == json.loads(text)
+    answer = api_answer(text, informer.kept_decoders(informer.POD)[0])
+    assert answer == json.loads(text) and not isinstance(answer, kept_json.Kept)

@@ -174,9 +174,10 @@ def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: s
                   label_selector: str = "", field_selector: str = "", limit: int = LIST_PAGE_SIZE,
                   each_page=None, kept=None) -> tuple[list[dict], str]:
     """`list_objects`, and the resourceVersion the list was read at (every page of a list is one snapshot): a
-    watch from it misses nothing that happened after. `each_page(objects)`, when given, is kept instead of each
+    watch from it misses nothing that happened after. `each_page(objects, kept)`, when given, is kept instead of each
     page's objects as the page arrives (a page at a time in memory, not the whole list). `kept`: a page decoder
-    (`perf.kept_json.list_decoder`) keeping only the fields `each_page` reads."""
+    (`perf.kept_json.list_decoder`) keeping only the fields `each_page` reads; `each_page` learns whether the page
+    was decoded so (True), or read whole as the shape did not fit it (False)."""
     served = served_version(conn, api_version)
     path = resource_path(served, kind, namespace=namespace)
     resource = resource_label(api_version, kind)
@@ -193,7 +194,7 @@ def list_snapshot(conn: Connection, api_version: str, kind: str, *, namespace: s
             items, token = [], ""
             continue
         found = _with_kind(page.get("items") or [], api_version, kind)
-        items.extend(found if each_page is None else each_page(found))
+        items.extend(found if each_page is None else each_page(found, isinstance(page, kept_json.Kept)))
         version = version if token else (page.get("metadata") or {}).get("resourceVersion") or ""
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
@@ -258,11 +259,12 @@ class _Watch(k8s_watch.Watch):
 def watch_stream(conn: Connection, api_version: str, kind: str, *, resource_version: str,
                  namespace: str | None = None, label_selector: str = "", field_selector: str = "",
                  timeout_seconds: int = 300, on_response=None, kept=None) -> Iterator[dict]:
-    """One WATCH request from `resource_version`, with bookmarks: its events ({"type", "object"}: ADDED,
-    MODIFIED, DELETED, BOOKMARK) until the server ends it after `timeout_seconds`. A resourceVersion too old
-    for the server raises Expired (410), whether it answers so or says so in the stream. `on_response` gets the
-    open response (whose `shutdown()` ends the watch from another thread). `kept`: an event decoder keeping only
-    the fields the caller reads (`perf.kept_json.event_decoder`)."""
+    """One WATCH request from `resource_version`, with bookmarks: its events ({"type", "object", "kept"}: ADDED,
+    MODIFIED, DELETED, BOOKMARK) until the server ends it after `timeout_seconds`. A resourceVersion too old for
+    the server raises Expired (410), whether it answers so or says so in the stream. `on_response` gets the open
+    response (whose `shutdown()` ends the watch from another thread). `kept`: an event decoder keeping only the
+    fields the caller reads (`perf.kept_json.event_decoder`); an event's "kept" says it was decoded so (not read
+    whole, as an event the shape does not fit is)."""
     served = served_version(conn, api_version)
     path = resource_path(served, kind, namespace=namespace)
     resource = resource_label(api_version, kind)
@@ -278,7 +280,8 @@ def watch_stream(conn: Connection, api_version: str, kind: str, *, resource_vers
 
     try:
         for event in _Watch(kept).stream(request, resource_version=resource_version, timeout_seconds=timeout_seconds):
-            yield {"type": event.get("type"), "object": _with_kind([event["raw_object"]], api_version, kind)[0]}
+            yield {"type": event.get("type"), "object": _with_kind([event["raw_object"]], api_version, kind)[0],
+                   "kept": isinstance(event, kept_json.Kept)}
     except ApiException as exc:  # an ERROR event in the stream (the client raises it as an ApiException)
         raise sorted_error(exc) from exc
 
