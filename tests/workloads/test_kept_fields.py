@@ -231,7 +231,8 @@ def test_the_clusters_own_objects_are_kept_as_the_whole_decoding_kept_them(clust
             label_selector="paas-studio/workload-id=kept-a",
             each_page=lambda page, kept, kind=kind: [informer.trim_kept(kind, o) if kept else None for o in page])
         name = name or listed["metadata"]["name"]
-        kube.patch(conn, *kind, cluster_org.namespace, name, {"metadata": {"labels": {"touched": "yes"}}})
+        touch = batch.patch_namespaced_job if kind == JOB else client.CoreV1Api(cluster_org.k8s).patch_namespaced_pod
+        touch(name, cluster_org.namespace, {"metadata": {"labels": {"touched": "yes"}}})  # as the cluster's admin
         (again,), _ = kube.list_snapshot(
             conn, *kind, namespace=cluster_org.namespace, kept=informer.kept_decoders(kind)[0],
             label_selector="paas-studio/workload-id=kept-a",
