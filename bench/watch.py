@@ -1,8 +1,9 @@
 """The cluster loop at 10,000 and 100,000 workloads: the watcher (`manage.py cluster_watch`, a process of its own,
 its CPU read from /proc) against the simulated cluster, with gunicorn serving the API.
 
-For each size: the first full pass; the loop's CPU while nothing changes (as a share of one core, over
-IDLE_SECONDS after the SETTLE_SECONDS that follow the first pass, measured apart); a change on the
+For each size: the first full pass, beside its floor (`bench.list_floor`: the same Jobs and pods read by the
+official client, decoded or not, and nothing done with them); the loop's CPU while nothing changes (as a share of
+one core, over IDLE_SECONDS after the SETTLE_SECONDS that follow the first pass, measured apart); a change on the
 cluster (a Job given a deadline already past, through the cluster's API: its controller fails it and deletes its
 pod) → the phase seen by GET /api/v1/workloads/{id}, p50 / p99 over CHANGES changes one after another; a burst of
 BURST such changes at once → every one written; and the requests per second the product sends the cluster API
@@ -19,7 +20,7 @@ import urllib.request
 from datetime import timedelta
 from pathlib import Path
 
-from bench import env, seed
+from bench import env, list_floor, seed
 from bench.sim_process import SimProcess
 
 SIZES = (10_000, 100_000)
@@ -155,6 +156,15 @@ def _measure(size: int) -> dict:
         token = seed.token(user)
         connection.close()
         result = {"size": size, "seeding_seconds": seeding}
+        # The floor: the same cluster's Jobs and pods read by the official client, nothing done with them (its
+        # time is not the first pass's).
+        floor_began = time.monotonic()
+        wire = list_floor.raw_lists(sim.url, "kubesim-token", decode=False)
+        decoded = list_floor.raw_lists(sim.url, "kubesim-token")
+        assert decoded["count"] == 2 * size and wire["pages"] == decoded["pages"], (wire, decoded)
+        result.update(floor_wire_seconds=wire["seconds"], floor_wire_mib=wire["count"] / 2**20,
+                      floor_list_seconds=decoded["seconds"], floor_list_cpu_seconds=decoded["cpu_seconds"])
+        floored = time.monotonic() - floor_began
         port = env.free_port()
         base = f"http://127.0.0.1:{port}"
         log = env.ROOT / "var" / "bench-watcher.log"
@@ -166,7 +176,7 @@ def _measure(size: int) -> dict:
             launched = time.monotonic()  # the watcher's own start: first_pass_seconds counts gunicorn's as well
             watcher = stack.enter_context(env.process(command, env=watcher_env, log="watcher"))
             pass_line = _wait_for_log(log, r"full pass over (\d+) workloads", timeout=1800)
-            result["first_pass_seconds"] = time.monotonic() - started - seeding
+            result["first_pass_seconds"] = time.monotonic() - started - seeding - floored
             result["first_pass_from_start_seconds"] = time.monotonic() - launched
             assert int(pass_line.group(1)) == size, pass_line.group(0)
             result["watcher_rss_after_pass_mib"] = _rss_mib(watcher.pid)
