@@ -2,8 +2,8 @@
 TOKEN_SIGNING_KEY is set) and FIELD_ENCRYPTION_KEY (cluster credentials at rest). With DEBUG off there is no
 default for either: a key known to anyone who has read this code would let them forge an admin's token or
 decrypt a stored cluster token. `manage.py check --deploy` names each missing key; the WSGI application
-(gunicorn, runserver) and the Celery worker and beat call `require_keys()` and refuse to start. Other
-management commands (migrate, makemigrations) need neither key and still run."""
+(gunicorn, runserver), the Celery worker and beat, and the cluster watcher call `require_keys()` and refuse to
+start. Other management commands (migrate, makemigrations) need neither key and still run."""
 
 from cryptography.fernet import Fernet
 from django.conf import settings

@@ -1,6 +1,6 @@
-"""Finding 1 of the security review: no known default keys. With DEBUG off, the web and worker processes
-refuse to start without SECRET_KEY and FIELD_ENCRYPTION_KEY, and `check --deploy` names each missing key;
-`make run` makes random keys of its own once and keeps them."""
+"""Finding 1 of the security review: no known default keys. With DEBUG off, the web, worker and watcher
+processes refuse to start without SECRET_KEY and FIELD_ENCRYPTION_KEY, and `check --deploy` names each missing
+key; `make run` makes random keys of its own once and keeps them."""
 
 import os
 import stat
@@ -47,6 +47,13 @@ def test_the_celery_worker_refuses_to_start_without_keys():
                  FIELD_ENCRYPTION_KEY=Fernet.generate_key().decode())
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr and "ImproperlyConfigured" in result.stderr, result.stderr
+
+
+def test_the_cluster_watcher_refuses_to_start_without_keys():
+    # It opens the clusters' sealed tokens; before, it started and ran without them.
+    result = run([sys.executable, "manage.py", "cluster_watch"], SECRET_KEY="s" * 20 + "x7Q!k" * 10)
+    assert result.returncode != 0
+    assert "FIELD_ENCRYPTION_KEY" in result.stderr and "ImproperlyConfigured" in result.stderr, result.stderr
 
 
 def test_runserver_refuses_to_start_without_keys(tmp_path):

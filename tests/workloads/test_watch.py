@@ -53,6 +53,17 @@ def running_workload(org, name: str):
     return Workload.objects.select_related("project").get(pk=workload.pk)
 
 
+def test_the_watcher_process_follows_without_loading_the_urlconf(sim_org, start_watcher):
+    """Django's system checks import every view and serializer (0.9 s of a start, 14 MiB kept): the watcher,
+    which serves no page, skips them. Its imports as Python reports them (-X importtime) while it follows."""
+    watcher = start_watcher(PYTHONPROFILEIMPORTTIME=1)
+    wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
+    imported = {line.rsplit("|", 1)[1].strip() for line in list(watcher.lines) if line.startswith("import time:")}
+    # config.urls itself comes through importlib.import_module, which -X importtime does not time: what it imports.
+    assert "workloads.cluster.watcher" in imported
+    assert not imported & {"studio.urls_router", "assets.api_urls", "drf_spectacular.views"}, imported
+
+
 def test_a_watch_that_ends_resumes_from_its_resource_version_without_listing_again(sim_org, start_watcher):
     watcher = start_watcher(WATCH_TIMEOUT_SECONDS=1)  # each watch ends after 1-2 s, as the server's timeout
     wait_for(lambda: following(watcher, sim_org), what="the watcher to hold the lease")
